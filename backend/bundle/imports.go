@@ -34,11 +34,11 @@ import (
 //     other than one argument, and require used as a value (aliased, passed
 //     around, or inspected with typeof) produce no import record. esbuild's
 //     parser logs them at debug level ("unsupported-dynamic-import",
-//     "unsupported-require-call", "indirect-require"); LogOverride raises
-//     them to warnings so they come back in the build result with their
-//     location. import("x", { unrecognised options }) is dropped as an
-//     import by esbuild with an "unsupported-dynamic-import" warning, which
-//     is reported too.
+//     "unsupported-require-call", and, in bundle mode only,
+//     "indirect-require"); LogOverride raises them to warnings so they come
+//     back in the build result with their location. import("x", { unknown
+//     options }) is dropped as an import by esbuild with a bundle-mode
+//     "unsupported-dynamic-import" warning, which is reported too.
 //
 //   - Syntax errors are esbuild's parse errors.
 //
@@ -172,7 +172,7 @@ func (f importFinding) issue() Issue {
 }
 
 func findingAt(code, file string, loc *api.Location, message string) importFinding {
-	f := importFinding{code: code, file: file, message: message}
+	f := importFinding{code: code, file: file, message: cleanMessage(message)}
 	if loc != nil && loc.Line > 0 {
 		f.line, f.col = loc.Line, loc.Column+1
 	}
@@ -245,11 +245,14 @@ func scanJSFile(name string, data []byte, declared map[string]struct{}) (finding
 			}
 			continue
 		}
-		if m.ID == esbuildIDDynamicImport {
+		switch m.ID {
+		case esbuildIDDynamicImport:
 			// import("x", {...}) with options esbuild does not understand: it
 			// drops the import record and warns only in bundle mode.
 			findings = append(findings, findingAt(codeUnanalyzableImport, name, m.Location,
 				"import() with options that are not a single with/assert clause is not recognised as an import, so what it loads cannot be checked ("+m.Text+")"))
+		case esbuildIDIndirectRequire:
+			findings = append(findings, findingAt(codeUnanalyzableImport, name, m.Location, unanalyzableMessage(m)))
 		}
 	}
 	return sortFindings(findings)
@@ -304,9 +307,8 @@ func esbuildParse(name, src string, format api.Format) api.BuildResult {
 	opts := esbuildBaseOptions(name, src, format)
 	opts.Metafile = true
 	opts.LogOverride = map[string]api.LogLevel{
-		esbuildIDDynamicImport:   api.LogLevelWarning,
-		esbuildIDRequireCall:     api.LogLevelWarning,
-		esbuildIDIndirectRequire: api.LogLevelWarning,
+		esbuildIDDynamicImport: api.LogLevelWarning,
+		esbuildIDRequireCall:   api.LogLevelWarning,
 	}
 	return api.Build(opts)
 }
@@ -320,6 +322,8 @@ type importVerdict struct{ code string }
 func esbuildResolveImports(name, src string, format api.Format, declared map[string]struct{}) api.BuildResult {
 	opts := esbuildBaseOptions(name, src, format)
 	opts.Bundle = true
+	// esbuild notices require used as a value only when bundling.
+	opts.LogOverride = map[string]api.LogLevel{esbuildIDIndirectRequire: api.LogLevelWarning}
 	opts.Plugins = []api.Plugin{{
 		Name: importScanPluginName,
 		Setup: func(b api.PluginBuild) {
@@ -361,13 +365,13 @@ func resolveKindName(k api.ResolveKind) string {
 	return "import"
 }
 
-// unanalyzableSites selects the warnings that mark import calls whose
-// specifier is not a string literal.
+// unanalyzableSites selects the warnings of a non-bundling build that mark
+// import()/require() calls whose specifier is not a string literal.
 func unanalyzableSites(ws []api.Message) []api.Message {
 	var sites []api.Message
 	for _, m := range ws {
 		switch m.ID {
-		case esbuildIDDynamicImport, esbuildIDIndirectRequire:
+		case esbuildIDDynamicImport:
 			sites = append(sites, m)
 		case esbuildIDRequireCall:
 			if !strings.HasPrefix(m.Text, esbuildConvertingRequirePrefix) {
@@ -541,6 +545,21 @@ func describeImport(kind, spec string) string {
 		return "require.resolve(" + q + ")"
 	}
 	return "import " + q
+}
+
+// cleanMessage keeps esbuild's text (which may quote source tokens) valid
+// UTF-8 and of bounded length.
+func cleanMessage(s string) string {
+	const limit = 500
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) > limit {
+		cut := limit
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
 }
 
 // quoteForMessage quotes a specifier for a message, escaping control and

@@ -197,7 +197,7 @@ func (p *parser) value(path string, depth int) (*Value, *Issue) {
 		return nil, &Issue{Code: "too_many_nodes", Path: path, Message: fmt.Sprintf("document has more than %d JSON values", p.maxNodes)}
 	}
 	if depth > p.maxDepth {
-		return nil, &Issue{Code: "too_deep", Path: path, Message: fmt.Sprintf("nesting is deeper than %d levels", p.maxDepth)}
+		return nil, &Issue{Code: "too_deep", Path: path, Message: fmt.Sprintf("nesting exceeds the limit of %d levels", MaxDepth)}
 	}
 	switch t := tok.(type) {
 	case nil:

@@ -9,8 +9,8 @@ const WHITESPACE = /\s+/gu;
  * Fold a fact's content for exact-duplicate comparison:
  * Unicode NFKC, lower case, apostrophes removed ("don't" -> "dont"),
  * every other run of punctuation replaced by a space, whitespace collapsed
- * and trimmed. Symbols (+, $, %, emoji, ...) are kept: "C++" stays distinct
- * from "C".
+ * and trimmed. Symbols (+, $, %, emoji, ...) are kept, so "C++" and "C"
+ * stay distinct.
  */
 export function normalizeContent(text) {
   return String(text)

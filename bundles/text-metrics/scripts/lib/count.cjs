@@ -18,14 +18,14 @@ const PARAGRAPH_BREAK = /\n\s*\n/u;
 const ONLY_DIGITS = /^[\p{N}'\-]+$/u;
 
 const STOPWORDS = new Set([
-  'a', 'about', 'after', 'all', 'also', 'am', 'an', 'and', 'any', 'are', 'as', 'at',
-  'be', 'because', 'been', 'but', 'by', 'can', 'could', 'did', 'do', 'does',
-  'for', 'from', 'had', 'has', 'have', 'he', 'her', 'his', 'how', 'i', 'if',
-  'in', 'into', 'is', 'it', "it's", 'its', 'just', 'me', 'more', 'my', 'no',
-  'not', 'of', 'on', 'or', 'our', 'out', 'she', 'so', 'some', 'than', 'that',
-  'the', 'their', 'them', 'then', 'there', 'these', 'they', 'this', 'to', 'up',
-  'us', 'was', 'we', 'were', 'what', 'when', 'which', 'who', 'will', 'with',
-  'would', 'you', 'your',
+  'a', 'about', 'after', 'all', 'also', 'am', 'an', 'and', 'any', 'are', 'as',
+  'at', 'be', 'because', 'been', 'but', 'by', 'can', 'could', 'did', 'do',
+  'does', 'for', 'from', 'had', 'has', 'have', 'he', 'her', 'his', 'how', 'i',
+  'if', 'in', 'into', 'is', 'it', "it's", 'its', 'just', 'me', 'more', 'my',
+  'no', 'not', 'of', 'on', 'or', 'our', 'out', 'she', 'so', 'some', 'than',
+  'that', 'the', 'their', 'them', 'then', 'there', 'these', 'they', 'this',
+  'to', 'up', 'us', 'was', 'we', 'were', 'what', 'when', 'which', 'who',
+  'will', 'with', 'would', 'you', 'your',
 ]);
 
 /** Unify line endings: CRLF and lone CR become LF. */

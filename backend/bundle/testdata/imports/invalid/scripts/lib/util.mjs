@@ -1,0 +1,3 @@
+export function format(...parts) {
+  return parts.join(" ");
+}

@@ -1,0 +1,344 @@
+// Tests for bundles/memory-organization: run the real entrypoint as a child
+// process (like Gatehouse does) and compare the complete parsed output.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+const bundle = fileURLToPath(new URL('../../bundles/memory-organization/', import.meta.url));
+const script = path.join(bundle, 'scripts', 'run.mjs');
+const manifest = JSON.parse(readFileSync(path.join(bundle, 'execution.json'), 'utf8'));
+
+function runRaw(stdin) {
+  return spawnSync('node', [script], { input: stdin, cwd: tmpdir(), encoding: 'utf8', timeout: manifest.timeoutMs });
+}
+
+/** Run with a JSON invocation; assert the protocol; return the parsed output. */
+function run(input) {
+  const result = runRaw(JSON.stringify(input));
+  assert.equal(result.status, 0, `exit status (stderr: ${result.stderr})`);
+  assert.equal(result.stderr, '');
+  assert.ok(result.stdout.endsWith('\n'));
+  assert.equal(result.stdout.indexOf('\n'), result.stdout.length - 1, 'exactly one line of output');
+  assert.ok(Buffer.byteLength(result.stdout) <= manifest.maxOutputBytes, 'within maxOutputBytes');
+  const output = JSON.parse(result.stdout);
+  assert.deepEqual(validate(manifest.outputSchema, output), [], 'output matches outputSchema');
+  return output;
+}
+
+// --- a minimal validator for the bounded schema subset (test-only) ---------
+function validate(schema, value, at = '$', issues = []) {
+  if (schema.anyOf) {
+    if (!schema.anyOf.some((branch) => validate(branch, value, at).length === 0)) issues.push(`${at}: no anyOf branch matches`);
+    return issues;
+  }
+  const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+  const typeOk = schema.type === 'integer' ? Number.isInteger(value) : schema.type === kind;
+  if (!typeOk) {
+    issues.push(`${at}: expected ${schema.type}, got ${kind}`);
+    return issues;
+  }
+  if (schema.enum && !schema.enum.includes(value)) issues.push(`${at}: not in enum`);
+  if (kind === 'string') {
+    const n = [...value].length;
+    if (schema.minLength !== undefined && n < schema.minLength) issues.push(`${at}: shorter than ${schema.minLength}`);
+    if (schema.maxLength !== undefined && n > schema.maxLength) issues.push(`${at}: longer than ${schema.maxLength}`);
+  }
+  if (kind === 'number') {
+    if (schema.minimum !== undefined && value < schema.minimum) issues.push(`${at}: below minimum`);
+    if (schema.maximum !== undefined && value > schema.maximum) issues.push(`${at}: above maximum`);
+  }
+  if (kind === 'array') {
+    if (schema.minItems !== undefined && value.length < schema.minItems) issues.push(`${at}: too few items`);
+    if (schema.maxItems !== undefined && value.length > schema.maxItems) issues.push(`${at}: too many items`);
+    value.forEach((item, i) => validate(schema.items, item, `${at}[${i}]`, issues));
+  }
+  if (kind === 'object') {
+    for (const key of schema.required ?? []) if (!(key in value)) issues.push(`${at}.${key}: required`);
+    for (const [key, item] of Object.entries(value)) {
+      if (schema.properties[key]) validate(schema.properties[key], item, `${at}.${key}`, issues);
+      else if (schema.additionalProperties === false) issues.push(`${at}.${key}: not allowed`);
+    }
+  }
+  return issues;
+}
+
+const ALLOWED = new Set(['type', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'minLength',
+  'maxLength', 'minItems', 'maxItems', 'minimum', 'maximum', 'anyOf', 'description', 'title']);
+const TYPES = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null']);
+
+/** Check the subset rules of spec/10-skills.md; returns a list of problems. */
+function subsetProblems(schema, at = '$', problems = [], depth = 1) {
+  if (depth > 32) problems.push(`${at}: too deep`);
+  for (const key of Object.keys(schema)) if (!ALLOWED.has(key)) problems.push(`${at}: keyword ${key} not allowed`);
+  if ('anyOf' in schema) {
+    if (Object.keys(schema).length !== 1) problems.push(`${at}: anyOf has siblings`);
+    if (schema.anyOf.length < 2 || schema.anyOf.length > 4) problems.push(`${at}: anyOf needs 2-4 branches`);
+    schema.anyOf.forEach((b, i) => subsetProblems(b, `${at}.anyOf[${i}]`, problems, depth + 1));
+    return problems;
+  }
+  if (typeof schema.type !== 'string' || !TYPES.has(schema.type)) problems.push(`${at}: needs a single type`);
+  if (schema.type === 'object') {
+    if (typeof schema.properties !== 'object') problems.push(`${at}: object without properties`);
+    for (const name of schema.required ?? []) if (!(name in schema.properties)) problems.push(`${at}: required ${name} undeclared`);
+    if ('additionalProperties' in schema && typeof schema.additionalProperties !== 'boolean') problems.push(`${at}: additionalProperties must be boolean`);
+    for (const [k, v] of Object.entries(schema.properties ?? {})) subsetProblems(v, `${at}.properties.${k}`, problems, depth + 1);
+  }
+  if (schema.type === 'array') {
+    if (!schema.items || Array.isArray(schema.items)) problems.push(`${at}: array without a single items schema`);
+    else subsetProblems(schema.items, `${at}.items`, problems, depth + 1);
+  }
+  if (schema.enum && !schema.enum.every((v) => v === null || typeof v !== 'object')) problems.push(`${at}: enum must be scalars`);
+  return problems;
+}
+
+// --- fixtures -----------------------------------------------------------------
+const NOW = '2025-06-01T00:00:00Z';
+let serial = 0;
+function fact(overrides) {
+  serial += 1;
+  return {
+    id: `f${serial}`,
+    kind: 'preference',
+    subject: 'user.editor.theme',
+    content: 'The user prefers dark mode in the editor.',
+    tags: [],
+    confidence: 0.5,
+    source: 'test',
+    observed_at: '2025-01-01T00:00:00Z',
+    expires_at: null,
+    ...overrides,
+  };
+}
+const emptyPlan = () => ({
+  expired: [],
+  exact_duplicates: [],
+  near_duplicates: [],
+  conflicts: [],
+  summary: { total: 0, expired: 0, duplicates: 0, near_duplicates: 0, conflicts: 0, kept: 0, truncated: false },
+});
+
+// --- manifest -------------------------------------------------------------------
+test('execution.json has the strict v1 shape, subset schemas and existing files', () => {
+  assert.deepEqual(Object.keys(manifest).sort(), ['entrypoint', 'files', 'inputSchema', 'maxOutputBytes', 'outputSchema', 'schemaVersion', 'timeoutMs']);
+  assert.equal(manifest.schemaVersion, 1);
+  assert.equal(manifest.entrypoint, 'scripts/run.mjs');
+  assert.equal(manifest.timeoutMs, 5000);
+  assert.equal(manifest.maxOutputBytes, 65536);
+  assert.ok(manifest.files.includes(manifest.entrypoint));
+  assert.equal(new Set(manifest.files).size, manifest.files.length);
+  for (const file of manifest.files) {
+    assert.ok(existsSync(path.join(bundle, file)) && statSync(path.join(bundle, file)).isFile(), file);
+  }
+  assert.equal(manifest.inputSchema.type, 'object');
+  assert.deepEqual(subsetProblems(manifest.inputSchema), []);
+  assert.deepEqual(subsetProblems(manifest.outputSchema), []);
+  assert.equal(manifest.outputSchema.anyOf.length, 2);
+});
+
+// --- categories -----------------------------------------------------------------
+test('expired: expires_at before or equal to now is proposed for deletion', () => {
+  const facts = [
+    fact({ id: 'b', subject: 's1', expires_at: '2025-05-31T23:59:59Z' }),
+    fact({ id: 'a', subject: 's2', expires_at: '2025-06-01T02:00:00+02:00' }), // == now
+    fact({ id: 'c', subject: 's3', expires_at: '2025-06-01T00:00:00.001Z' }), // just after now
+  ];
+  const plan = emptyPlan();
+  plan.expired = [
+    { id: 'a', expired_at: '2025-06-01T02:00:00+02:00', action: 'delete' },
+    { id: 'b', expired_at: '2025-05-31T23:59:59Z', action: 'delete' },
+  ];
+  plan.summary = { total: 3, expired: 2, duplicates: 0, near_duplicates: 0, conflicts: 0, kept: 1, truncated: false };
+  assert.deepEqual(run({ facts, now: NOW }), { ok: true, plan });
+});
+
+test('exact duplicates: folded case, whitespace and punctuation; keep by confidence, then newest, then id', () => {
+  const facts = [
+    // confidence decides
+    fact({ id: 'x1', kind: 'profile', subject: 'user.tz', content: "User's time zone is Europe/Berlin.", confidence: 0.6 }),
+    fact({ id: 'x2', kind: 'Profile', subject: 'User.TZ', content: "  user's TIME zone is europe / berlin ", confidence: 0.9 }),
+    // newest observed_at decides (offset applied: 10:30+02:00 is 08:30Z, newer than 08:00Z)
+    fact({ id: 'y1', subject: 'user.lang', content: 'Speaks German', confidence: 0.7, observed_at: '2025-01-01T08:00:00Z' }),
+    fact({ id: 'y2', subject: 'user.lang', content: 'speaks german!', confidence: 0.7, observed_at: '2025-01-01T10:30:00+02:00' }),
+    // full tie: smallest id
+    fact({ id: 'z2', subject: 'user.os', content: 'Uses Linux.' }),
+    fact({ id: 'z1', subject: 'user.os', content: 'uses linux' }),
+    fact({ id: 'z3', subject: 'user.os', content: 'USES LINUX' }),
+  ];
+  const plan = emptyPlan();
+  plan.exact_duplicates = [
+    { keep: 'x2', remove: ['x1'], reason: 'same kind, subject and normalized content; kept fact has the highest confidence (0.9)' },
+    { keep: 'y2', remove: ['y1'], reason: 'same kind, subject and normalized content; kept fact has equal confidence (0.7) and the newest observed_at (2025-01-01T10:30:00+02:00)' },
+    { keep: 'z1', remove: ['z2', 'z3'], reason: 'same kind, subject and normalized content; kept fact has equal confidence and observed_at, and the smallest id' },
+  ];
+  plan.summary = { total: 7, expired: 0, duplicates: 4, near_duplicates: 0, conflicts: 0, kept: 3, truncated: false };
+  assert.deepEqual(run({ facts, now: NOW }), { ok: true, plan });
+});
+
+test('near duplicates: Jaccard >= threshold but not identical, merged into the best-ranked fact', () => {
+  const facts = [
+    fact({ id: 'n2', content: 'User prefers dark mode in the code editor', confidence: 0.7 }), // 7/8 = 0.875
+    fact({ id: 'n1', content: 'The user prefers dark mode in the editor.', confidence: 0.9 }),
+    fact({ id: 'n3', content: 'the user prefers dark mode in the editor always', confidence: 0.8 }), // 7/8
+  ];
+  const plan = emptyPlan();
+  plan.near_duplicates = [{ ids: ['n1', 'n2', 'n3'], similarity: 0.875, suggestion: 'merge', keep: 'n1' }];
+  plan.summary = { total: 3, expired: 0, duplicates: 0, near_duplicates: 1, conflicts: 0, kept: 3, truncated: false };
+  assert.deepEqual(run({ facts, now: NOW }), { ok: true, plan });
+
+  // Below a stricter threshold, an elaboration (one token set contains the
+  // other) is compatible: neither a near duplicate nor a conflict.
+  const strict = run({ facts: facts.slice(0, 2), now: NOW, near_duplicate_threshold: 0.9 });
+  assert.deepEqual(strict.plan, { ...emptyPlan(), summary: { ...emptyPlan().summary, total: 2, kept: 2 } });
+
+  // One substituted word in 14 distinct tokens: J = 13/15 = 0.8667.
+  const long = 'the user prefers dark mode in the editor and terminal on every work machine';
+  const pair = [
+    fact({ id: 'p1', subject: 'user.theme.all', content: `${long} today`, confidence: 0.6 }),
+    fact({ id: 'p2', subject: 'user.theme.all', content: `${long} lately`, confidence: 0.6, observed_at: '2025-02-01T00:00:00Z' }),
+  ];
+  assert.deepEqual(run({ facts: pair, now: NOW }).plan.near_duplicates, [
+    { ids: ['p1', 'p2'], similarity: 0.8666, suggestion: 'merge', keep: 'p2' },
+  ]);
+  // A stricter threshold turns the same pair into a conflict instead.
+  assert.deepEqual(run({ facts: pair, now: NOW, near_duplicate_threshold: 0.9 }).plan.conflicts, [
+    {
+      subject: 'user.theme.all',
+      kind: 'preference',
+      ids: ['p1', 'p2'],
+      keep: 'p2',
+      reason: '2 active facts make different claims; kept fact has equal confidence (0.6) and the newest observed_at (2025-02-01T00:00:00Z)',
+    },
+  ]);
+});
+
+test('conflicts: dissimilar or negated claims on one subject; elaborations are compatible', () => {
+  const facts = [
+    fact({ id: 'c1', content: 'The user prefers dark mode in the editor.', confidence: 0.9 }),
+    fact({ id: 'c2', content: 'The user prefers light mode in the editor.', confidence: 0.4 }),
+    fact({ id: 'd1', kind: 'fact', subject: 'user.diet', content: 'The user is vegetarian.', confidence: 0.8, observed_at: '2025-02-01T00:00:00Z' }),
+    fact({ id: 'd2', kind: 'fact', subject: 'user.diet', content: "The user isn't vegetarian.", confidence: 0.8, observed_at: '2025-03-01T00:00:00Z' }),
+    fact({ id: 'e1', kind: 'profile', subject: 'user.home', content: 'User lives in Berlin.' }),
+    fact({ id: 'e2', kind: 'profile', subject: 'user.home', content: 'User lives in Berlin, Germany.' }),
+    // same subject but a different kind: never compared
+    fact({ id: 'k1', kind: 'note', subject: 'user.editor.theme', content: 'Asked about themes once.' }),
+  ];
+  const plan = emptyPlan();
+  plan.conflicts = [
+    { subject: 'user.editor.theme', kind: 'preference', ids: ['c1', 'c2'], keep: 'c1', reason: '2 active facts make different claims; kept fact has the highest confidence (0.9)' },
+    { subject: 'user.diet', kind: 'fact', ids: ['d1', 'd2'], keep: 'd2', reason: '2 active facts make different claims (one negates another); kept fact has equal confidence (0.8) and the newest observed_at (2025-03-01T00:00:00Z)' },
+  ];
+  plan.summary = { total: 7, expired: 0, duplicates: 0, near_duplicates: 0, conflicts: 2, kept: 7, truncated: false };
+  assert.deepEqual(run({ facts, now: NOW }), { ok: true, plan });
+});
+
+test('expired facts and removed duplicates take part in no other category', () => {
+  const facts = [
+    fact({ id: 'old', content: 'The user prefers light mode.', confidence: 1, expires_at: '2025-01-02T00:00:00Z' }),
+    fact({ id: 'cur', content: 'The user prefers dark mode.', confidence: 0.5 }),
+    fact({ id: 'dup', content: 'the user prefers DARK mode', confidence: 0.4 }),
+  ];
+  const plan = emptyPlan();
+  plan.expired = [{ id: 'old', expired_at: '2025-01-02T00:00:00Z', action: 'delete' }];
+  plan.exact_duplicates = [{ keep: 'cur', remove: ['dup'], reason: 'same kind, subject and normalized content; kept fact has the highest confidence (0.5)' }];
+  plan.summary = { total: 3, expired: 1, duplicates: 1, near_duplicates: 0, conflicts: 0, kept: 1, truncated: false };
+  assert.deepEqual(run({ facts, now: NOW }), { ok: true, plan });
+});
+
+test('all categories together, in deterministic order regardless of input order', () => {
+  const example = JSON.parse(readFileSync(path.join(bundle, 'assets', 'example-input.json'), 'utf8'));
+  const expected = JSON.parse(readFileSync(path.join(bundle, 'assets', 'example-output.json'), 'utf8'));
+  const forward = runRaw(JSON.stringify(example));
+  assert.equal(forward.status, 0);
+  assert.deepEqual(JSON.parse(forward.stdout), expected, 'assets/example-output.json is up to date');
+
+  const reversed = runRaw(JSON.stringify({ ...example, facts: [...example.facts].reverse() }));
+  const rotated = runRaw(JSON.stringify({ ...example, facts: [...example.facts.slice(5), ...example.facts.slice(0, 5)] }));
+  assert.equal(reversed.stdout, forward.stdout, 'byte-identical output for reversed input');
+  assert.equal(rotated.stdout, forward.stdout, 'byte-identical output for rotated input');
+
+  const { plan } = expected;
+  const ids = (list) => list.map((e) => e.id ?? e.keep ?? e.ids[0]);
+  for (const key of ['expired', 'exact_duplicates', 'near_duplicates', 'conflicts']) {
+    const order = ids(plan[key]);
+    assert.deepEqual(order, [...order].sort(), `${key} sorted`);
+    assert.ok(plan[key].length > 0, `example exercises ${key}`);
+  }
+});
+
+test('empty facts list gives an empty plan', () => {
+  assert.deepEqual(run({ facts: [], now: NOW }), { ok: true, plan: emptyPlan() });
+  assert.deepEqual(run({ facts: [] }), { ok: true, plan: emptyPlan() }); // default now
+});
+
+test('now defaults to the current time', () => {
+  const facts = [
+    fact({ id: 'past', subject: 'a', observed_at: '2000-01-01T00:00:00Z', expires_at: '2001-01-01T00:00:00Z' }),
+    fact({ id: 'future', subject: 'b', expires_at: '2999-01-01T00:00:00Z' }),
+  ];
+  const { plan } = run({ facts });
+  assert.deepEqual(plan.expired, [{ id: 'past', expired_at: '2001-01-01T00:00:00Z', action: 'delete' }]);
+});
+
+// --- errors branch ---------------------------------------------------------------
+test('semantic errors: bad timestamps, expires_at before observed_at, duplicate ids', () => {
+  const facts = [
+    fact({ id: 'a', observed_at: '2025-02-30T10:00:00Z' }),
+    fact({ id: 'b', observed_at: '2025-01-01 10:00:00Z' }),
+    fact({ id: 'c', observed_at: '2025-01-01T10:00:00' }),
+    fact({ id: 'd', observed_at: '2025-03-01T00:00:00Z', expires_at: '2025-02-01T00:00:00Z' }),
+    fact({ id: 'a', observed_at: '2025-01-01T00:00:00Z', expires_at: 'tomorrow' }),
+  ];
+  assert.deepEqual(run({ facts, now: '2025-06-01T25:00:00Z' }), {
+    ok: false,
+    errors: [
+      { path: '$.now', message: '"2025-06-01T25:00:00Z" has hour 25 outside 00..23' },
+      { path: '$.facts[0].observed_at', message: '"2025-02-30T10:00:00Z" has day 30 that does not exist in 2025-02' },
+      { path: '$.facts[1].observed_at', message: '"2025-01-01 10:00:00Z" is not an RFC 3339 date-time (expected e.g. 2024-05-01T12:00:00Z)' },
+      { path: '$.facts[2].observed_at', message: '"2025-01-01T10:00:00" is not an RFC 3339 date-time (expected e.g. 2024-05-01T12:00:00Z)' },
+      { path: '$.facts[3].expires_at', message: 'is before observed_at (2025-03-01T00:00:00Z)' },
+      { path: '$.facts[4].expires_at', message: '"tomorrow" is not an RFC 3339 date-time (expected e.g. 2024-05-01T12:00:00Z)' },
+      { path: '$.facts[4].id', message: 'duplicate id "a" (first used at $.facts[0].id)' },
+    ],
+  });
+});
+
+test('structural errors when run outside Gatehouse, capped at 20', () => {
+  assert.deepEqual(run([1, 2]), { ok: false, errors: [{ path: '$', message: 'must be a JSON object' }] });
+  assert.deepEqual(run({ facts: 'none', near_duplicate_threshold: 0.2, extra: true }), {
+    ok: false,
+    errors: [
+      { path: '$.extra', message: 'is not a known property' },
+      { path: '$.near_duplicate_threshold', message: 'must be a number between 0.5 and 1' },
+      { path: '$.facts', message: 'must be an array' },
+    ],
+  });
+  const many = Array.from({ length: 30 }, (_, i) => fact({ id: `m${i}`, confidence: 1.5 }));
+  const output = run({ facts: many, now: NOW });
+  assert.equal(output.ok, false);
+  assert.equal(output.errors.length, 20);
+  assert.deepEqual(output.errors[19], { path: '$.facts[19].confidence', message: 'must be a number between 0 and 1' });
+});
+
+test('unparseable stdin: exit 2, nothing on stdout, a message on stderr', () => {
+  for (const stdin of ['{"facts": [', '', 'not json', Buffer.from([0x7b, 0xff, 0x7d])]) {
+    const result = runRaw(stdin);
+    assert.equal(result.status, 2);
+    assert.equal(result.stdout, '');
+    assert.match(result.stderr, /^memory-organization: stdin is not valid (UTF-8|JSON)\n$/);
+  }
+});
+
+test('large plans are truncated to fit maxOutputBytes, counts stay complete', () => {
+  const facts = Array.from({ length: 1000 }, (_, i) =>
+    fact({ id: `${String(i).padStart(4, '0')}-${'x'.repeat(150)}`, subject: `s${i}`, expires_at: '2025-02-01T00:00:00Z' }));
+  const { plan } = run({ facts, now: NOW });
+  assert.equal(plan.summary.truncated, true);
+  assert.equal(plan.summary.expired, 1000);
+  assert.equal(plan.summary.kept, 0);
+  assert.ok(plan.expired.length > 100 && plan.expired.length < 1000);
+  assert.deepEqual(plan.expired.map((e) => e.id), facts.slice(0, plan.expired.length).map((f) => f.id));
+});
