@@ -173,10 +173,29 @@ func checkRelative(p string) *Error {
 	return nil
 }
 
+// ReadFile reads the bundle-relative path rel below dir with the same safe
+// opens as Capture (no symlinks anywhere along the path, regular files
+// only, re-stat after reading), refusing files larger than max bytes.
+func ReadFile(dir, rel string, max int) ([]byte, error) {
+	if err := checkRelative(rel); err != nil {
+		return nil, err
+	}
+	root, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fail("open_bundle", "", "open folder %s: %w", dir, err)
+	}
+	defer unix.Close(root)
+	return readLimited(root, rel, max, max)
+}
+
 // readSafe opens p below the directory fd root one component at a time
 // without following links, reads at most min(MaxFileBytes, budget) bytes,
 // and re-checks the file afterwards.
 func readSafe(root int, p string, budget int) ([]byte, error) {
+	return readLimited(root, p, MaxFileBytes, budget)
+}
+
+func readLimited(root int, p string, limit, budget int) ([]byte, error) {
 	segs := strings.Split(p, "/")
 	dirfd := root
 	for _, seg := range segs[:len(segs)-1] {
@@ -207,7 +226,6 @@ func readSafe(root int, p string, budget int) ([]byte, error) {
 	if before.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, fail("not_regular", p, "not a regular file (special files are refused)")
 	}
-	limit := MaxFileBytes
 	if before.Size > int64(limit) {
 		return nil, fail("file_too_large", p, "%d bytes; the limit is %d", before.Size, limit)
 	}

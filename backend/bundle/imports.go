@@ -59,13 +59,20 @@ import (
 // positions; those issues are located by file only.
 //
 // Not detected, because esbuild's parser gives no signal for them and they
-// are not import syntax: module.require(x), require.call(null, x),
-// createRequire(import.meta.url)(x), process.mainModule.require(x),
-// process.dlopen, eval and new Function, and require.resolve with a
-// non-literal argument (which only computes a path). Imports in code that
-// esbuild proves dead (if (false) { require("x") }) are not reported because
-// they cannot run. In .mjs and .js files (parsed as ESM) esbuild does not
-// record require.resolve("x"); Node defines no require in ES modules anyway.
+// are not import syntax: require.call(null, x), require.apply(...),
+// createRequire(...)(x) (node:module is a built-in, so importing it is
+// allowed), process.mainModule.require(x), process.dlopen, eval and
+// new Function, and require.resolve with a non-literal argument (which only
+// computes a path). (module.require("x") is recorded by esbuild like
+// require("x") and so is checked.) Imports in code that esbuild proves dead
+// (if (false) { require("x") }) are not reported because they cannot run.
+// In .mjs and .js files (parsed as ESM) esbuild does not record
+// require.resolve("x"); Node defines no require in ES modules anyway. When a
+// non-literal call has a literal branch, require(c ? "./a.cjs" : d), the
+// whole call is reported as unanalyzable and the literal is not checked on
+// its own. In the metafile fallback, findings that only a bundling build
+// produces (require used as a value, import() with unknown options) are not
+// available.
 
 // maxScanFileBytes bounds the input handed to the parser. Manifest checks
 // already cap bundle files far lower; this is a second guard so that the

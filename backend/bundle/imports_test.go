@@ -198,6 +198,13 @@ import "@scope/pkg/sub.mjs";
 			},
 		},
 		{
+			name: "module.require is checked like require",
+			files: map[string]string{
+				cjs: "const m = require('node:module');\nmodule.require('lodash');\n",
+			},
+			want: []importWant{{codeUndeclaredImport, cjs + ":2:16", `require("lodash")`}},
+		},
+		{
 			name: "import() with unrecognised options",
 			files: map[string]string{
 				run:                 "await import('./data.json', { with: { type: 'json' } });\nawait import('lodash', { foo: 1 });\n",

@@ -1,0 +1,154 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+
+	"github.com/gatehouse/gatehouse/backend/artifact"
+	"github.com/gatehouse/gatehouse/backend/runner"
+	"github.com/gatehouse/gatehouse/backend/skills"
+	"github.com/gatehouse/gatehouse/backend/store"
+	"github.com/gatehouse/gatehouse/bundles"
+)
+
+// Settings keys in the app-settings namespace.
+const (
+	nsApp          = "app-settings"
+	keySkillRoots  = "skill_roots"
+	keyNodeRuntime = "node_runtime"
+)
+
+// IO is the process's standard streams and environment, passed in so the
+// CLI can be driven from tests.
+type IO struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+}
+
+// Env is an opened data directory: the database, the runtime pin and the
+// skill roots. Commands that need state open one and Close it.
+type Env struct {
+	IO
+	DataDir string
+	DB      *store.DB
+	Pin     *runner.Pin
+	PinErr  error
+
+	runtimeOnce sync.Once
+	runtimeErr  error
+}
+
+// openEnv resolves and prepares the data directory, opens the database,
+// deletes staging leftovers of a crashed run (never executing them),
+// extracts the bundled skills and pins the Node runtime on first start.
+func openEnv(ctx context.Context, io IO) (*Env, error) {
+	dir, err := DataDir(io.Getenv)
+	if err != nil {
+		return nil, errorf("data_dir", CategoryIO, "%v", err)
+	}
+	if err := EnsureDataDir(dir); err != nil {
+		return nil, errorf("data_dir", CategoryIO, "%v", err)
+	}
+	db, err := store.Open(filepath.Join(dir, store.FileName))
+	if err != nil {
+		return nil, errorf("database", CategoryIO, "%v", err)
+	}
+	e := &Env{IO: io, DataDir: dir, DB: db}
+	if _, err := artifact.SweepLeftovers(e.RunsDir()); err != nil {
+		fmt.Fprintf(io.Stderr, "gatehouse: warning: %v\n", err)
+	}
+	if err := extractBundled(bundles.FS(), e.BundledDir()); err != nil {
+		db.Close()
+		return nil, errorf("bundled_skills", CategoryIO, "%v", err)
+	}
+	e.Pin, e.PinErr = e.ensurePin(ctx)
+	return e, nil
+}
+
+// Close releases the database.
+func (e *Env) Close() error { return e.DB.Close() }
+
+// RunsDir is where per-attempt staging lives.
+func (e *Env) RunsDir() string { return filepath.Join(e.DataDir, "runs") }
+
+// BundledDir is where the embedded example bundles are extracted.
+func (e *Env) BundledDir() string { return filepath.Join(e.DataDir, "bundled") }
+
+// ensurePin returns the pinned runtime, pinning what FindNode finds when
+// nothing is pinned yet. A missing Node is not fatal: inspection reports
+// scripts as unavailable and doctor says what to do.
+func (e *Env) ensurePin(ctx context.Context) (*runner.Pin, error) {
+	raw, err := e.DB.Get(ctx, nsApp, keyNodeRuntime)
+	if err == nil {
+		var p runner.Pin
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, fmt.Errorf("stored runtime pin is unreadable: %w", err)
+		}
+		return &p, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	path, err := runner.FindNode(e.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	p, err := runner.PinNode(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	b, _ := json.Marshal(p)
+	if err := e.DB.Put(ctx, nsApp, keyNodeRuntime, b); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// RuntimeCheck reports whether the pinned runtime still checks out (its
+// SHA-256 is recomputed once per process); nil when nothing is pinned.
+func (e *Env) RuntimeCheck() func() error {
+	if e.Pin == nil {
+		return nil
+	}
+	return func() error {
+		e.runtimeOnce.Do(func() { e.runtimeErr = e.Pin.Check() })
+		return e.runtimeErr
+	}
+}
+
+// UserRoots returns the skill roots added in settings, in order.
+func (e *Env) UserRoots(ctx context.Context) ([]string, error) {
+	raw, err := e.DB.Get(ctx, nsApp, keySkillRoots)
+	if errors.Is(err, store.ErrNotFound) {
+		return []string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var roots []string
+	if err := json.Unmarshal(raw, &roots); err != nil {
+		return nil, fmt.Errorf("stored skill roots are unreadable: %w", err)
+	}
+	return roots, nil
+}
+
+// Roots returns every skill root in precedence order: the bundled root
+// first, then the settings roots; later roots win.
+func (e *Env) Roots(ctx context.Context) ([]skills.Root, error) {
+	user, err := e.UserRoots(ctx)
+	if err != nil {
+		return nil, err
+	}
+	roots := []skills.Root{{Path: e.BundledDir(), Origin: "bundled"}}
+	for _, r := range user {
+		roots = append(roots, skills.Root{Path: r, Origin: "settings"})
+	}
+	return roots, nil
+}

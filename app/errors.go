@@ -1,0 +1,59 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Error categories of the CLI's structured errors.
+const (
+	CategoryUsage    = "usage"
+	CategoryNotFound = "not_found"
+	CategoryInvalid  = "invalid_input"
+	CategoryIO       = "io"
+	CategoryInternal = "internal"
+)
+
+// CLIError is a failure reported as one JSON object on stderr:
+// {"error": true, "code": …, "category": …, "message": …}.
+type CLIError struct {
+	Code     string
+	Category string
+	Message  string
+	// Exit is the process exit status; 0 means 1.
+	Exit int
+}
+
+func (e *CLIError) Error() string { return e.Message }
+
+func errorf(code, category, format string, args ...any) *CLIError {
+	return &CLIError{Code: code, Category: category, Message: fmt.Sprintf(format, args...)}
+}
+
+func usageError(format string, args ...any) *CLIError {
+	e := errorf("usage", CategoryUsage, format, args...)
+	e.Exit = 2
+	return e
+}
+
+// writeError prints err as the structured JSON error and returns the exit
+// status to use.
+func writeError(w io.Writer, err error) int {
+	var ce *CLIError
+	if !errors.As(err, &ce) {
+		ce = &CLIError{Code: "failed", Category: CategoryInternal, Message: err.Error()}
+	}
+	b, _ := json.Marshal(struct {
+		Error    bool   `json:"error"`
+		Code     string `json:"code"`
+		Category string `json:"category"`
+		Message  string `json:"message"`
+	}{true, ce.Code, ce.Category, ce.Message})
+	fmt.Fprintln(w, string(b))
+	if ce.Exit != 0 {
+		return ce.Exit
+	}
+	return 1
+}

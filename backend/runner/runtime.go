@@ -1,0 +1,114 @@
+// Package runner launches checked skill scripts. This file holds the Node
+// runtime pin: the absolute path, version and SHA-256 of the Node binary
+// that skill scripts run under, fixed at first start and rechecked before
+// use so that a later change to PATH or to the binary never changes what
+// runs.
+package runner
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Pin identifies the Node runtime skill scripts run under.
+type Pin struct {
+	Path     string    `json:"path"`
+	Version  string    `json:"version"`
+	SHA256   string    `json:"sha256"`
+	PinnedAt time.Time `json:"pinned_at"`
+}
+
+// FindNode returns the Node binary to pin at first start: the value of
+// GATEHOUSE_NODE when set (it must be an absolute path), else "node" looked
+// up on PATH. It is used only when nothing is pinned yet; launches never
+// consult PATH.
+func FindNode(getenv func(string) string) (string, error) {
+	if p := getenv("GATEHOUSE_NODE"); p != "" {
+		if !filepath.IsAbs(p) {
+			return "", fmt.Errorf("runner: GATEHOUSE_NODE=%q must be an absolute path", p)
+		}
+		return p, nil
+	}
+	p, err := exec.LookPath("node")
+	if err != nil {
+		return "", fmt.Errorf("runner: no Node runtime found on PATH (install Node.js 20+ or set GATEHOUSE_NODE): %w", err)
+	}
+	return filepath.Abs(p)
+}
+
+// PinNode resolves path to the real binary (following symlinks once, now),
+// hashes it and asks it for its version with an empty environment.
+func PinNode(ctx context.Context, path string) (Pin, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return Pin{}, fmt.Errorf("runner: pin %s: %w", path, err)
+	}
+	real, err = filepath.Abs(real)
+	if err != nil {
+		return Pin{}, fmt.Errorf("runner: pin %s: %w", path, err)
+	}
+	sum, err := hashExecutable(real)
+	if err != nil {
+		return Pin{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, real, "--version")
+	cmd.Env = []string{}
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Run(); err != nil {
+		return Pin{}, fmt.Errorf("runner: pin %s: %s --version: %w", path, real, err)
+	}
+	version := strings.TrimSpace(out.String())
+	if !strings.HasPrefix(version, "v") || len(version) > 32 {
+		return Pin{}, fmt.Errorf("runner: pin %s: unexpected version output %q", path, version)
+	}
+	return Pin{Path: real, Version: version, SHA256: sum, PinnedAt: time.Now().UTC()}, nil
+}
+
+// Check confirms the pinned file is still there, still a regular
+// executable file, and still has the pinned SHA-256.
+func (p Pin) Check() error {
+	if p.Path == "" || !filepath.IsAbs(p.Path) {
+		return errors.New("runner: no Node runtime is pinned")
+	}
+	sum, err := hashExecutable(p.Path)
+	if err != nil {
+		return err
+	}
+	if sum != p.SHA256 {
+		return fmt.Errorf("runner: pinned Node runtime %s changed (sha256 %s, pinned %s); re-pin it in settings", p.Path, sum[:12], p.SHA256[:min(12, len(p.SHA256))])
+	}
+	return nil
+}
+
+func hashExecutable(path string) (string, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return "", fmt.Errorf("runner: Node runtime: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("runner: Node runtime: %w", err)
+	}
+	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Errorf("runner: Node runtime %s is not an executable regular file", path)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("runner: Node runtime: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

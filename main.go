@@ -1,0 +1,16 @@
+// Command gatehouse stands between AI agents and this machine: it inspects
+// and freezes skill bundles, asks for consent, runs approved scripts under
+// a bounded protocol and records process evidence. Everything lives in
+// package app; this file only hands over the process's arguments (Wails
+// needs the main package at the module root).
+package main
+
+import (
+	"os"
+
+	"github.com/gatehouse/gatehouse/app"
+)
+
+func main() {
+	os.Exit(app.Main(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
