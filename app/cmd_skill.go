@@ -135,7 +135,7 @@ func runSkillList(ctx context.Context, io IO, args []string) error {
 	}
 	if *asJSON {
 		return writeJSON(io, struct {
-			Skills []SkillSummary       `json:"skills"`
+			Skills []SkillSummary      `json:"skills"`
 			Roots  []skills.RootStatus `json:"roots"`
 		}{rows, cat.Roots})
 	}
@@ -145,7 +145,7 @@ func runSkillList(ctx context.Context, io IO, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, scriptStatus(r), r.RootOrigin, oneLine(r.Description, 60))
 	}
 	tw.Flush()
-	fmt.Fprintf(io.Stdout, "\n%d skills from %d roots. `gatehouse skill inspect NAME` shows one in full.\n", len(rows), len(cat.Roots))
+	fmt.Fprintf(io.Stdout, "\n%s from %s. `gatehouse skill inspect NAME` shows one in full.\n", plural(len(rows), "skill"), plural(len(cat.Roots), "root"))
 	return nil
 }
 
@@ -161,6 +161,13 @@ func scriptStatus(r SkillSummary) string {
 		return "prompt-only (flat)"
 	}
 	return fmt.Sprintf("%d issues", r.Execution.Issues)
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func oneLine(s string, max int) string {

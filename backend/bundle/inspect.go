@@ -133,4 +133,3 @@ func capIssues(is []Issue) []Issue {
 	}
 	return is
 }
-

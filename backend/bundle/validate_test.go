@@ -31,7 +31,7 @@ func TestValidateInvocation(t *testing.T) {
 	}{
 		{`{"name":"ab"}`, "", ""},
 		{`{"name":"ab","undeclared":1}`, "", ""}, // no stripping, undeclared allowed
-		{`{"name":"😀😀😀"}`, "", ""},              // code points, not bytes
+		{`{"name":"😀😀😀"}`, "", ""},               // code points, not bytes
 		{`{"name":"😀😀😀😀"}`, "too_long", "$.name"},
 		{`{"name":"a"}`, "too_short", "$.name"},
 		{`{}`, "missing_property", "$"},

@@ -72,8 +72,8 @@ type ShadowedSkill struct {
 
 // Catalog is the result of one discovery pass.
 type Catalog struct {
-	Skills []*Skill      `json:"skills"`
-	Roots  []RootStatus  `json:"roots"`
+	Skills []*Skill     `json:"skills"`
+	Roots  []RootStatus `json:"roots"`
 	byName map[string]*Skill
 }
 
