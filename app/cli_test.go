@@ -178,7 +178,9 @@ func TestSettingsRootsWinOverBundled(t *testing.T) {
 	if in.RootOrigin != "settings" || in.Root != root || len(in.Shadowed) != 1 || in.Shadowed[0].Root.Origin != "bundled" || in.Execution.Reason != "prompt_only" {
 		t.Fatalf("settings root must win: %+v", in)
 	}
-	roots := decode[struct{ Roots []struct{ Path, Origin string } }](t, cli(t, env, "skill", "roots", "--json").stdout)
+	roots := decode[struct {
+		Roots []struct{ Path, Origin string }
+	}](t, cli(t, env, "skill", "roots", "--json").stdout)
 	if len(roots.Roots) != 2 || roots.Roots[1].Path != root {
 		t.Fatalf("roots %+v", roots)
 	}
