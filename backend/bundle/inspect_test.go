@@ -120,3 +120,31 @@ func TestInspectReportsEachBlocker(t *testing.T) {
 		}
 	})
 }
+
+// The example assets shipped with each bundle are real invocations and
+// results: they must pass the same checks a run applies.
+func TestShippedExamplesMatchTheirSchemas(t *testing.T) {
+	for _, name := range []string{"memory-organization", "text-metrics"} {
+		dir := filepath.Join("..", "..", "bundles", name)
+		ex := Inspect(dir, runtimeOK)
+		in, is := CompileSchema(ex.Manifest.InputSchema, true)
+		out, os2 := CompileSchema(ex.Manifest.OutputSchema, false)
+		if len(is)+len(os2) > 0 {
+			t.Fatalf("%s: %v %v", name, is, os2)
+		}
+		input, err := os.ReadFile(filepath.Join(dir, "assets", "example-input.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, is := ValidateInvocation(in, input); len(is) > 0 {
+			t.Errorf("%s example input: %v", name, is)
+		}
+		output, err := os.ReadFile(filepath.Join(dir, "assets", "example-output.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, is := ValidateResult(out, output, ex.Manifest.MaxOutputBytes); len(is) > 0 {
+			t.Errorf("%s example output: %v", name, is)
+		}
+	}
+}

@@ -2,112 +2,20 @@
 // process (like Gatehouse does) and compare the complete parsed output.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { checkManifestShape, loadBundle } from './harness.mjs';
 
-const bundle = fileURLToPath(new URL('../../bundles/text-metrics/', import.meta.url));
-const script = path.join(bundle, 'scripts', 'run.cjs');
-const manifest = JSON.parse(readFileSync(path.join(bundle, 'execution.json'), 'utf8'));
+const bundle = loadBundle('text-metrics');
+const { manifest, run, runRaw } = bundle;
 
-function runRaw(stdin) {
-  return spawnSync('node', [script], { input: stdin, cwd: tmpdir(), encoding: 'utf8', timeout: manifest.timeoutMs });
-}
-
-/** Run with a JSON invocation; assert the protocol; return the parsed output. */
-function run(input) {
-  assert.deepEqual(validate(manifest.inputSchema, input), [], 'input matches inputSchema');
-  const result = runRaw(JSON.stringify(input));
-  assert.equal(result.status, 0, `exit status (stderr: ${result.stderr})`);
-  assert.equal(result.stderr, '');
-  assert.equal(result.stdout.indexOf('\n'), result.stdout.length - 1, 'exactly one line of output');
-  assert.ok(Buffer.byteLength(result.stdout) <= manifest.maxOutputBytes, 'within maxOutputBytes');
-  const output = JSON.parse(result.stdout);
-  assert.deepEqual(validate(manifest.outputSchema, output), [], 'output matches outputSchema');
-  return output;
-}
-
-// --- a minimal validator for the bounded schema subset (test-only) ---------
-function validate(schema, value, at = '$', issues = []) {
-  if (schema.anyOf) {
-    if (!schema.anyOf.some((branch) => validate(branch, value, at).length === 0)) issues.push(`${at}: no anyOf branch matches`);
-    return issues;
-  }
-  const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
-  const typeOk = schema.type === 'integer' ? Number.isInteger(value) : schema.type === kind;
-  if (!typeOk) {
-    issues.push(`${at}: expected ${schema.type}, got ${kind}`);
-    return issues;
-  }
-  if (schema.enum && !schema.enum.includes(value)) issues.push(`${at}: not in enum`);
-  if (kind === 'string') {
-    const n = [...value].length;
-    if (schema.minLength !== undefined && n < schema.minLength) issues.push(`${at}: shorter than ${schema.minLength}`);
-    if (schema.maxLength !== undefined && n > schema.maxLength) issues.push(`${at}: longer than ${schema.maxLength}`);
-  }
-  if (kind === 'number') {
-    if (schema.minimum !== undefined && value < schema.minimum) issues.push(`${at}: below minimum`);
-    if (schema.maximum !== undefined && value > schema.maximum) issues.push(`${at}: above maximum`);
-  }
-  if (kind === 'array') {
-    if (schema.minItems !== undefined && value.length < schema.minItems) issues.push(`${at}: too few items`);
-    if (schema.maxItems !== undefined && value.length > schema.maxItems) issues.push(`${at}: too many items`);
-    value.forEach((item, i) => validate(schema.items, item, `${at}[${i}]`, issues));
-  }
-  if (kind === 'object') {
-    for (const key of schema.required ?? []) if (!(key in value)) issues.push(`${at}.${key}: required`);
-    for (const [key, item] of Object.entries(value)) {
-      if (schema.properties[key]) validate(schema.properties[key], item, `${at}.${key}`, issues);
-      else if (schema.additionalProperties === false) issues.push(`${at}.${key}: not allowed`);
-    }
-  }
-  return issues;
-}
-
-const ALLOWED = new Set(['type', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'minLength',
-  'maxLength', 'minItems', 'maxItems', 'minimum', 'maximum', 'anyOf', 'description', 'title']);
-const TYPES = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null']);
-
-/** Check the subset rules of spec/10-skills.md; returns a list of problems. */
-function subsetProblems(schema, at = '$', problems = [], depth = 1) {
-  if (depth > 32) problems.push(`${at}: too deep`);
-  for (const key of Object.keys(schema)) if (!ALLOWED.has(key)) problems.push(`${at}: keyword ${key} not allowed`);
-  if ('anyOf' in schema) {
-    if (Object.keys(schema).length !== 1) problems.push(`${at}: anyOf has siblings`);
-    if (schema.anyOf.length < 2 || schema.anyOf.length > 4) problems.push(`${at}: anyOf needs 2-4 branches`);
-    schema.anyOf.forEach((b, i) => subsetProblems(b, `${at}.anyOf[${i}]`, problems, depth + 1));
-    return problems;
-  }
-  if (typeof schema.type !== 'string' || !TYPES.has(schema.type)) problems.push(`${at}: needs a single type`);
-  if (schema.type === 'object') {
-    if (typeof schema.properties !== 'object') problems.push(`${at}: object without properties`);
-    for (const name of schema.required ?? []) if (!(name in schema.properties)) problems.push(`${at}: required ${name} undeclared`);
-    if ('additionalProperties' in schema && typeof schema.additionalProperties !== 'boolean') problems.push(`${at}: additionalProperties must be boolean`);
-    for (const [k, v] of Object.entries(schema.properties ?? {})) subsetProblems(v, `${at}.properties.${k}`, problems, depth + 1);
-  }
-  if (schema.type === 'array') {
-    if (!schema.items || Array.isArray(schema.items)) problems.push(`${at}: array without a single items schema`);
-    else subsetProblems(schema.items, `${at}.items`, problems, depth + 1);
-  }
-  if (schema.enum && !schema.enum.every((v) => v === null || typeof v !== 'object')) problems.push(`${at}: enum must be scalars`);
-  return problems;
-}
-
-test('execution.json has the strict v1 shape, subset schemas and existing files', () => {
-  assert.deepEqual(Object.keys(manifest).sort(), ['entrypoint', 'files', 'inputSchema', 'maxOutputBytes', 'outputSchema', 'schemaVersion', 'timeoutMs']);
-  assert.equal(manifest.schemaVersion, 1);
+test('execution.json has the strict v1 shape and existing files', () => {
+  checkManifestShape(bundle);
   assert.equal(manifest.entrypoint, 'scripts/run.cjs');
   assert.equal(manifest.timeoutMs, 5000);
   assert.equal(manifest.maxOutputBytes, 16384);
   assert.deepEqual(manifest.files, ['scripts/run.cjs', 'scripts/lib/count.cjs']);
-  for (const file of manifest.files) {
-    assert.ok(existsSync(path.join(bundle, file)) && statSync(path.join(bundle, file)).isFile(), file);
-  }
   assert.equal(manifest.inputSchema.type, 'object');
-  assert.deepEqual(subsetProblems(manifest.inputSchema), []);
-  assert.deepEqual(subsetProblems(manifest.outputSchema), []);
 });
 
 test('counts a known text, with non-BMP characters as one code point each', () => {
@@ -192,8 +100,8 @@ test('words_per_minute sets the reading time', () => {
 });
 
 test('assets/example-output.json matches a real run of assets/example-input.json', () => {
-  const input = JSON.parse(readFileSync(path.join(bundle, 'assets', 'example-input.json'), 'utf8'));
-  const expected = JSON.parse(readFileSync(path.join(bundle, 'assets', 'example-output.json'), 'utf8'));
+  const input = JSON.parse(readFileSync(path.join(bundle.dir, 'assets', 'example-input.json'), 'utf8'));
+  const expected = JSON.parse(readFileSync(path.join(bundle.dir, 'assets', 'example-output.json'), 'utf8'));
   assert.deepEqual(run(input), expected);
 });
 
