@@ -1,0 +1,92 @@
+package proctree
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// procStat is the part of /proc/PID/stat this package uses.
+type procStat struct {
+	pid, ppid, pgid, sid int
+	state                byte
+	startTime            uint64
+}
+
+// readStat parses /proc/PID/stat. The command name may contain spaces and
+// parentheses, so fields are read after the last ')'.
+func readStat(pid int) (procStat, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return procStat{}, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return procStat{}, fmt.Errorf("proctree: malformed /proc/%d/stat", pid)
+	}
+	f := strings.Fields(string(b[i+2:]))
+	// f[0]=state f[1]=ppid f[2]=pgrp f[3]=session … f[19]=starttime
+	if len(f) < 20 {
+		return procStat{}, fmt.Errorf("proctree: short /proc/%d/stat", pid)
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	pgid, _ := strconv.Atoi(f[2])
+	sid, _ := strconv.Atoi(f[3])
+	start, _ := strconv.ParseUint(f[19], 10, 64)
+	return procStat{pid: pid, ppid: ppid, pgid: pgid, sid: sid, state: f[0][0], startTime: start}, nil
+}
+
+// allPids lists the numeric entries of /proc.
+func allPids() ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	pids := make([]int, 0, len(entries))
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}
+
+// hasEnv reports whether /proc/PID/environ holds exactly the entry marker
+// ("KEY=value"). Unreadable environments (other users, zombies) do not match.
+func hasEnv(pid int, marker string) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		return false
+	}
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		if string(kv) == marker {
+			return true
+		}
+	}
+	return false
+}
+
+// live reports whether a process still exists and is not a zombie.
+func live(st procStat) bool { return st.state != 'Z' && st.state != 'X' }
+
+// ScanMarked returns the live processes whose environment holds marker
+// ("KEY=value"), read from /proc rather than from any bookkeeping.
+func ScanMarked(marker string) []int {
+	pids, _ := allPids()
+	var out []int
+	for _, pid := range pids {
+		if pid == os.Getpid() {
+			continue
+		}
+		st, err := readStat(pid)
+		if err != nil || !live(st) {
+			continue
+		}
+		if hasEnv(pid, marker) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

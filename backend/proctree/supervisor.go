@@ -1,0 +1,258 @@
+package proctree
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// active guards the one Supervisor a process may have. Reaping with
+// wait4(-1) and the child-subreaper bit are properties of the whole
+// process, so two supervisors would steal each other's exit statuses; this
+// flag is the only package-level state and exists to refuse that.
+var active atomic.Bool
+
+// ErrSupervisorActive is returned by NewSupervisor while another
+// Supervisor of this process is open.
+var ErrSupervisorActive = errors.New("proctree: a Supervisor is already active in this process")
+
+// Options configure a Supervisor.
+type Options struct {
+	// NoCgroup disables per-tree cgroups even where cgroup v2 is writable.
+	NoCgroup bool
+	// NoSubreaper leaves the child-subreaper bit unset.
+	NoSubreaper bool
+}
+
+// Supervisor is the single owner of every wait for child processes of
+// this process. While it is open, nothing else in the process may wait
+// for children (os/exec's Cmd.Wait included); use Supervisor.Start.
+type Supervisor struct {
+	inst         Instance
+	cgroupParent string
+	cgroupErr    error
+	subreaper    bool
+
+	mu        sync.Mutex
+	waiters   map[int]*Tree
+	unclaimed map[int]unix.WaitStatus
+	sigs      chan os.Signal
+	stop      chan struct{}
+	done      chan struct{}
+	closed    bool
+}
+
+// NewSupervisor makes this process a child subreaper, finds a writable
+// cgroup v2 subtree, sweeps the leftovers of crashed instances, and starts
+// reaping. Close it when done.
+func NewSupervisor(opts Options) (*Supervisor, error) {
+	if !active.CompareAndSwap(false, true) {
+		return nil, ErrSupervisorActive
+	}
+	inst, err := Self()
+	if err != nil {
+		active.Store(false)
+		return nil, err
+	}
+	s := &Supervisor{
+		inst: inst, waiters: map[int]*Tree{}, unclaimed: map[int]unix.WaitStatus{},
+		sigs: make(chan os.Signal, 16), stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	if !opts.NoSubreaper {
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err == nil {
+			s.subreaper = true
+		}
+	}
+	if opts.NoCgroup {
+		s.cgroupErr = errors.New("cgroups disabled by option")
+	} else {
+		s.cgroupParent, s.cgroupErr = findCgroupParent()
+		if s.cgroupParent != "" {
+			sweepCgroups(s.cgroupParent)
+		}
+	}
+	signal.Notify(s.sigs, syscall.SIGCHLD)
+	go s.reap()
+	return s, nil
+}
+
+// Instance identifies this process for tags and sweeps.
+func (s *Supervisor) Instance() Instance { return s.inst }
+
+// Mechanism names the strongest cleanup mechanism available: "cgroup",
+// "subreaper" or "process-group".
+func (s *Supervisor) Mechanism() string {
+	switch {
+	case s.cgroupParent != "":
+		return "cgroup"
+	case s.subreaper:
+		return "subreaper"
+	}
+	return "process-group"
+}
+
+// CgroupUnavailable says why per-tree cgroups are not used ("" when they are).
+func (s *Supervisor) CgroupUnavailable() string {
+	if s.cgroupErr == nil {
+		return ""
+	}
+	return s.cgroupErr.Error()
+}
+
+// Close stops reaping and releases the process-wide slot. Trees still
+// running are not touched; terminate them first.
+func (s *Supervisor) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	signal.Stop(s.sigs)
+	close(s.stop)
+	<-s.done
+	active.Store(false)
+	return nil
+}
+
+// reap is the only caller of wait4 in the process while s is open.
+func (s *Supervisor) reap() {
+	defer close(s.done)
+	for {
+		s.reapAll()
+		select {
+		case <-s.sigs:
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+func (s *Supervisor) reapAll() {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if pid <= 0 || err != nil {
+			return
+		}
+		s.mu.Lock()
+		t, ok := s.waiters[pid]
+		if ok {
+			delete(s.waiters, pid)
+		} else {
+			// Either an orphaned descendant reparented to us (nobody waits
+			// for it) or a child whose Start has not registered yet.
+			s.unclaimed[pid] = ws
+			if len(s.unclaimed) > 4096 {
+				s.unclaimed = map[int]unix.WaitStatus{}
+			}
+		}
+		s.mu.Unlock()
+		if ok {
+			t.exited(ws)
+		}
+	}
+}
+
+// Spec describes one process tree to start.
+type Spec struct {
+	// Path is the absolute path of the program; Args is the full argv
+	// (Args[0] included). No shell is involved.
+	Path string
+	Args []string
+	// Env is the complete environment; it must contain Marker.
+	Env []string
+	// Dir is the working directory.
+	Dir string
+	// Files become the child's descriptors 0, 1, 2, 3, …
+	Files []*os.File
+	// Marker is a "KEY=value" environment entry unique to this tree; /proc
+	// scans use it to find members that left the session.
+	Marker string
+	// Name, if set, names the tree's cgroup (after the instance tag).
+	Name string
+	// Setctty makes Files[0] (a terminal) the controlling terminal.
+	Setctty bool
+}
+
+// Start launches spec as a new session (and process group) led by the
+// child, inside its own cgroup when available, with SIGKILL as the parent
+// death signal.
+func (s *Supervisor) Start(spec Spec) (*Tree, error) {
+	if !filepathIsAbs(spec.Path) {
+		return nil, fmt.Errorf("proctree: program path %q is not absolute", spec.Path)
+	}
+	if spec.Marker == "" || !contains(spec.Env, spec.Marker) {
+		return nil, errors.New("proctree: the environment must carry the tree's marker")
+	}
+	t := &Tree{sup: s, marker: spec.Marker, exit: make(chan struct{}), known: map[int]uint64{}}
+	attr := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Setctty: spec.Setctty, Ctty: 0}
+	if s.cgroupParent != "" {
+		name := s.inst.Tag() + "." + spec.Name
+		if spec.Name == "" {
+			name = s.inst.Tag() + "." + randomName()
+		}
+		cg, err := newCgroup(s.cgroupParent, name)
+		if err != nil {
+			return nil, err
+		}
+		t.cg = cg
+		attr.UseCgroupFD, attr.CgroupFD = true, cg.fd
+	}
+	fds := make([]uintptr, len(spec.Files))
+	for i, f := range spec.Files {
+		fds[i] = f.Fd()
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		t.releaseCgroup()
+		return nil, errors.New("proctree: supervisor is closed")
+	}
+	// Pdeathsig fires when the creating OS thread exits; keep this
+	// goroutine on one thread for the fork so that thread is a live one.
+	runtime.LockOSThread()
+	pid, err := syscall.ForkExec(spec.Path, spec.Args, &syscall.ProcAttr{Dir: spec.Dir, Env: spec.Env, Files: fds, Sys: attr})
+	runtime.UnlockOSThread()
+	if err != nil {
+		s.mu.Unlock()
+		t.releaseCgroup()
+		return nil, fmt.Errorf("proctree: start %s: %w", spec.Path, err)
+	}
+	t.pid = pid
+	t.known[pid] = 0
+	if st, err := readStat(pid); err == nil {
+		t.known[pid] = st.startTime
+	}
+	if ws, ok := s.unclaimed[pid]; ok {
+		delete(s.unclaimed, pid)
+		s.mu.Unlock()
+		t.exited(ws)
+	} else {
+		s.waiters[pid] = t
+		s.mu.Unlock()
+	}
+	return t, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func filepathIsAbs(p string) bool { return len(p) > 0 && p[0] == '/' }
