@@ -290,7 +290,7 @@ func TestBundledExtractionIsIdempotentAndReplacesStaleCopies(t *testing.T) {
 func TestStagingLeftoversSweptAtStart(t *testing.T) {
 	env := dataEnv(t)
 	cli(t, env, "skill", "list")
-	left := filepath.Join(env["GATEHOUSE_DATA_DIR"], "runs", "attempt-crashed")
+	left := filepath.Join(env["GATEHOUSE_DATA_DIR"], "runs", "i999999999.1.crashed")
 	os.MkdirAll(left, 0o700)
 	os.WriteFile(filepath.Join(left, "run.mjs"), []byte("x"), 0o400)
 	cli(t, env, "skill", "list")

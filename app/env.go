@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/gatehouse/gatehouse/backend/artifact"
+	"github.com/gatehouse/gatehouse/backend/proctree"
 	"github.com/gatehouse/gatehouse/backend/runner"
 	"github.com/gatehouse/gatehouse/backend/skills"
 	"github.com/gatehouse/gatehouse/backend/store"
@@ -61,7 +62,7 @@ func openEnv(ctx context.Context, io IO) (*Env, error) {
 		return nil, errorf("database", CategoryIO, "%v", err)
 	}
 	e := &Env{IO: io, DataDir: dir, DB: db}
-	if _, err := artifact.SweepLeftovers(e.RunsDir()); err != nil {
+	if _, err := artifact.SweepLeftovers(e.RunsDir(), proctree.Stale); err != nil {
 		fmt.Fprintf(io.Stderr, "gatehouse: warning: %v\n", err)
 	}
 	if err := extractBundled(bundles.FS(), e.BundledDir()); err != nil {

@@ -265,12 +265,11 @@ func TestStageWritesPrivateReadOnlyCopyAndVerifies(t *testing.T) {
 	src := writeBundle(t, map[string]string{"scripts/run.mjs": "console.log(1)", "assets/a.json": "{}"})
 	snap := mustCapture(t, src, "scripts/run.mjs", "assets/a.json")
 	os.RemoveAll(src) // the source may vanish after capture
-	runs := filepath.Join(t.TempDir(), "runs")
-	st, err := Stage(snap, runs)
+	st, err := Stage(snap, filepath.Join(t.TempDir(), "bundle"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi, _ := os.Stat(st.Dir()); fi.Mode().Perm() != 0o700 {
+	if fi, _ := os.Stat(st.Dir()); fi.Mode().Perm() != 0o500 {
 		t.Fatalf("staging dir mode %v", fi.Mode().Perm())
 	}
 	if fi, _ := os.Stat(filepath.Join(st.Dir(), "scripts", "run.mjs")); fi.Mode().Perm() != 0o400 {
@@ -282,6 +281,10 @@ func TestStageWritesPrivateReadOnlyCopyAndVerifies(t *testing.T) {
 	}
 
 	target := filepath.Join(st.Dir(), "scripts", "run.mjs")
+	if err := os.WriteFile(filepath.Join(st.Dir(), "scripts", "new.mjs"), nil, 0o600); err == nil && os.Geteuid() != 0 {
+		t.Fatal("a sealed staging directory accepted a new file")
+	}
+	os.Remove(filepath.Join(st.Dir(), "scripts", "new.mjs"))
 	os.Chmod(target, 0o600)
 	os.WriteFile(target, []byte("console.log(2)"), 0o600)
 	os.Chmod(target, 0o400)
@@ -293,10 +296,20 @@ func TestStageWritesPrivateReadOnlyCopyAndVerifies(t *testing.T) {
 	if err := st.Verify(); err != nil {
 		t.Fatalf("restored staging fails: %v", err)
 	}
+	os.Chmod(st.Dir(), 0o700)
+	wantCode(t, st.Verify(), "staging_tampered") // directory no longer sealed
 	os.WriteFile(filepath.Join(st.Dir(), "extra.mjs"), nil, 0o400)
+	os.Chmod(st.Dir(), 0o500)
 	wantCode(t, st.Verify(), "staging_tampered")
+	os.Chmod(st.Dir(), 0o700)
 	os.Remove(filepath.Join(st.Dir(), "extra.mjs"))
+	os.Chmod(st.Dir(), 0o500)
+	if err := st.Verify(); err != nil {
+		t.Fatalf("restored staging fails: %v", err)
+	}
+	os.Chmod(filepath.Join(st.Dir(), "assets"), 0o700)
 	os.Symlink("/etc/passwd", filepath.Join(st.Dir(), "assets", "link"))
+	os.Chmod(filepath.Join(st.Dir(), "assets"), 0o500)
 	wantCode(t, st.Verify(), "staging_tampered")
 
 	if err := st.Remove(); err != nil {
@@ -308,11 +321,15 @@ func TestStageWritesPrivateReadOnlyCopyAndVerifies(t *testing.T) {
 }
 
 func TestSweepLeftoversDeletesWithoutRunning(t *testing.T) {
-	runs := filepath.Join(t.TempDir(), "runs")
+	runs := t.TempDir()
 	snap := mustCapture(t, writeBundle(t, map[string]string{"run.sh": "touch ran"}), "run.sh")
-	st1, _ := Stage(snap, runs)
-	st2, _ := Stage(snap, runs)
-	removed, err := SweepLeftovers(runs)
+	st1, _ := Stage(snap, filepath.Join(runs, "dead-1"))
+	st2, _ := Stage(snap, filepath.Join(runs, "dead-2"))
+	live, _ := Stage(snap, filepath.Join(runs, "live-1"))
+	if _, err := Stage(snap, live.Dir()); err == nil {
+		t.Fatal("staged into an existing directory")
+	}
+	removed, err := SweepLeftovers(runs, func(name string) bool { return strings.HasPrefix(name, "dead-") })
 	if err != nil || len(removed) != 2 {
 		t.Fatalf("removed %v, %v", removed, err)
 	}
@@ -321,7 +338,10 @@ func TestSweepLeftoversDeletesWithoutRunning(t *testing.T) {
 			t.Fatalf("%s survived the sweep", d)
 		}
 	}
-	if removed, err := SweepLeftovers(filepath.Join(t.TempDir(), "none")); err != nil || removed != nil {
+	if err := live.Verify(); err != nil {
+		t.Fatalf("a live staging was touched: %v", err)
+	}
+	if removed, err := SweepLeftovers(filepath.Join(t.TempDir(), "none"), func(string) bool { return true }); err != nil || removed != nil {
 		t.Fatalf("missing runs dir: %v %v", removed, err)
 	}
 }

@@ -21,21 +21,16 @@ type Staging struct {
 // Dir is the staging directory's absolute path.
 func (s *Staging) Dir() string { return s.dir }
 
-// Stage writes snap into a new private directory below runsDir (created
-// 0700 if missing) and verifies it. The caller must Remove it when the
-// attempt ends.
-func Stage(snap *Snapshot, runsDir string) (*Staging, error) {
-	if err := os.MkdirAll(runsDir, 0o700); err != nil {
-		return nil, fail("stage", "", "create runs directory: %w", err)
-	}
-	dir, err := os.MkdirTemp(runsDir, "attempt-")
-	if err != nil {
-		return nil, fail("stage", "", "create staging directory: %w", err)
-	}
+// Stage writes snap into dir, which must not exist yet (its parent must),
+// as a private 0700 directory of read-only files, and verifies it. The
+// caller must Remove it when the attempt ends.
+func Stage(snap *Snapshot, dir string) (*Staging, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		os.RemoveAll(dir)
 		return nil, fail("stage", "", "%w", err)
+	}
+	if err := os.Mkdir(abs, 0o700); err != nil {
+		return nil, fail("stage", "", "create staging directory: %w", err)
 	}
 	st := &Staging{dir: abs, snap: snap}
 	for _, f := range snap.files {
@@ -44,11 +39,33 @@ func Stage(snap *Snapshot, runsDir string) (*Staging, error) {
 			return nil, err
 		}
 	}
+	if err := st.seal(); err != nil {
+		st.Remove()
+		return nil, err
+	}
 	if err := st.Verify(); err != nil {
 		st.Remove()
 		return nil, err
 	}
 	return st, nil
+}
+
+// seal makes every staged directory read-only (0500), deepest first, so a
+// script cannot add files next to its own code.
+func (s *Staging) seal() error {
+	var dirs []string
+	filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := os.Chmod(dirs[i], 0o500); err != nil {
+			return fail("stage", "", "seal: %w", err)
+		}
+	}
+	return nil
 }
 
 func (s *Staging) write(f File) error {
@@ -77,7 +94,8 @@ func (s *Staging) write(f File) error {
 
 // Verify re-reads the staged directory with safe opens and confirms that it
 // holds exactly the snapshot's files, with the snapshot's revision, as
-// read-only files in private directories. Call it immediately before launch.
+// read-only files in private read-only directories. Call it immediately
+// before launch.
 func (s *Staging) Verify() error {
 	var found []string
 	err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
@@ -91,8 +109,8 @@ func (s *Staging) Verify() error {
 		}
 		switch {
 		case d.IsDir():
-			if info.Mode().Perm() != 0o700 {
-				return fail("staging_tampered", filepath.ToSlash(rel), "directory mode %v, want 0700", info.Mode().Perm())
+			if info.Mode().Perm() != 0o500 {
+				return fail("staging_tampered", filepath.ToSlash(rel), "directory mode %v, want 0500", info.Mode().Perm())
 			}
 		case d.Type().IsRegular():
 			if info.Mode().Perm() != 0o400 {
@@ -126,16 +144,30 @@ func (s *Staging) Verify() error {
 
 // Remove deletes the staging directory.
 func (s *Staging) Remove() error {
-	if err := os.RemoveAll(s.dir); err != nil {
+	if err := RemoveTree(s.dir); err != nil {
 		return fail("stage", "", "remove %s: %w", s.dir, err)
 	}
 	return nil
 }
 
-// SweepLeftovers deletes everything left in runsDir by an earlier process
-// (a crash leaves staging directories behind). Leftovers are only ever
-// deleted, never executed. It returns the names it removed.
-func SweepLeftovers(runsDir string) ([]string, error) {
+// RemoveTree deletes dir and everything below it, first giving the owner
+// write permission on every directory (staging directories are sealed
+// read-only). Symlinks are never followed.
+func RemoveTree(dir string) error {
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
+
+// SweepLeftovers deletes the entries of runsDir for which stale reports
+// true (those left by a process that crashed; a live process's staging is
+// kept). Leftovers are only ever deleted, never executed. It returns the
+// names it removed.
+func SweepLeftovers(runsDir string, stale func(name string) bool) ([]string, error) {
 	entries, err := os.ReadDir(runsDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -146,7 +178,10 @@ func SweepLeftovers(runsDir string) ([]string, error) {
 	var removed []string
 	var errs []error
 	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(runsDir, e.Name())); err != nil {
+		if !stale(e.Name()) {
+			continue
+		}
+		if err := RemoveTree(filepath.Join(runsDir, e.Name())); err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // procStat is the part of /proc/PID/stat this package uses.
@@ -89,4 +90,41 @@ func ScanMarked(marker string) []int {
 		}
 	}
 	return out
+}
+
+// SweepStale kills every live process whose environment variable key
+// names a path directly below dir whose first component carries the tag
+// of an instance that is no longer running (see Stale). Run at start-up,
+// it ends the leftovers of a crashed instance even where no cgroup holds
+// them. It returns the pids it killed.
+func SweepStale(key, dir string) []int {
+	prefix := key + "=" + strings.TrimSuffix(dir, "/") + "/"
+	pids, _ := allPids()
+	var killed []int
+	for _, pid := range pids {
+		if pid == os.Getpid() {
+			continue
+		}
+		st, err := readStat(pid)
+		if err != nil || !live(st) {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(b, []byte{0}) {
+			rest, ok := strings.CutPrefix(string(kv), prefix)
+			if !ok {
+				continue
+			}
+			name, _, _ := strings.Cut(rest, "/")
+			if Stale(name) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				killed = append(killed, pid)
+			}
+			break
+		}
+	}
+	return killed
 }

@@ -235,3 +235,35 @@ func TestStartupSweepsStaleCgroups(t *testing.T) {
 		t.Fatalf("stale process survived: %v", left)
 	}
 }
+
+// A process left by a crashed instance (its HOME lies in a folder tagged
+// with a dead instance) is killed by SweepStale; a live instance's is not.
+func TestSweepStaleProcesses(t *testing.T) {
+	runs := t.TempDir()
+	self, _ := Self()
+	start := func(tag string) (*exec.Cmd, string) {
+		m := marker()
+		cmd := exec.Command("/bin/sleep", "300")
+		cmd.Env = []string{"HOME=" + filepath.Join(runs, tag, "home"), m}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, m
+	}
+	dead, deadMarker := start("i999999999.1.attempt")
+	live, liveMarker := start(self.Tag() + ".attempt")
+	defer live.Process.Kill()
+	killed := SweepStale("HOME", runs)
+	if len(killed) != 1 || killed[0] != dead.Process.Pid {
+		t.Fatalf("killed %v, want only %d", killed, dead.Process.Pid)
+	}
+	dead.Wait()
+	if len(ScanMarked(deadMarker)) != 0 {
+		t.Fatal("stale process survived")
+	}
+	if len(ScanMarked(liveMarker)) != 1 {
+		t.Fatal("a live instance's process was killed")
+	}
+	live.Process.Kill()
+	live.Wait()
+}

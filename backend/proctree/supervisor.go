@@ -184,6 +184,11 @@ type Spec struct {
 	Name string
 	// Setctty makes Files[0] (a terminal) the controlling terminal.
 	Setctty bool
+	// Unprivileged, when the caller runs as root, starts the tree in a new
+	// user namespace where it is an ordinary user (uid and gid 1000, mapped
+	// to the caller's), so file permission bits bind it as they bind any
+	// user. It has no effect for other callers, who are ordinary already.
+	Unprivileged bool
 }
 
 // Start launches spec as a new session (and process group) led by the
@@ -198,6 +203,12 @@ func (s *Supervisor) Start(spec Spec) (*Tree, error) {
 	}
 	t := &Tree{sup: s, marker: spec.Marker, exit: make(chan struct{}), known: map[int]uint64{}}
 	attr := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Setctty: spec.Setctty, Ctty: 0}
+	if spec.Unprivileged && os.Geteuid() == 0 {
+		attr.Cloneflags |= syscall.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 1000, HostID: 0, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 1000, HostID: 0, Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+	}
 	if s.cgroupParent != "" {
 		name := s.inst.Tag() + "." + spec.Name
 		if spec.Name == "" {

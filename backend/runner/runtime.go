@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -111,4 +112,20 @@ func hashExecutable(path string) (string, error) {
 		return "", fmt.Errorf("runner: Node runtime: %w", err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// fileIdentity is what must stay the same for a verified runtime binary to
+// be trusted again without re-hashing: any write, chmod, rename or
+// replacement changes the inode or the change time.
+type fileIdentity struct {
+	dev, ino, size   uint64
+	mtimeNs, ctimeNs int64
+}
+
+func identityOf(path string) (fileIdentity, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return fileIdentity{}, err
+	}
+	return fileIdentity{dev: uint64(st.Dev), ino: st.Ino, size: uint64(st.Size), mtimeNs: st.Mtim.Nano(), ctimeNs: st.Ctim.Nano()}, nil
 }

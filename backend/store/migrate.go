@@ -27,6 +27,32 @@ CREATE TABLE settings (
 	updated_at TEXT NOT NULL,
 	PRIMARY KEY (namespace, key)
 ) STRICT;`},
+		{Version: 2, Name: "run history", SQL: `
+CREATE TABLE runs (
+	attempt_id    TEXT PRIMARY KEY,
+	run_id        TEXT NOT NULL,
+	skill         TEXT NOT NULL,
+	revision      TEXT NOT NULL,
+	agent         TEXT NOT NULL,
+	authorized_by TEXT NOT NULL,
+	status        TEXT NOT NULL,
+	envelope      TEXT NOT NULL CHECK (json_valid(envelope)),
+	stderr        TEXT NOT NULL,
+	started_at    TEXT NOT NULL,
+	finished_at   TEXT NOT NULL,
+	elapsed_ms    INTEGER NOT NULL
+) STRICT;
+CREATE INDEX runs_by_start ON runs (started_at);
+CREATE INDEX runs_by_run ON runs (run_id);
+CREATE TABLE run_events (
+	seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+	run_id     TEXT NOT NULL,
+	attempt_id TEXT NOT NULL,
+	type       TEXT NOT NULL,
+	at         TEXT NOT NULL,
+	event      TEXT NOT NULL CHECK (json_valid(event))
+) STRICT;
+CREATE INDEX run_events_by_attempt ON run_events (attempt_id, seq);`},
 	}
 }
 

@@ -1,0 +1,341 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gatehouse/gatehouse/backend/artifact"
+	"github.com/gatehouse/gatehouse/backend/bundle"
+	"github.com/gatehouse/gatehouse/backend/proctree"
+	"github.com/gatehouse/gatehouse/backend/store"
+)
+
+// MaxStderrBytes bounds a script's diagnostics; more fails the attempt as
+// output_limit.
+const MaxStderrBytes = 16 << 10
+
+// minimalPath is the only PATH a script sees.
+const minimalPath = "/usr/local/bin:/usr/bin:/bin"
+
+// Config holds a Runner's dependencies.
+type Config struct {
+	Supervisor *proctree.Supervisor
+	// RunsDir is the data directory's runs/ folder.
+	RunsDir string
+	Journal *Journal
+	History History
+}
+
+// Runner launches checked attempts. It is safe for concurrent use.
+type Runner struct {
+	cfg Config
+
+	mu       sync.Mutex
+	verified map[string]fileIdentity // runtime path → identity last verified
+}
+
+// New returns a Runner.
+func New(cfg Config) (*Runner, error) {
+	if cfg.Supervisor == nil || cfg.RunsDir == "" || cfg.Journal == nil {
+		return nil, errors.New("runner: Supervisor, RunsDir and Journal are required")
+	}
+	if err := os.MkdirAll(cfg.RunsDir, 0o700); err != nil {
+		return nil, fmt.Errorf("runner: %w", err)
+	}
+	return &Runner{cfg: cfg, verified: map[string]fileIdentity{}}, nil
+}
+
+// Request is one approved attempt.
+type Request struct {
+	RunID        string
+	Skill        string
+	Agent        string
+	AuthorizedBy string
+	// Snapshot and Manifest come from a passing inspection.
+	Snapshot   *artifact.Snapshot
+	Manifest   *bundle.Manifest
+	Invocation []byte
+	Workspace  Workspace
+	Pin        Pin
+	// Authorize rechecks policy and consumes the consent immediately
+	// before spawn; an error refuses the attempt. Nil means the caller
+	// already consumed it in the same critical section.
+	Authorize func(ctx context.Context) error
+	// OnProgress receives accepted fd 3 progress reports.
+	OnProgress func(Progress)
+}
+
+// Result is an envelope plus the script's diagnostics (shown to people,
+// never parsed, never part of the envelope).
+type Result struct {
+	Envelope Envelope
+	Stderr   string
+}
+
+// attempt carries one Run's state.
+type attempt struct {
+	r     *Runner
+	req   Request
+	env   Envelope
+	start time.Time
+	dir   string
+}
+
+// Run executes exactly one attempt and records it. It never retries.
+func (r *Runner) Run(ctx context.Context, req Request) Result {
+	a := &attempt{r: r, req: req, start: time.Now(), env: Envelope{
+		RunID: req.RunID, AttemptID: newID(), Runtime: RuntimeInfo{Path: req.Pin.Path, Version: req.Pin.Version},
+		Errors: []bundle.Issue{}, ExecutionReceiver: receiver,
+	}}
+	if req.Snapshot != nil {
+		a.env.Revision = req.Snapshot.Revision()
+	}
+	stderr := a.run(ctx)
+	a.env.ElapsedMs = time.Since(a.start).Milliseconds()
+	if a.dir != "" {
+		artifact.RemoveTree(a.dir)
+	}
+	a.emit(ctx, EventCompleted, map[string]any{"status": a.env.Status})
+	r.record(ctx, a, stderr)
+	return Result{Envelope: a.env, Stderr: stderr}
+}
+
+func (a *attempt) refuse(code, path, msg string) string {
+	a.env.Status = StatusRefused
+	a.env.fail(code, path, msg)
+	return ""
+}
+
+func (a *attempt) emit(ctx context.Context, typ string, detail any) {
+	var raw json.RawMessage
+	if detail != nil {
+		raw, _ = json.Marshal(detail)
+	}
+	a.r.cfg.Journal.Emit(ctx, Event{Type: typ, RunID: a.req.RunID, AttemptID: a.env.AttemptID, Agent: a.req.Agent,
+		Skill: a.req.Skill, Revision: a.env.Revision, Detail: raw})
+}
+
+func (a *attempt) run(ctx context.Context) (stderr string) {
+	req := a.req
+	if err := ctx.Err(); err != nil {
+		a.env.Status = StatusCancelled
+		a.env.fail(CodeCancelled, "$", "cancelled before the script started")
+		return ""
+	}
+	if req.Snapshot == nil || req.Manifest == nil {
+		return a.refuse(CodeUnavailable, "$", "no verified snapshot")
+	}
+	inSchema, is := bundle.CompileSchema(req.Manifest.InputSchema, true)
+	if len(is) > 0 {
+		return a.refuse(CodeUnavailable, "$.inputSchema", is[0].Message)
+	}
+	outSchema, is := bundle.CompileSchema(req.Manifest.OutputSchema, false)
+	if len(is) > 0 {
+		return a.refuse(CodeUnavailable, "$.outputSchema", is[0].Message)
+	}
+	if _, is := bundle.ValidateInvocation(inSchema, req.Invocation); len(is) > 0 {
+		a.env.Status = StatusRefused
+		for _, i := range is {
+			a.env.fail(CodeInvalidInput+":"+i.Code, i.Path, i.Message)
+		}
+		return ""
+	}
+
+	// A fresh receiver: private attempt folder with the staged bundle and
+	// an empty HOME and TMPDIR, tagged with this instance for sweeping.
+	a.dir = filepath.Join(a.r.cfg.RunsDir, a.r.cfg.Supervisor.Instance().Tag()+"."+a.env.AttemptID)
+	home, tmp := filepath.Join(a.dir, "home"), filepath.Join(a.dir, "tmp")
+	if err := os.Mkdir(a.dir, 0o700); err != nil {
+		a.dir = ""
+		return a.refuse(CodeStagingFailed, "$", err.Error())
+	}
+	staging, err := artifact.Stage(req.Snapshot, filepath.Join(a.dir, "bundle"))
+	if err != nil {
+		return a.refuse(CodeStagingFailed, "$", err.Error())
+	}
+	for _, d := range []string{home, tmp} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return a.refuse(CodeStagingFailed, "$", err.Error())
+		}
+	}
+	a.emit(ctx, EventStaged, map[string]any{"files": len(req.Snapshot.Paths())})
+
+	if err := ctx.Err(); err != nil {
+		a.env.Status = StatusCancelled
+		a.env.fail(CodeCancelled, "$", "cancelled before the script started")
+		return ""
+	}
+	if req.Authorize != nil {
+		if err := req.Authorize(ctx); err != nil {
+			return a.refuse(CodeNotAuthorized, "$", err.Error())
+		}
+	}
+	if err := a.r.checkRuntime(ctx, req.Pin); err != nil {
+		return a.refuse(CodeRuntimeChanged, "runtime", err.Error())
+	}
+	if err := staging.Verify(); err != nil {
+		return a.refuse(CodeStagingFailed, "$", err.Error())
+	}
+	if err := req.Workspace.Recheck(); err != nil {
+		return a.refuse(CodeWorkspaceChanged, "workspace", err.Error())
+	}
+	return a.launch(ctx, staging, outSchema, home, tmp)
+}
+
+// environment is the complete, fixed environment of a script.
+func environment(runID, home, tmp string) []string {
+	return []string{
+		"PATH=" + minimalPath, "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "TZ=UTC",
+		"HOME=" + home, "TMPDIR=" + tmp, "GATEHOUSE_RUN_ID=" + runID,
+	}
+}
+
+func (a *attempt) launch(ctx context.Context, staging *artifact.Staging, outSchema *bundle.Schema, home, tmp string) string {
+	req := a.req
+	pipes, err := newPipes()
+	if err != nil {
+		return a.refuse(CodeSpawnFailed, "$", err.Error())
+	}
+	defer pipes.closeAll()
+	entry := filepath.Join(staging.Dir(), filepath.FromSlash(path.Clean(req.Manifest.Entrypoint)))
+	tree, err := a.r.cfg.Supervisor.Start(proctree.Spec{
+		Path: req.Pin.Path, Args: []string{req.Pin.Path, entry},
+		Env: environment(req.RunID, home, tmp), Dir: req.Workspace.Path,
+		Files:  []*os.File{pipes.stdinR, pipes.stdoutW, pipes.stderrW, pipes.progressW},
+		Marker: "HOME=" + home, Name: a.env.AttemptID, Unprivileged: true,
+	})
+	if err != nil {
+		return a.refuse(CodeSpawnFailed, "$", err.Error())
+	}
+	pipes.closeChildEnds()
+	a.emit(ctx, EventSpawned, map[string]any{"pid": tree.Pid()})
+
+	limit := make(chan string, 2)
+	stdout := newBoundedBuffer(req.Manifest.MaxOutputBytes, func() { limit <- CodeStdoutLimit })
+	stderr := newBoundedBuffer(MaxStderrBytes, func() { limit <- CodeStderrLimit })
+	prog := &progressReader{now: time.Now, emit: func(p Progress) {
+		a.emit(ctx, EventProgress, p)
+		if req.OnProgress != nil {
+			req.OnProgress(p)
+		}
+	}}
+	var readers sync.WaitGroup
+	readers.Add(3)
+	go func() { defer readers.Done(); io.Copy(stdout, pipes.stdoutR) }()
+	go func() { defer readers.Done(); io.Copy(stderr, pipes.stderrR) }()
+	go func() { defer readers.Done(); prog.run(pipes.progressR) }()
+	go func() {
+		// The script may exit without reading; a broken pipe is not ours to report.
+		pipes.stdinW.Write(req.Invocation)
+		pipes.stdinW.Close()
+	}()
+
+	timer := time.NewTimer(time.Duration(req.Manifest.TimeoutMs) * time.Millisecond)
+	defer timer.Stop()
+	var cause string
+	select {
+	case <-tree.Exited():
+	case <-timer.C:
+		cause = CodeTimeout
+	case <-ctx.Done():
+		cause = CodeCancelled
+	case cause = <-limit:
+	}
+	cleanup := tree.Terminate(proctree.Grace)
+	<-tree.Exited() // the supervisor reaps the root once it is gone
+	code, sig := tree.ExitStatus()
+	if sig != "" {
+		a.env.Signal = &sig
+	} else {
+		a.env.ExitCode = &code
+	}
+	a.emit(ctx, EventExited, map[string]any{"exitCode": a.env.ExitCode, "signal": a.env.Signal})
+	a.env.Cleanup = &cleanup
+	if cleanup.Verified {
+		// Every writer is gone, so the readers reach EOF.
+		readers.Wait()
+	} else {
+		pipes.closeParentReads()
+	}
+	a.emit(ctx, EventCleaned, cleanup)
+	if cause == "" {
+		select { // a limit may have tripped just as the root exited
+		case cause = <-limit:
+		default:
+		}
+	}
+
+	out, outOver, outBad := stdout.result()
+	errText, _, _ := stderr.result()
+	a.env.StderrBytes = len(errText)
+	a.env.Progress = prog.summary()
+	switch {
+	case !cleanup.Verified:
+		a.env.Status = StatusCleanupFailed
+		a.env.fail(CodeCleanupFailed, "$", fmt.Sprintf("%d processes of the attempt may remain", len(cleanup.Remaining)))
+	case cause == CodeCancelled:
+		a.env.Status = StatusCancelled
+		a.env.fail(CodeCancelled, "$", "cancelled while running")
+	case cause == CodeTimeout:
+		a.env.Status = StatusTimeout
+		a.env.fail(CodeTimeout, "$", fmt.Sprintf("no result within %d ms", req.Manifest.TimeoutMs))
+	case cause == CodeStdoutLimit || outOver:
+		a.env.Status = StatusOutputLimit
+		a.env.fail(CodeStdoutLimit, "$", fmt.Sprintf("stdout exceeded maxOutputBytes (%d)", req.Manifest.MaxOutputBytes))
+	case cause == CodeStderrLimit:
+		a.env.Status = StatusOutputLimit
+		a.env.fail(CodeStderrLimit, "stderr", fmt.Sprintf("stderr exceeded %d bytes", MaxStderrBytes))
+	case sig != "":
+		a.env.Status = StatusFailed
+		a.env.fail(CodeSignaled, "$", "the script was killed by "+sig)
+	case code != 0:
+		a.env.Status = StatusFailed
+		a.env.fail(CodeNonzeroExit, "$", fmt.Sprintf("the script exited with status %d", code))
+	case outBad:
+		a.env.Status = StatusFailed
+		a.env.fail("invalid_utf8", "$", "stdout is not valid UTF-8")
+	default:
+		v, is := bundle.ValidateResult(outSchema, out, req.Manifest.MaxOutputBytes)
+		a.emit(ctx, EventValidated, map[string]any{"valid": len(is) == 0})
+		if len(is) > 0 {
+			a.env.Status = StatusFailed
+			a.env.Errors = append(a.env.Errors, is...)
+			break
+		}
+		a.env.Status = StatusSucceeded
+		a.env.Output, _ = v.MarshalJSON()
+	}
+	return strings.ToValidUTF8(string(errText), "\uFFFD")
+}
+
+func (r *Runner) record(ctx context.Context, a *attempt, stderr string) {
+	if r.cfg.History == nil {
+		return
+	}
+	env, _ := json.Marshal(a.env)
+	err := r.cfg.History.RecordRun(context.WithoutCancel(ctx), store.RunRecord{
+		AttemptID: a.env.AttemptID, RunID: a.req.RunID, Skill: a.req.Skill, Revision: a.env.Revision,
+		Agent: a.req.Agent, AuthorizedBy: a.req.AuthorizedBy, Status: string(a.env.Status), Envelope: env,
+		Stderr: stderr, StartedAt: a.start, FinishedAt: time.Now(), ElapsedMs: a.env.ElapsedMs,
+	})
+	if err != nil && r.cfg.Journal.errs != nil {
+		r.cfg.Journal.errs(err)
+	}
+}
+
+func newID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
