@@ -327,7 +327,17 @@ func TestSweepLeftoversDeletesWithoutRunning(t *testing.T) {
 	st2, _ := Stage(snap, filepath.Join(runs, "dead-2"))
 	live, _ := Stage(snap, filepath.Join(runs, "live-1"))
 	if _, err := Stage(snap, live.Dir()); err == nil {
-		t.Fatal("staged into an existing directory")
+		t.Fatal("staged into a non-empty directory")
+	}
+	open := filepath.Join(runs, "open")
+	os.Mkdir(open, 0o755)
+	if _, err := Stage(snap, open); err == nil {
+		t.Fatal("staged into a directory open to others")
+	}
+	prepared := filepath.Join(runs, "live-prepared")
+	os.Mkdir(prepared, 0o700)
+	if _, err := Stage(snap, prepared); err != nil {
+		t.Fatalf("prepared empty private directory: %v", err)
 	}
 	removed, err := SweepLeftovers(runs, func(name string) bool { return strings.HasPrefix(name, "dead-") })
 	if err != nil || len(removed) != 2 {

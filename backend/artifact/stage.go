@@ -21,15 +21,20 @@ type Staging struct {
 // Dir is the staging directory's absolute path.
 func (s *Staging) Dir() string { return s.dir }
 
-// Stage writes snap into dir, which must not exist yet (its parent must),
-// as a private 0700 directory of read-only files, and verifies it. The
-// caller must Remove it when the attempt ends.
+// Stage writes snap into dir as read-only files in directories sealed
+// read-only. Call Verify on it immediately before use. dir is either missing (it is created, 0700)
+// or an empty 0700 directory the caller prepared. The caller must Remove
+// it when the attempt ends.
 func Stage(snap *Snapshot, dir string) (*Staging, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fail("stage", "", "%w", err)
 	}
-	if err := os.Mkdir(abs, 0o700); err != nil {
+	if err := os.Mkdir(abs, 0o700); errors.Is(err, fs.ErrExist) {
+		if err := checkEmptyPrivate(abs); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
 		return nil, fail("stage", "", "create staging directory: %w", err)
 	}
 	st := &Staging{dir: abs, snap: snap}
@@ -43,11 +48,22 @@ func Stage(snap *Snapshot, dir string) (*Staging, error) {
 		st.Remove()
 		return nil, err
 	}
-	if err := st.Verify(); err != nil {
-		st.Remove()
-		return nil, err
-	}
 	return st, nil
+}
+
+func checkEmptyPrivate(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fail("stage", "", "%w", err)
+	}
+	if !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		return fail("stage", "", "%s is not a private (0700) directory", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) > 0 {
+		return fail("stage", "", "%s is not an empty directory", dir)
+	}
+	return nil
 }
 
 // seal makes every staged directory read-only (0500), deepest first, so a

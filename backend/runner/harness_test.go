@@ -62,6 +62,7 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	defer testRunner.Close()
 	return m.Run()
 }
 
