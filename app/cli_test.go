@@ -154,7 +154,7 @@ func TestHelpEverywhere(t *testing.T) {
 	env := dataEnv(t)
 	for _, args := range [][]string{
 		{"--help"}, {"help"}, {"skill", "--help"}, {"skill", "list", "--help"}, {"skill", "inspect", "-h"},
-		{"skill", "roots", "--help"}, {"doctor", "--help"},
+		{"skill", "roots", "--help"}, {"skill", "run", "--help"}, {"doctor", "--help"}, {"runs", "--help"},
 	} {
 		r := cli(t, env, args...)
 		if r.status != 0 || !strings.Contains(r.stdout, "Usage: gatehouse") {

@@ -18,6 +18,8 @@ const skillUsage = `skill <subcommand>
 Subcommands:
   list [--json]                 list every discovered skill and whether its script can run
   inspect PATH|NAME [--json]    inspect one skill (a value containing '/' is a bundle folder)
+  run PATH|NAME --input FILE|- [--workspace DIR] [--json]
+                                run the script once, after you approve it on this terminal
   roots [list|add DIR|remove DIR] [--json]
                                 show or change the skill roots kept in settings
 `
@@ -26,7 +28,7 @@ func runSkill(ctx context.Context, io IO, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(io.Stdout, "Usage: gatehouse "+skillUsage)
 		if len(args) == 0 {
-			return usageError("skill: missing subcommand (list, inspect or roots)")
+			return usageError("skill: missing subcommand (list, inspect, run or roots)")
 		}
 		return nil
 	}
@@ -35,10 +37,12 @@ func runSkill(ctx context.Context, io IO, args []string) error {
 		return runSkillList(ctx, io, args[1:])
 	case "inspect":
 		return runSkillInspect(ctx, io, args[1:])
+	case "run":
+		return runSkillRun(ctx, io, args[1:])
 	case "roots":
 		return runSkillRoots(ctx, io, args[1:])
 	}
-	return usageError("skill: unknown subcommand %q (list, inspect or roots)", args[0])
+	return usageError("skill: unknown subcommand %q (list, inspect, run or roots)", args[0])
 }
 
 // SkillSummary is one row of `skill list --json`.
@@ -193,21 +197,9 @@ func runSkillInspect(ctx context.Context, io IO, args []string) error {
 		return err
 	}
 	defer env.Close()
-	var s *skills.Skill
-	if strings.Contains(pos[0], "/") {
-		s, err = skills.LoadFolder(pos[0])
-		if err != nil {
-			return errorf("not_a_skill", CategoryNotFound, "%v", err)
-		}
-	} else {
-		cat, err := env.discover(ctx)
-		if err != nil {
-			return err
-		}
-		var ok bool
-		if s, ok = cat.Find(pos[0]); !ok {
-			return errorf("skill_not_found", CategoryNotFound, "no skill named %q in %d roots; `gatehouse skill list` shows what exists", pos[0], len(cat.Roots))
-		}
+	s, err := env.resolveSkill(ctx, pos[0])
+	if err != nil {
+		return err
 	}
 	out := inspection(env, s)
 	if *asJSON {

@@ -24,6 +24,9 @@ type CLIError struct {
 	Message  string
 	// Exit is the process exit status; 0 means 1.
 	Exit int
+	// Silent marks a failure whose output was already printed (a run's
+	// envelope): only the exit status is reported.
+	Silent bool
 }
 
 func (e *CLIError) Error() string { return e.Message }
@@ -44,6 +47,9 @@ func writeError(w io.Writer, err error) int {
 	var ce *CLIError
 	if !errors.As(err, &ce) {
 		ce = &CLIError{Code: "failed", Category: CategoryInternal, Message: err.Error()}
+	}
+	if ce.Silent {
+		return ce.Exit
 	}
 	b, _ := json.Marshal(struct {
 		Error    bool   `json:"error"`

@@ -27,6 +27,7 @@ func commands() []command {
 	return []command{
 		{"skill", "list, inspect and manage skill bundles", runSkill},
 		{"doctor", "report what is installed, pinned and configured", runDoctor},
+		{"runs", "show the run history (attempts and refusals)", runRuns},
 	}
 }
 

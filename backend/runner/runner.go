@@ -407,3 +407,22 @@ func newID() string {
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// Refuse records an attempt that was refused before anything was staged
+// (an unavailable bundle, a denied or missing consent) with the given
+// issues, emits its completion, and returns its envelope.
+func (r *Runner) Refuse(ctx context.Context, req Request, issues []bundle.Issue) Result {
+	a := &attempt{r: r, req: req, start: time.Now(), env: Envelope{
+		Status: StatusRefused, RunID: req.RunID, AttemptID: newID(), Runtime: RuntimeInfo{Path: req.Pin.Path, Version: req.Pin.Version},
+		Errors: append([]bundle.Issue{}, issues...), ExecutionReceiver: receiver,
+	}}
+	if req.Snapshot != nil {
+		a.env.Revision = req.Snapshot.Revision()
+	}
+	a.emit(ctx, EventCompleted, map[string]any{"status": a.env.Status})
+	r.record(ctx, a, "")
+	return Result{Envelope: a.env}
+}
+
+// NewRunID returns a fresh random run identifier.
+func NewRunID() string { return newID() }

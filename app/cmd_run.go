@@ -1,0 +1,220 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	iopkg "io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/gatehouse/gatehouse/backend/bundle"
+	"github.com/gatehouse/gatehouse/backend/proctree"
+	"github.com/gatehouse/gatehouse/backend/runner"
+	"github.com/gatehouse/gatehouse/backend/skills"
+)
+
+const runUsage = `skill run PATH|NAME --input FILE|- [--workspace DIR] [--json]
+
+Runs the skill's script once, as inspected now, after you approve it on this
+terminal. The invocation (one JSON object) comes from FILE or stdin ("-").
+The envelope is printed as JSON on stdout; the exit status is 0 only when
+the run succeeded. Without a terminal nothing runs (permission_required).`
+
+func runSkillRun(ctx context.Context, io IO, args []string) error {
+	fs := newFlags(io, "skill run", runUsage)
+	input := fs.String("input", "", "invocation JSON file, or - for stdin (required)")
+	workspace := fs.String("workspace", "", "working directory of the script (default: the current directory)")
+	asJSON := fs.Bool("json", false, "print only the envelope (no summary on the terminal)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || *input == "" {
+		return usageError("skill run needs exactly one PATH or NAME and --input FILE|-")
+	}
+	invocation, err := readInvocation(io, *input)
+	if err != nil {
+		return err
+	}
+	if *workspace == "" {
+		if *workspace, err = os.Getwd(); err != nil {
+			return errorf("workspace", CategoryIO, "%v", err)
+		}
+	}
+	ws, err := runner.ResolveWorkspace(*workspace)
+	if err != nil {
+		return errorf("workspace", CategoryInvalid, "%v", err)
+	}
+	env, err := openEnv(ctx, io)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	s, err := env.resolveSkill(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	ex := env.inspectExecution(s)
+
+	sup, err := proctree.NewSupervisor(proctree.Options{})
+	if err != nil {
+		return errorf("supervisor", CategoryInternal, "%v", err)
+	}
+	defer sup.Close()
+	for _, r := range artifactSweep(env, sup) {
+		fmt.Fprintf(io.Stderr, "gatehouse: swept a leftover process of a crashed run (pid %d)\n", r)
+	}
+	journal := runner.NewJournal(env.DB, func(err error) { fmt.Fprintf(io.Stderr, "gatehouse: warning: %v\n", err) })
+	rn, err := runner.New(runner.Config{Supervisor: sup, RunsDir: env.RunsDir(), Journal: journal, History: env.DB})
+	if err != nil {
+		return errorf("runner", CategoryInternal, "%v", err)
+	}
+	defer rn.Close()
+	req := runner.Request{RunID: runner.NewRunID(), Skill: s.Name, Agent: "local", AuthorizedBy: "person at the terminal",
+		Snapshot: ex.Snapshot, Manifest: ex.Manifest, Invocation: invocation, Workspace: ws}
+	if env.Pin != nil {
+		req.Pin = *env.Pin
+	}
+	if !ex.Available {
+		issues := ex.Issues
+		if len(issues) == 0 {
+			issues = []bundle.Issue{{Code: runner.CodeUnavailable, Path: "$", Message: "this skill has no runnable script (" + ex.Reason + ")"}}
+		}
+		res := rn.Refuse(ctx, req, issues)
+		return printEnvelope(io, res, *asJSON)
+	}
+	if _, is := validateInvocation(ex.Manifest, invocation); len(is) > 0 {
+		res := rn.Refuse(ctx, req, prefixCodes(runner.CodeInvalidInput+":", is))
+		return printEnvelope(io, res, *asJSON)
+	}
+
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		rn.Refuse(ctx, req, []bundle.Issue{{Code: "permission_required", Path: "$", Message: "no terminal to ask for consent"}})
+		return errorf("permission_required", "permission", "this run needs your approval on a terminal, and there is none (%v); nothing was run", err)
+	}
+	defer tty.Close()
+	approved, err := askConsent(tty, consentSummary(s, ex, req, invocation))
+	if err != nil || !approved {
+		reason := "you did not approve the run"
+		if err != nil {
+			reason = "could not read your answer: " + err.Error()
+		}
+		res := rn.Refuse(ctx, req, []bundle.Issue{{Code: "denied", Path: "$", Message: reason}})
+		return printEnvelope(io, res, *asJSON)
+	}
+	// The approval is good for exactly one launch.
+	var consumed atomic.Bool
+	req.Authorize = func(context.Context) error {
+		if !consumed.CompareAndSwap(false, true) {
+			return errors.New("this approval was already used")
+		}
+		return nil
+	}
+	if !*asJSON && isTerminal(io.Stderr) {
+		req.OnProgress = func(p runner.Progress) { fmt.Fprint(io.Stderr, progressLine(p)) }
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res := rn.Run(ctx, req)
+	return printEnvelope(io, res, *asJSON)
+}
+
+func artifactSweep(env *Env, sup *proctree.Supervisor) []int {
+	return proctree.SweepStale("HOME", env.RunsDir())
+}
+
+func readInvocation(io IO, input string) ([]byte, error) {
+	var r iopkg.Reader
+	if input == "-" {
+		r = io.Stdin
+	} else {
+		f, err := os.Open(input)
+		if err != nil {
+			return nil, errorf("input", CategoryIO, "%v", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	// One byte past the limit is enough for validation to refuse it.
+	b, err := iopkg.ReadAll(iopkg.LimitReader(r, bundle.MaxInvocationBytes+1))
+	if err != nil {
+		return nil, errorf("input", CategoryIO, "%v", err)
+	}
+	return b, nil
+}
+
+func validateInvocation(m *bundle.Manifest, data []byte) (*bundle.Value, []bundle.Issue) {
+	s, is := bundle.CompileSchema(m.InputSchema, true)
+	if len(is) > 0 {
+		return nil, is
+	}
+	return bundle.ValidateInvocation(s, data)
+}
+
+func prefixCodes(prefix string, is []bundle.Issue) []bundle.Issue {
+	out := make([]bundle.Issue, len(is))
+	for i, x := range is {
+		x.Code = prefix + x.Code
+		out[i] = x
+	}
+	return out
+}
+
+// printEnvelope writes the envelope to stdout and the script's
+// diagnostics to stderr; only a succeeded run exits 0.
+func printEnvelope(io IO, res runner.Result, quiet bool) error {
+	if res.Stderr != "" {
+		fmt.Fprintf(io.Stderr, "--- script stderr (%d bytes) ---\n%s\n---\n", len(res.Stderr), sanitize(res.Stderr))
+	}
+	if err := writeJSON(io, res.Envelope); err != nil {
+		return err
+	}
+	e := res.Envelope
+	if !quiet && isTerminal(io.Stderr) {
+		fmt.Fprintf(io.Stderr, "gatehouse: %s in %d ms", e.Status, e.ElapsedMs)
+		if e.Cleanup != nil {
+			fmt.Fprintf(io.Stderr, "; cleanup verified=%v by %s", e.Cleanup.Verified, e.Cleanup.Mechanism)
+		}
+		fmt.Fprintln(io.Stderr)
+		for _, i := range e.Errors {
+			fmt.Fprintf(io.Stderr, "  %s at %s: %s\n", i.Code, i.Path, sanitize(i.Message))
+		}
+	}
+	if e.Status != runner.StatusSucceeded {
+		return &CLIError{Code: string(e.Status), Category: "run", Message: "run " + string(e.Status), Exit: 1, Silent: true}
+	}
+	return nil
+}
+
+func progressLine(p runner.Progress) string {
+	if p.Total != nil && *p.Total > 0 {
+		width := 30
+		done := int(int64(width) * p.Completed / *p.Total)
+		return fmt.Sprintf("\r[%s%s] %d/%d %s\x1b[K", strings.Repeat("#", done), strings.Repeat(".", width-done), p.Completed, *p.Total, sanitize(p.Message))
+	}
+	return fmt.Sprintf("\r%d %s\x1b[K", p.Completed, sanitize(p.Message))
+}
+
+func (e *Env) resolveSkill(ctx context.Context, arg string) (*skills.Skill, error) {
+	if strings.Contains(arg, "/") {
+		s, err := skills.LoadFolder(arg)
+		if err != nil {
+			return nil, errorf("not_a_skill", CategoryNotFound, "%v", err)
+		}
+		return s, nil
+	}
+	cat, err := e.discover(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := cat.Find(arg)
+	if !ok {
+		return nil, errorf("skill_not_found", CategoryNotFound, "no skill named %q in %d roots; `gatehouse skill list` shows what exists", arg, len(cat.Roots))
+	}
+	return s, nil
+}

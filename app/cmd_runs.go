@@ -1,0 +1,48 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/gatehouse/gatehouse/backend/store"
+)
+
+func runRuns(ctx context.Context, io IO, args []string) error {
+	fs := newFlags(io, "runs", "runs [--limit N] [--json]\n\nThe run history, newest first: every attempt and every refusal, with its envelope.")
+	limit := fs.Int("limit", 20, "how many runs to show (1-1000)")
+	asJSON := fs.Bool("json", false, "print JSON (records with their envelopes)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("runs takes no arguments")
+	}
+	if *limit < 1 || *limit > 1000 {
+		return usageError("--limit must be between 1 and 1000, got %d", *limit)
+	}
+	env, err := openEnv(ctx, io)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	runs, err := env.DB.Runs(ctx, *limit)
+	if err != nil {
+		return errorf("database", CategoryIO, "%v", err)
+	}
+	if runs == nil {
+		runs = []store.RunRecord{}
+	}
+	if *asJSON {
+		return writeJSON(io, struct {
+			Runs []store.RunRecord `json:"runs"`
+		}{runs})
+	}
+	tw := tabwriter.NewWriter(io.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STARTED\tSKILL\tSTATUS\tMS\tAGENT\tAUTHORIZED BY")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.StartedAt.Local().Format("2006-01-02 15:04:05"), sanitize(r.Skill), r.Status, r.ElapsedMs, sanitize(r.Agent), sanitize(r.AuthorizedBy))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,86 @@
+package app
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gatehouse/gatehouse/backend/bundle"
+	"github.com/gatehouse/gatehouse/backend/runner"
+	"github.com/gatehouse/gatehouse/backend/skills"
+)
+
+// fullTrustWarning is shown with every consent request: approval runs the
+// script with all of this user's permissions.
+const fullTrustWarning = "This script runs with YOUR full permissions: it can read and change your files,\n" +
+	"use the network and start programs. Gatehouse bounds its time and output and ends\n" +
+	"every process it starts, but it is not a sandbox. Approve only code you trust."
+
+// consentSummary is what the person sees before approving a run: the exact
+// skill, revision, files, runtime, workspace, limits and invocation.
+func consentSummary(s *skills.Skill, ex bundle.Execution, req runner.Request, invocation []byte) string {
+	var b strings.Builder
+	m := ex.Manifest
+	fmt.Fprintf(&b, "\nGatehouse: a script wants to run\n\n")
+	fmt.Fprintf(&b, "  skill       %s (%s)\n", sanitize(s.Name), sanitize(s.Root.Path))
+	fmt.Fprintf(&b, "  revision    %s\n", ex.Revision)
+	fmt.Fprintf(&b, "  entrypoint  %s (%s)\n", sanitize(m.Entrypoint), m.Runtime())
+	fmt.Fprintf(&b, "  files       %s\n", sanitize(strings.Join(m.Files, ", ")))
+	fmt.Fprintf(&b, "  runtime     %s %s\n", sanitize(req.Pin.Path), sanitize(req.Pin.Version))
+	fmt.Fprintf(&b, "  workspace   %s\n", sanitize(req.Workspace.Path))
+	fmt.Fprintf(&b, "  limits      timeout %d ms, output %d bytes, stderr %d bytes\n", m.TimeoutMs, m.MaxOutputBytes, runner.MaxStderrBytes)
+	fmt.Fprintf(&b, "  requested   by %s\n\n", sanitize(req.Agent))
+	fmt.Fprintf(&b, "Invocation (exact bytes, %d):\n%s\n\n", len(invocation), sanitize(string(invocation)))
+	fmt.Fprintf(&b, "%s\n\n", fullTrustWarning)
+	return b.String()
+}
+
+// askConsent prints summary on the terminal and reads one answer line;
+// only "y" or "yes" (any case) approves.
+func askConsent(tty *os.File, summary string) (bool, error) {
+	if _, err := fmt.Fprint(tty, summary+"Approve this run? [y/N] "); err != nil {
+		return false, err
+	}
+	line, err := bufio.NewReader(io.LimitReader(tty, 256)).ReadString('\n')
+	if err != nil && line == "" {
+		return false, err
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, nil
+}
+
+// sanitize makes untrusted text safe to print on a terminal: control
+// characters (escape sequences) and bidirectional overrides are shown as
+// \u escapes instead of being interpreted.
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case unicode.IsControl(r) || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) || r == 0x200E || r == 0x200F:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

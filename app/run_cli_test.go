@@ -1,0 +1,183 @@
+package app
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// buildBinary builds bin/gatehouse once for the tests that need a real
+// process with a controlling terminal.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "gatehouse")
+	cmd := exec.Command("go", "build", "-o", bin, "..")
+	cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// markerBundle writes a bundle whose script creates "ran" in its working
+// directory, so a test can see whether anything executed.
+func markerBundle(t *testing.T) string {
+	dir := filepath.Join(t.TempDir(), "marker-skill")
+	os.MkdirAll(filepath.Join(dir, "scripts"), 0o755)
+	os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: marker-skill\ndescription: Drops a marker.\n---\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "scripts", "run.mjs"), []byte(`import { writeFileSync } from 'node:fs';
+let d = ''; process.stdin.on('data', (c) => { d += c; });
+process.stdin.on('end', () => { writeFileSync('ran', d); process.stdout.write(JSON.stringify({ ok: true })); });
+`), 0o644)
+	os.WriteFile(filepath.Join(dir, "execution.json"), []byte(`{"schemaVersion":1,"entrypoint":"scripts/run.mjs","files":["scripts/run.mjs"],
+"inputSchema":{"type":"object","properties":{"note":{"type":"string"}}},"outputSchema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]},
+"timeoutMs":5000,"maxOutputBytes":1024}`), 0o644)
+	return dir
+}
+
+type ttyRun struct {
+	stdout string
+	status int
+	screen string
+}
+
+// runOnTerminal starts the binary with a pseudo-terminal as its controlling
+// terminal, answers the consent prompt with answer, and collects stdout
+// (separately from the terminal) and the exit status.
+func runOnTerminal(t *testing.T, bin string, env []string, answer string, args ...string) ttyRun {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	cmd.Stdin, cmd.Stderr = tty, tty
+	cmd.SysProcAttr = ptySysProcAttr()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	var screen strings.Builder
+	prompted := make(chan struct{})
+	go func() {
+		r := bufio.NewReader(ptmx)
+		buf := make([]byte, 4096)
+		once := false
+		for {
+			n, err := r.Read(buf)
+			screen.Write(buf[:n])
+			if !once && strings.Contains(screen.String(), "Approve this run? [y/N]") {
+				once = true
+				close(prompted)
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-prompted:
+		ptmx.Write([]byte(answer + "\n"))
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("no consent prompt; screen:\n%s", screen.String())
+	}
+	err = cmd.Wait()
+	status := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		status = ee.ExitCode()
+	}
+	return ttyRun{stdout: stdout.String(), status: status, screen: screen.String()}
+}
+
+func TestSkillRunAsksOnTheTerminal(t *testing.T) {
+	bin := buildBinary(t)
+	skill := markerBundle(t)
+	input := filepath.Join(t.TempDir(), "in.json")
+	os.WriteFile(input, []byte(`{"note":"hi"}`), 0o644)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "GATEHOUSE_DATA_DIR=" + filepath.Join(t.TempDir(), "data")}
+
+	t.Run("approve", func(t *testing.T) {
+		ws := t.TempDir()
+		r := runOnTerminal(t, bin, env, "yes", "skill", "run", skill, "--input", input, "--workspace", ws)
+		var e map[string]any
+		if err := json.Unmarshal([]byte(r.stdout), &e); err != nil || r.status != 0 || e["status"] != "succeeded" {
+			t.Fatalf("status %d stdout %s screen %s", r.status, r.stdout, r.screen)
+		}
+		for _, want := range []string{"sha256:", "scripts/run.mjs", ws, "timeout 5000 ms", `{"note":"hi"}`, "full permissions"} {
+			if !strings.Contains(r.screen, want) {
+				t.Errorf("consent summary lacks %q:\n%s", want, r.screen)
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(ws, "ran")); err != nil || string(b) != `{"note":"hi"}` {
+			t.Fatalf("script did not run in the workspace: %v", err)
+		}
+	})
+	for _, answer := range []string{"n", "", "yess", "Y es"} {
+		t.Run("deny "+answer, func(t *testing.T) {
+			ws := t.TempDir()
+			r := runOnTerminal(t, bin, env, answer, "skill", "run", skill, "--input", input, "--workspace", ws)
+			var e map[string]any
+			json.Unmarshal([]byte(r.stdout), &e)
+			if r.status == 0 || e["status"] != "refused" {
+				t.Fatalf("status %d stdout %s", r.status, r.stdout)
+			}
+			if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+				t.Fatal("a denied script ran")
+			}
+		})
+	}
+	t.Run("no terminal", func(t *testing.T) {
+		ws := t.TempDir()
+		cmd := exec.Command(bin, "skill", "run", skill, "--input", "-", "--workspace", ws)
+		cmd.Env = env
+		cmd.Stdin = strings.NewReader(`{"note":"hi"}`)
+		cmd.SysProcAttr = noTTYSysProcAttr()
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if err == nil || !strings.Contains(stderr.String(), `"code":"permission_required"`) || stdout.Len() != 0 {
+			t.Fatalf("err %v stdout %q stderr %q", err, stdout.String(), stderr.String())
+		}
+		if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+			t.Fatal("ran without consent")
+		}
+	})
+	t.Run("history has every attempt and refusal", func(t *testing.T) {
+		r := cli(t, map[string]string{"GATEHOUSE_DATA_DIR": envValue(env, "GATEHOUSE_DATA_DIR")}, "runs", "--json")
+		got := decode[struct {
+			Runs []struct{ Status, Skill, Agent string }
+		}](t, r.stdout)
+		statuses := map[string]int{}
+		for _, run := range got.Runs {
+			statuses[run.Status]++
+			if run.Skill != "marker-skill" || run.Agent != "local" {
+				t.Errorf("run %+v", run)
+			}
+		}
+		if statuses["succeeded"] != 1 || statuses["refused"] != 5 {
+			t.Fatalf("history %v", statuses)
+		}
+	})
+}
+
+func envValue(env []string, key string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
