@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,16 +70,21 @@ func runOnTerminal(t *testing.T, bin string, env []string, answer string, args .
 		t.Fatal(err)
 	}
 	tty.Close()
+	var mu sync.Mutex
 	var screen strings.Builder
-	prompted := make(chan struct{})
+	prompted, readerDone := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(readerDone)
 		r := bufio.NewReader(ptmx)
 		buf := make([]byte, 4096)
 		once := false
 		for {
 			n, err := r.Read(buf)
+			mu.Lock()
 			screen.Write(buf[:n])
-			if !once && strings.Contains(screen.String(), "Approve this run? [y/N]") {
+			seen := strings.Contains(screen.String(), "Approve this run? [y/N]")
+			mu.Unlock()
+			if !once && seen {
 				once = true
 				close(prompted)
 			}
@@ -92,9 +98,17 @@ func runOnTerminal(t *testing.T, bin string, env []string, answer string, args .
 		ptmx.Write([]byte(answer + "\n"))
 	case <-time.After(20 * time.Second):
 		cmd.Process.Kill()
+		mu.Lock()
+		defer mu.Unlock()
 		t.Fatalf("no consent prompt; screen:\n%s", screen.String())
 	}
 	err = cmd.Wait()
+	select { // the terminal reports EOF/EIO once the child is gone
+	case <-readerDone:
+	case <-time.After(5 * time.Second):
+	}
+	mu.Lock()
+	defer mu.Unlock()
 	status := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		status = ee.ExitCode()
