@@ -65,9 +65,6 @@ func runSkillRun(ctx context.Context, io IO, args []string) error {
 		return errorf("supervisor", CategoryInternal, "%v", err)
 	}
 	defer sup.Close()
-	for _, r := range artifactSweep(env, sup) {
-		fmt.Fprintf(io.Stderr, "gatehouse: swept a leftover process of a crashed run (pid %d)\n", r)
-	}
 	journal := runner.NewJournal(env.DB, func(err error) { fmt.Fprintf(io.Stderr, "gatehouse: warning: %v\n", err) })
 	rn, err := runner.New(runner.Config{Supervisor: sup, RunsDir: env.RunsDir(), Journal: journal, History: env.DB})
 	if err != nil {
@@ -122,10 +119,6 @@ func runSkillRun(ctx context.Context, io IO, args []string) error {
 	defer stop()
 	res := rn.Run(ctx, req)
 	return printEnvelope(io, res, *asJSON)
-}
-
-func artifactSweep(env *Env, sup *proctree.Supervisor) []int {
-	return proctree.SweepStale("HOME", env.RunsDir())
 }
 
 func readInvocation(io IO, input string) ([]byte, error) {

@@ -62,6 +62,12 @@ func openEnv(ctx context.Context, io IO) (*Env, error) {
 		return nil, errorf("database", CategoryIO, "%v", err)
 	}
 	e := &Env{IO: io, DataDir: dir, DB: db}
+	// A crashed instance may have left script processes and staging behind:
+	// end the processes first, then delete (never execute) the staging.
+	proctree.SweepCgroups()
+	for _, pid := range proctree.SweepStale("HOME", e.RunsDir()) {
+		fmt.Fprintf(io.Stderr, "gatehouse: ended process %d left by a crashed run\n", pid)
+	}
 	if _, err := artifact.SweepLeftovers(e.RunsDir(), proctree.Stale); err != nil {
 		fmt.Fprintf(io.Stderr, "gatehouse: warning: %v\n", err)
 	}

@@ -4,11 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -194,4 +198,125 @@ func envValue(env []string, key string) string {
 		}
 	}
 	return ""
+}
+
+// kill -9 of Gatehouse mid-run: the script dies with it (parent-death
+// signal), a detached grandchild is ended by the next start's sweep, the
+// staging is deleted unexecuted, and the history database still opens.
+func TestCrashMidRunIsCleanedUpAtNextStart(t *testing.T) {
+	bin := buildBinary(t)
+	marker := fmt.Sprintf("gatehouse-crash-%d", time.Now().UnixNano())
+	dir := filepath.Join(t.TempDir(), "crash-skill")
+	os.MkdirAll(filepath.Join(dir, "scripts"), 0o755)
+	os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: crash-skill\ndescription: Leaves a grandchild and hangs.\n---\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "scripts", "run.mjs"), []byte(`import { spawn } from 'node:child_process';
+spawn(process.execPath, ['-e', 'setInterval(()=>{},1000)', '`+marker+`'], { stdio: 'ignore', detached: true }).unref();
+setInterval(() => {}, 1000);
+`), 0o644)
+	os.WriteFile(filepath.Join(dir, "execution.json"), []byte(`{"schemaVersion":1,"entrypoint":"scripts/run.mjs","files":["scripts/run.mjs"],
+"inputSchema":{"type":"object","properties":{}},"outputSchema":{"type":"null"},"timeoutMs":120000,"maxOutputBytes":16}`), 0o644)
+	data := filepath.Join(t.TempDir(), "data")
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "GATEHOUSE_DATA_DIR=" + data}
+
+	cmd := exec.Command(bin, "skill", "run", dir, "--input", "-", "--workspace", t.TempDir())
+	cmd.Env = env
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader("{}"), io.Discard, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
+	cmd.ExtraFiles = []*os.File{tty}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	waitForPrompt(t, ptmx)
+	go io.Copy(io.Discard, ptmx)
+	ptmx.Write([]byte("y\n"))
+	deadline := time.Now().Add(15 * time.Second)
+	for len(processesWith(marker)) == 0 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the script never started its grandchild")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	rootNode := processesWith(filepath.Join("bundle", "scripts", "run.mjs"))
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	for _, pid := range rootNode {
+		waitGone(t, pid)
+	}
+	if len(processesWith(marker)) == 0 {
+		t.Fatal("fixture: the detached grandchild should outlive the crash until the next start")
+	}
+	runs, _ := os.ReadDir(filepath.Join(data, "runs"))
+	if len(runs) == 0 {
+		t.Fatal("fixture: the crash should leave staging behind")
+	}
+
+	next := exec.Command(bin, "runs", "--json")
+	next.Env = env
+	out, err := next.Output()
+	if err != nil {
+		t.Fatalf("next start: %v", err)
+	}
+	if left := processesWith(marker); len(left) > 0 {
+		t.Fatalf("the next start did not end the leftover: %v", left)
+	}
+	if runs, _ := os.ReadDir(filepath.Join(data, "runs")); len(runs) != 0 {
+		t.Fatalf("staging left after the next start: %d entries", len(runs))
+	}
+	if !json.Valid(out) {
+		t.Fatalf("history unreadable after the crash: %s", out)
+	}
+}
+
+// waitForPrompt reads the terminal until the consent prompt appears.
+func waitForPrompt(t *testing.T, ptmx *os.File) {
+	t.Helper()
+	ptmx.SetReadDeadline(time.Now().Add(20 * time.Second))
+	defer ptmx.SetReadDeadline(time.Time{})
+	var screen []byte
+	buf := make([]byte, 4096)
+	for !bytes.Contains(screen, []byte("Approve this run? [y/N]")) {
+		n, err := ptmx.Read(buf)
+		screen = append(screen, buf[:n]...)
+		if err != nil {
+			t.Fatalf("no consent prompt (%v):\n%s", err, screen)
+		}
+	}
+}
+
+// processesWith lists live pids whose command line contains s.
+func processesWith(s string) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		st, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err == nil && strings.Contains(string(b), s) && !strings.Contains(string(st), ") Z ") {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(st), ") Z ") {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("process %d outlived Gatehouse (no parent-death signal?)", pid)
 }

@@ -162,8 +162,17 @@ func (c *cgroup) remove() error {
 	return os.Remove(c.path)
 }
 
-// sweepCgroups kills and removes the per-tree cgroups left by instances that
-// are no longer running.
+// SweepCgroups kills and removes the per-tree cgroups that instances which
+// are no longer running left behind, where this machine gives Gatehouse a
+// writable cgroup v2. It returns the names it removed.
+func SweepCgroups() []string {
+	parent, err := findCgroupParent()
+	if err != nil {
+		return nil
+	}
+	return sweepCgroups(parent)
+}
+
 func sweepCgroups(parent string) (swept []string) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
