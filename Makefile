@@ -60,7 +60,7 @@ fuzz: deps
 ## bench: benchmarks reported side by side with their baselines
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./backend/artifact
-	$(GO) test -run '^$$' -bench 'CheckedRun|BareNode' -benchtime 60x -count 4 ./backend/runner
+	$(GO) test -run '^$$' -bench 'CheckedVsBare' -benchtime 100x -count 3 ./backend/runner
 	PHASES=1 $(GO) test -count=1 -run PhaseTimes -v ./backend/runner | grep -E 'phase_test|ok'
 	GATEHOUSE_SOAK=1 $(GO) test -count=1 -run NoLeaks -v ./backend/runner | grep -E 'attempts|ok|FAIL' 
 

@@ -47,6 +47,8 @@ type Supervisor struct {
 	stop      chan struct{}
 	done      chan struct{}
 	closed    bool
+
+	background sync.WaitGroup // asynchronous cgroup removals
 }
 
 // NewSupervisor makes this process a child subreaper, finds a writable
@@ -116,6 +118,7 @@ func (s *Supervisor) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	s.background.Wait()
 	signal.Stop(s.sigs)
 	close(s.stop)
 	<-s.done

@@ -105,8 +105,11 @@ func (t *Tree) Members() []int {
 			}
 		}
 	}
-	for pid := range stats {
-		if !set[pid] && hasEnv(pid, t.marker) {
+	// Only processes started after the root can belong to the tree, so only
+	// their environments are read (the expensive part of a scan).
+	rootStart := t.known[t.pid]
+	for pid, st := range stats {
+		if !set[pid] && st.startTime >= rootStart && hasEnv(pid, t.marker) {
 			add(pid)
 		}
 	}
@@ -141,6 +144,12 @@ func (t *Tree) Terminate(grace time.Duration) Cleanup {
 		c.Mechanism = "subreaper"
 	}
 	members := t.Members()
+	if len(members) == 0 && (t.cg == nil || t.cg.waitEmpty(time.Now())) {
+		// Already gone: this scan (and an empty cgroup) is the verification.
+		c.Verified = true
+		t.releaseCgroupAsync()
+		return c
+	}
 	if len(members) > 0 {
 		c.Signalled = len(members)
 		t.signal(members, syscall.SIGTERM)
@@ -170,9 +179,25 @@ func (t *Tree) Terminate(grace time.Duration) Cleanup {
 	c.Verified = len(members) == 0
 	c.Remaining = members
 	if c.Verified {
-		t.releaseCgroup()
+		t.releaseCgroupAsync()
 	}
 	return c
+}
+
+// releaseCgroupAsync removes the verified-empty cgroup in the background:
+// cgroup removal waits for the kernel's RCU grace period (milliseconds),
+// which need not delay the caller. The supervisor's Close waits for it.
+func (t *Tree) releaseCgroupAsync() {
+	if t.cg == nil {
+		return
+	}
+	cg := t.cg
+	t.cg = nil
+	t.sup.background.Add(1)
+	go func() {
+		defer t.sup.background.Done()
+		cg.remove()
+	}()
 }
 
 func (t *Tree) signal(pids []int, sig syscall.Signal) {
