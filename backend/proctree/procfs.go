@@ -75,21 +75,26 @@ func live(st procStat) bool { return st.state != 'Z' && st.state != 'X' }
 // ScanMarked returns the live processes whose environment holds marker
 // ("KEY=value"), read from /proc rather than from any bookkeeping.
 func ScanMarked(marker string) []int {
-	pids, _ := allPids()
 	var out []int
+	eachLive(func(pid int, _ procStat) {
+		if hasEnv(pid, marker) {
+			out = append(out, pid)
+		}
+	})
+	return out
+}
+
+// eachLive calls fn for every live process other than this one.
+func eachLive(fn func(pid int, st procStat)) {
+	pids, _ := allPids()
 	for _, pid := range pids {
 		if pid == os.Getpid() {
 			continue
 		}
-		st, err := readStat(pid)
-		if err != nil || !live(st) {
-			continue
-		}
-		if hasEnv(pid, marker) {
-			out = append(out, pid)
+		if st, err := readStat(pid); err == nil && live(st) {
+			fn(pid, st)
 		}
 	}
-	return out
 }
 
 // SweepStale kills every live process whose environment variable key
@@ -99,19 +104,11 @@ func ScanMarked(marker string) []int {
 // them. It returns the pids it killed.
 func SweepStale(key, dir string) []int {
 	prefix := key + "=" + strings.TrimSuffix(dir, "/") + "/"
-	pids, _ := allPids()
 	var killed []int
-	for _, pid := range pids {
-		if pid == os.Getpid() {
-			continue
-		}
-		st, err := readStat(pid)
-		if err != nil || !live(st) {
-			continue
-		}
+	eachLive(func(pid int, _ procStat) {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 		if err != nil {
-			continue
+			return
 		}
 		for _, kv := range bytes.Split(b, []byte{0}) {
 			rest, ok := strings.CutPrefix(string(kv), prefix)
@@ -125,6 +122,6 @@ func SweepStale(key, dir string) []int {
 			}
 			break
 		}
-	}
+	})
 	return killed
 }

@@ -20,14 +20,19 @@ func BenchmarkCheckedRun(b *testing.B) {
 	req := request(b, ex, `{"n":1}`)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		snap, err := artifact.Capture(dir, ex.Manifest.Files)
-		if err != nil {
-			b.Fatal(err)
-		}
-		req.Snapshot = snap
-		if r := testRunner.Run(context.Background(), req); r.Envelope.Status != StatusSucceeded {
-			b.Fatalf("%+v", r.Envelope)
-		}
+		checkedRun(b, dir, ex.Manifest.Files, req)
+	}
+}
+
+// checkedRun captures the bundle afresh and runs it once, checked.
+func checkedRun(b *testing.B, dir string, files []string, req Request) {
+	snap, err := artifact.Capture(dir, files)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Snapshot = snap
+	if r := testRunner.Run(context.Background(), req); r.Envelope.Status != StatusSucceeded {
+		b.Fatalf("%+v", r.Envelope)
 	}
 }
 
@@ -46,14 +51,7 @@ func BenchmarkCheckedVsBare(b *testing.B) {
 		t1 := time.Now()
 		cleanup()
 		t1b := time.Now()
-		snap, err := artifact.Capture(dir, ex.Manifest.Files)
-		if err != nil {
-			b.Fatal(err)
-		}
-		req.Snapshot = snap
-		if r := testRunner.Run(context.Background(), req); r.Envelope.Status != StatusSucceeded {
-			b.Fatalf("%+v", r.Envelope)
-		}
+		checkedRun(b, dir, ex.Manifest.Files, req)
 		tBare += t1.Sub(t0)
 		tChecked += time.Since(t1b)
 	}
