@@ -53,6 +53,15 @@ CREATE TABLE run_events (
 	event      TEXT NOT NULL CHECK (json_valid(event))
 ) STRICT;
 CREATE INDEX run_events_by_attempt ON run_events (attempt_id, seq);`},
+		{Version: 3, Name: "agents", SQL: `
+CREATE TABLE agents (
+	id                 TEXT PRIMARY KEY,
+	name               TEXT NOT NULL UNIQUE,
+	token_hash         TEXT NOT NULL UNIQUE,
+	can_execute_skills INTEGER NOT NULL CHECK (can_execute_skills IN (0, 1)),
+	disabled           INTEGER NOT NULL DEFAULT 0 CHECK (disabled IN (0, 1)),
+	created_at         TEXT NOT NULL
+) STRICT;`},
 	}
 }
 
