@@ -1,0 +1,119 @@
+// Package consent holds run-scoped, one-use consent: live runs, the
+// proposals they raise, their human decisions and their single
+// consumption, plus approved workflow plans. Everything lives in memory;
+// a new process recovers nothing, so no grant outlives the process that
+// issued it.
+package consent
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Limits of the consent model.
+const (
+	Window             = 5 * time.Minute
+	MaxProposalsPerRun = 64
+	MaxPlanSteps       = 16
+)
+
+// State is a proposal's state. Pending and Approved are live; every other
+// state is terminal.
+type State string
+
+// The states.
+const (
+	Pending        State = "pending"
+	Approved       State = "approved"
+	Denied         State = "denied"
+	Consumed       State = "consumed"
+	Expired        State = "expired"
+	Stale          State = "stale"
+	BindingChanged State = "binding_changed"
+	PolicyRefused  State = "policy_refused"
+	Cancelled      State = "cancelled"
+)
+
+// Terminal reports whether no further transition is possible.
+func (s State) Terminal() bool { return s != Pending && s != Approved }
+
+// Error is a refused consent operation with a stable code.
+type Error struct {
+	Code string
+	Msg  string
+}
+
+func (e *Error) Error() string { return "consent: " + e.Code + ": " + e.Msg }
+
+func refuse(code, format string, args ...any) *Error {
+	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Code returns err's stable code, or "" when err is not a consent error.
+func Code(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+// Workspace identifies a resolved workspace.
+type Workspace struct {
+	Path string `json:"path"`
+	Dev  uint64 `json:"dev"`
+	Ino  uint64 `json:"ino"`
+}
+
+// Runtime identifies the pinned Node runtime.
+type Runtime struct {
+	Path    string `json:"path"`
+	Version string `json:"version"`
+	SHA256  string `json:"sha256"`
+}
+
+// Binding is everything a consent is for. Any difference at consumption
+// time is a changed binding, and the consent is void.
+type Binding struct {
+	AgentID          string    `json:"agentId"`
+	RunID            string    `json:"runId"`
+	Skill            string    `json:"skill"`
+	Workspace        Workspace `json:"workspace"`
+	Revision         string    `json:"revision"`
+	InvocationDigest string    `json:"invocationDigest"`
+	Runtime          Runtime   `json:"runtime"`
+	TimeoutMs        int       `json:"timeoutMs"`
+	MaxOutputBytes   int       `json:"maxOutputBytes"`
+}
+
+// Digest is the SHA-256 of the exact invocation bytes, the only form in
+// which consent remembers them.
+func Digest(invocation []byte) string {
+	sum := sha256.Sum256(invocation)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Clock gives wall time for display and a monotonic reading for windows.
+// Wall-clock changes never move the monotonic reading.
+type Clock interface {
+	Wall() time.Time
+	Mono() time.Duration
+}
+
+type systemClock struct{ start time.Time }
+
+// SystemClock returns the real clock (monotonic readings from time.Since).
+func SystemClock() Clock { return systemClock{start: time.Now()} }
+
+func (c systemClock) Wall() time.Time     { return time.Now() }
+func (c systemClock) Mono() time.Duration { return time.Since(c.start) }
+
+func newID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,282 @@
+package consent
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Proposal is a copy of one proposal's public state.
+type Proposal struct {
+	ID        string    `json:"id"`
+	RunID     string    `json:"runId"`
+	Binding   Binding   `json:"binding"`
+	State     State     `json:"state"`
+	CreatedAt time.Time `json:"createdAt"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// Event reports a proposal's change to subscribers (the UI).
+type Event struct {
+	Type     string   `json:"type"` // raised, or the new state
+	Proposal Proposal `json:"proposal"`
+}
+
+type proposal struct {
+	Proposal
+	createdMono time.Duration
+	done        chan struct{} // closed when the proposal leaves Pending
+}
+
+type run struct {
+	id, agentID string
+	ended       bool
+	proposals   []*proposal
+	plan        *plan
+}
+
+// Manager is the in-memory consent state of one process. It is safe for
+// concurrent use; every transition happens under one lock, so two
+// consumers of one grant cannot both win.
+type Manager struct {
+	clock Clock
+
+	mu    sync.Mutex
+	runs  map[string]*run
+	props map[string]*proposal
+	subs  map[chan Event]struct{}
+}
+
+// NewManager returns an empty Manager using clock (SystemClock in
+// production, a fake in tests).
+func NewManager(clock Clock) *Manager {
+	return &Manager{clock: clock, runs: map[string]*run{}, props: map[string]*proposal{}, subs: map[chan Event]struct{}{}}
+}
+
+// Subscribe returns future events and a function ending the subscription.
+// A subscriber that falls behind loses events; it never blocks consent.
+func (m *Manager) Subscribe(buffer int) (<-chan Event, func()) {
+	ch := make(chan Event, buffer)
+	m.mu.Lock()
+	m.subs[ch] = struct{}{}
+	m.mu.Unlock()
+	return ch, func() {
+		m.mu.Lock()
+		if _, ok := m.subs[ch]; ok {
+			delete(m.subs, ch)
+			close(ch)
+		}
+		m.mu.Unlock()
+	}
+}
+
+// publish must be called with m.mu held.
+func (m *Manager) publish(typ string, p *proposal) {
+	e := Event{Type: typ, Proposal: p.Proposal}
+	for ch := range m.subs {
+		select {
+		case ch <- e:
+		default:
+		}
+	}
+}
+
+// StartRun opens a run for agentID and returns its id.
+func (m *Manager) StartRun(agentID string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	id := newID()
+	m.runs[id] = &run{id: id, agentID: agentID}
+	return id
+}
+
+// EndRun completes or aborts a run: every pending or approved proposal of
+// it is cancelled, and its plan with them.
+func (m *Manager) EndRun(runID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.runs[runID]
+	if !ok {
+		return refuse("unknown_run", "no live run %s", runID)
+	}
+	r.ended = true
+	for _, p := range r.proposals {
+		m.expireLocked(p)
+		if !p.State.Terminal() {
+			m.setLocked(p, Cancelled)
+		}
+	}
+	r.plan = nil
+	delete(m.runs, runID)
+	for _, p := range r.proposals {
+		delete(m.props, p.ID)
+	}
+	return nil
+}
+
+// setLocked moves p to s and wakes its waiters. m.mu must be held.
+func (m *Manager) setLocked(p *proposal, s State) {
+	wasPending := p.State == Pending
+	p.State = s
+	if wasPending {
+		close(p.done)
+	}
+	m.publish(string(s), p)
+}
+
+// expireLocked turns a live proposal whose window has passed into Expired.
+func (m *Manager) expireLocked(p *proposal) {
+	if !p.State.Terminal() && m.clock.Mono()-p.createdMono >= Window {
+		m.setLocked(p, Expired)
+	}
+}
+
+// Propose raises a pending proposal for b in b's run. Pending or approved
+// proposals of the same run for the same skill become stale. A run keeps
+// at most MaxProposalsPerRun proposals; the next one is refused.
+func (m *Manager) Propose(b Binding) (Proposal, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.runs[b.RunID]
+	if !ok || r.ended {
+		return Proposal{}, refuse("unknown_run", "no live run %s", b.RunID)
+	}
+	if r.agentID != b.AgentID {
+		return Proposal{}, refuse("wrong_agent", "run %s belongs to another agent", b.RunID)
+	}
+	if len(r.proposals) >= MaxProposalsPerRun {
+		return Proposal{}, refuse("too_many_proposals", "run %s already has %d proposals", b.RunID, MaxProposalsPerRun)
+	}
+	for _, old := range r.proposals {
+		m.expireLocked(old)
+		if !old.State.Terminal() && old.Binding.Skill == b.Skill {
+			m.setLocked(old, Stale)
+		}
+	}
+	wall := m.clock.Wall()
+	p := &proposal{
+		Proposal:    Proposal{ID: newID(), RunID: b.RunID, Binding: b, State: Pending, CreatedAt: wall, ExpiresAt: wall.Add(Window)},
+		createdMono: m.clock.Mono(), done: make(chan struct{}),
+	}
+	r.proposals = append(r.proposals, p)
+	m.props[p.ID] = p
+	m.publish("raised", p)
+	return p.Proposal, nil
+}
+
+// Get returns a proposal's current state.
+func (m *Manager) Get(id string) (Proposal, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.props[id]
+	if !ok {
+		return Proposal{}, false
+	}
+	m.expireLocked(p)
+	return p.Proposal, true
+}
+
+// Pending lists the proposals waiting for a decision, oldest first.
+func (m *Manager) Pending() []Proposal {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Proposal
+	for _, p := range m.props {
+		m.expireLocked(p)
+		if p.State == Pending {
+			out = append(out, p.Proposal)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
+	return out
+}
+
+// Decide records the person's decision on a pending proposal. A second
+// decision, whether the same or the opposite, is an error and changes
+// nothing; so is deciding an expired, stale or cancelled proposal.
+func (m *Manager) Decide(id string, approve bool) (Proposal, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.props[id]
+	if !ok {
+		return Proposal{}, refuse("unknown_proposal", "no proposal %s", id)
+	}
+	m.expireLocked(p)
+	if p.State != Pending {
+		code := "already_decided"
+		if p.State.Terminal() && p.State != Denied && p.State != Consumed {
+			code = string(p.State)
+		}
+		return p.Proposal, refuse(code, "proposal is %s; only a pending proposal can be decided", p.State)
+	}
+	if approve {
+		m.setLocked(p, Approved)
+	} else {
+		m.setLocked(p, Denied)
+	}
+	return p.Proposal, nil
+}
+
+// Wait blocks until the proposal leaves Pending (a decision, expiry,
+// replacement or cancellation) or ctx ends, and returns its state.
+func (m *Manager) Wait(ctx context.Context, id string) (Proposal, error) {
+	m.mu.Lock()
+	p, ok := m.props[id]
+	if !ok {
+		m.mu.Unlock()
+		return Proposal{}, refuse("unknown_proposal", "no proposal %s", id)
+	}
+	m.expireLocked(p)
+	remaining := Window - (m.clock.Mono() - p.createdMono)
+	done := p.done
+	m.mu.Unlock()
+	timer := time.NewTimer(max(remaining, 0))
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+	case <-ctx.Done():
+		return Proposal{}, ctx.Err()
+	}
+	got, _ := m.Get(id)
+	return got, nil
+}
+
+// Consume spends an approved proposal for exactly the binding b, once.
+// Under concurrency exactly one caller wins. A binding that differs in any
+// field voids the proposal (binding_changed).
+func (m *Manager) Consume(id string, b Binding) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.props[id]
+	if !ok {
+		return refuse("unknown_proposal", "no proposal %s", id)
+	}
+	m.expireLocked(p)
+	switch p.State {
+	case Approved:
+	case Consumed:
+		return refuse("already_consumed", "this consent was already used")
+	case Pending:
+		return refuse("not_approved", "the proposal has not been approved")
+	default:
+		return refuse(string(p.State), "the proposal is %s", p.State)
+	}
+	if p.Binding != b {
+		m.setLocked(p, BindingChanged)
+		return refuse("binding_changed", "what would run differs from what was approved")
+	}
+	m.setLocked(p, Consumed)
+	return nil
+}
+
+// RefuseByPolicy ends a live proposal because the policy, re-read before
+// launch, no longer allows it.
+func (m *Manager) RefuseByPolicy(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p, ok := m.props[id]; ok && !p.State.Terminal() {
+		m.setLocked(p, PolicyRefused)
+	}
+}

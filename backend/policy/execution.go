@@ -1,0 +1,280 @@
+// Package policy holds the person's standing decisions: the skill
+// execution policy (mode, safe mode, trusted revision scopes with
+// server-issued receipts) and the process-capture operator policy. Only
+// the local user changes them, through the app's settings surfaces; no
+// agent-facing path reaches this package's writers.
+package policy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gatehouse/gatehouse/backend/store"
+)
+
+// Where the execution policy is stored.
+const (
+	Namespace    = "app-settings"
+	ExecutionKey = "skill_execution_policy"
+)
+
+// Mode is the execution policy mode.
+type Mode string
+
+// The modes.
+const (
+	ModeAsk      Mode = "ask"
+	ModeBlocked  Mode = "blocked"
+	ModeWorkflow Mode = "workflow"
+	ModeTrusted  Mode = "trusted_revisions"
+)
+
+// Bounds of the execution policy.
+const (
+	MaxScopes        = 64
+	minTimeoutMs     = 1000
+	maxTimeoutMs     = 120000
+	minOutputBytes   = 1
+	maxOutputBytes   = 262144
+	maxAgentIDLength = 128
+)
+
+// Scope is one trusted revision scope. ReceiptID and ApprovedAt are issued
+// by the server when the scope is saved in trusted_revisions mode; nil
+// marks an unapproved draft.
+type Scope struct {
+	Revision              string     `json:"revision"`
+	AgentID               string     `json:"agentId"`
+	Workspace             string     `json:"workspace"`
+	TimeoutMsCeiling      int        `json:"timeoutMsCeiling"`
+	MaxOutputBytesCeiling int        `json:"maxOutputBytesCeiling"`
+	ReceiptID             *string    `json:"receiptId"`
+	ApprovedAt            *time.Time `json:"approvedAt"`
+}
+
+// key is what makes two scopes "the same": every field except the receipt.
+func (s Scope) key() string {
+	return fmt.Sprintf("%s\x00%s\x00%s\x00%d\x00%d", s.Revision, s.AgentID, s.Workspace, s.TimeoutMsCeiling, s.MaxOutputBytesCeiling)
+}
+
+// Approved reports whether the scope carries a receipt.
+func (s Scope) Approved() bool { return s.ReceiptID != nil && s.ApprovedAt != nil }
+
+// Execution is the skill execution policy.
+type Execution struct {
+	Mode     Mode    `json:"mode"`
+	SafeMode bool    `json:"safeMode"`
+	Trusted  []Scope `json:"trusted"`
+}
+
+// DefaultExecution is the policy before the person changes anything.
+func DefaultExecution() Execution { return Execution{Mode: ModeAsk, Trusted: []Scope{}} }
+
+// FieldError is one reason a submitted policy was rejected.
+type FieldError struct {
+	Code    string `json:"code"`
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// ValidationError rejects a whole submission; nothing was stored.
+type ValidationError struct{ Fields []FieldError }
+
+func (e *ValidationError) Error() string {
+	if len(e.Fields) == 0 {
+		return "policy: invalid"
+	}
+	f := e.Fields[0]
+	more := ""
+	if len(e.Fields) > 1 {
+		more = fmt.Sprintf(" (and %d more)", len(e.Fields)-1)
+	}
+	return fmt.Sprintf("policy: %s at %s: %s%s", f.Code, f.Path, f.Message, more)
+}
+
+var revisionPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
+// ParseExecution strictly decodes a submitted policy. Unknown fields,
+// wrong types, unknown modes, bad revisions, relative or unclean
+// workspaces, out-of-range ceilings, duplicate scopes and more than
+// MaxScopes scopes are errors. Submitted receiptId/approvedAt values are
+// accepted syntactically and then discarded: only the server mints them.
+func ParseExecution(data []byte) (Execution, error) {
+	var raw struct {
+		Mode     *Mode             `json:"mode"`
+		SafeMode *bool             `json:"safeMode"`
+		Trusted  []json.RawMessage `json:"trusted"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return Execution{}, &ValidationError{[]FieldError{{Code: "invalid_json", Path: "$", Message: err.Error()}}}
+	}
+	if dec.More() {
+		return Execution{}, &ValidationError{[]FieldError{{Code: "trailing_data", Path: "$", Message: "more than one JSON value"}}}
+	}
+	var errs []FieldError
+	add := func(code, path, format string, args ...any) {
+		errs = append(errs, FieldError{Code: code, Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+	p := DefaultExecution()
+	switch {
+	case raw.Mode == nil:
+		add("missing_field", "$.mode", "mode is required")
+	case *raw.Mode == ModeAsk || *raw.Mode == ModeBlocked || *raw.Mode == ModeWorkflow || *raw.Mode == ModeTrusted:
+		p.Mode = *raw.Mode
+	default:
+		add("invalid_mode", "$.mode", "mode must be ask, blocked, workflow or trusted_revisions, got %q", *raw.Mode)
+	}
+	if raw.SafeMode == nil {
+		add("missing_field", "$.safeMode", "safeMode is required")
+	} else {
+		p.SafeMode = *raw.SafeMode
+	}
+	if len(raw.Trusted) > MaxScopes {
+		add("too_many_scopes", "$.trusted", "at most %d trusted scopes, got %d", MaxScopes, len(raw.Trusted))
+	}
+	seen := map[string]int{}
+	for i, r := range raw.Trusted {
+		path := fmt.Sprintf("$.trusted[%d]", i)
+		var s Scope
+		d := json.NewDecoder(bytes.NewReader(r))
+		d.DisallowUnknownFields()
+		if err := d.Decode(&s); err != nil {
+			add("invalid_scope", path, "%v", err)
+			continue
+		}
+		before := len(errs)
+		if !revisionPattern.MatchString(s.Revision) {
+			add("invalid_revision", path+".revision", "revision must be sha256: followed by 64 lowercase hex digits")
+		}
+		if s.AgentID == "" || len(s.AgentID) > maxAgentIDLength {
+			add("invalid_agent", path+".agentId", "agentId must be 1-%d characters", maxAgentIDLength)
+		}
+		if !filepath.IsAbs(s.Workspace) || filepath.Clean(s.Workspace) != s.Workspace {
+			add("invalid_workspace", path+".workspace", "workspace must be an absolute, clean path")
+		}
+		if s.TimeoutMsCeiling < minTimeoutMs || s.TimeoutMsCeiling > maxTimeoutMs {
+			add("out_of_range", path+".timeoutMsCeiling", "must be %d-%d", minTimeoutMs, maxTimeoutMs)
+		}
+		if s.MaxOutputBytesCeiling < minOutputBytes || s.MaxOutputBytesCeiling > maxOutputBytes {
+			add("out_of_range", path+".maxOutputBytesCeiling", "must be %d-%d", minOutputBytes, maxOutputBytes)
+		}
+		if len(errs) > before {
+			continue
+		}
+		s.ReceiptID, s.ApprovedAt = nil, nil // callers cannot mint receipts
+		if j, dup := seen[s.key()]; dup {
+			add("duplicate_scope", path, "same scope as trusted[%d]", j)
+			continue
+		}
+		seen[s.key()] = i
+		p.Trusted = append(p.Trusted, s)
+	}
+	if len(errs) > 0 {
+		return Execution{}, &ValidationError{errs}
+	}
+	return p, nil
+}
+
+// Store reads and writes the execution policy in the settings table.
+type Store struct {
+	db  *store.DB
+	now func() time.Time
+	id  func() string
+}
+
+// NewStore returns a Store; now stamps receipts (UTC) and newID mints their
+// UUIDs (nil selects the real clock and random UUIDs).
+func NewStore(db *store.DB, now func() time.Time, newID func() string) *Store {
+	if now == nil {
+		now = time.Now
+	}
+	if newID == nil {
+		newID = func() string { return uuid.NewString() }
+	}
+	return &Store{db: db, now: now, id: newID}
+}
+
+// Get returns the stored policy, or DefaultExecution when none is stored.
+func (s *Store) Get(ctx context.Context) (Execution, error) {
+	raw, err := s.db.Get(ctx, Namespace, ExecutionKey)
+	if errors.Is(err, store.ErrNotFound) {
+		return DefaultExecution(), nil
+	}
+	if err != nil {
+		return Execution{}, err
+	}
+	var p Execution
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return Execution{}, fmt.Errorf("policy: stored value is unreadable: %w", err)
+	}
+	if p.Trusted == nil {
+		p.Trusted = []Scope{}
+	}
+	return p, nil
+}
+
+// Set validates submitted and stores it atomically, issuing receipts: a
+// scope identical to a stored one keeps its receipt; a new or changed
+// scope gets a fresh UUID and UTC time only when the policy is saved in
+// trusted_revisions mode, and stays a draft otherwise. A removed scope's
+// receipt is gone for good. On any error nothing changes.
+func (s *Store) Set(ctx context.Context, submitted []byte) (Execution, error) {
+	next, err := ParseExecution(submitted)
+	if err != nil {
+		return Execution{}, err
+	}
+	err = s.db.Update(ctx, Namespace, ExecutionKey, func(old json.RawMessage, ok bool) (json.RawMessage, error) {
+		receipts := map[string]Scope{}
+		if ok {
+			var prev Execution
+			if err := json.Unmarshal(old, &prev); err != nil {
+				return nil, fmt.Errorf("policy: stored value is unreadable: %w", err)
+			}
+			for _, sc := range prev.Trusted {
+				if sc.Approved() {
+					receipts[sc.key()] = sc
+				}
+			}
+		}
+		now := s.now().UTC().Truncate(time.Second)
+		for i, sc := range next.Trusted {
+			if prev, kept := receipts[sc.key()]; kept {
+				next.Trusted[i].ReceiptID, next.Trusted[i].ApprovedAt = prev.ReceiptID, prev.ApprovedAt
+			} else if next.Mode == ModeTrusted {
+				id, at := s.id(), now
+				next.Trusted[i].ReceiptID, next.Trusted[i].ApprovedAt = &id, &at
+			}
+		}
+		return json.Marshal(next)
+	})
+	if err != nil {
+		return Execution{}, err
+	}
+	return next, nil
+}
+
+// Match returns the approved scope that lets agentID run revision in
+// workspace with the given limits, if the policy is in trusted_revisions
+// mode and such a scope exists.
+func (p Execution) Match(revision, agentID, workspace string, timeoutMs, maxOutputBytes int) (Scope, bool) {
+	if p.Mode != ModeTrusted {
+		return Scope{}, false
+	}
+	for _, s := range p.Trusted {
+		if s.Approved() && s.Revision == revision && s.AgentID == agentID && s.Workspace == workspace &&
+			timeoutMs <= s.TimeoutMsCeiling && maxOutputBytes <= s.MaxOutputBytesCeiling {
+			return s, true
+		}
+	}
+	return Scope{}, false
+}
