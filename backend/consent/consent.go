@@ -49,6 +49,9 @@ type Error struct {
 
 func (e *Error) Error() string { return "consent: " + e.Code + ": " + e.Msg }
 
+// RefusalCode is the stable code a refused launch reports.
+func (e *Error) RefusalCode() string { return e.Code }
+
 func refuse(code, format string, args ...any) *Error {
 	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
 }

@@ -142,8 +142,8 @@ type Request struct {
 	Workspace  Workspace
 	Pin        Pin
 	// Authorize rechecks policy and consumes the consent immediately
-	// before spawn; an error refuses the attempt. Nil means the caller
-	// already consumed it in the same critical section.
+	// before spawn; an error refuses the attempt (with the error's
+	// RefusalCode() when it has one). Nil means nothing to recheck.
 	Authorize func(ctx context.Context) error
 	// OnProgress receives accepted fd 3 progress reports.
 	OnProgress func(Progress)
@@ -246,7 +246,12 @@ func (a *attempt) run(ctx context.Context) (stderr string) {
 	}
 	if req.Authorize != nil {
 		if err := req.Authorize(ctx); err != nil {
-			return a.refuse(CodeNotAuthorized, "$", err.Error())
+			code := CodeNotAuthorized
+			var rc interface{ RefusalCode() string }
+			if errors.As(err, &rc) {
+				code = rc.RefusalCode()
+			}
+			return a.refuse(code, "$", err.Error())
 		}
 	}
 	if err := a.r.checkRuntime(ctx, req.Pin); err != nil {
