@@ -15,7 +15,9 @@ FUZZ_TARGETS := \
 	./backend/bundle:FuzzValidateInvocation \
 	./backend/bundle:FuzzValidateResult \
 	./backend/bundle:FuzzScanImports \
-	./backend/skills:FuzzParseFrontmatter
+	./backend/skills:FuzzParseFrontmatter \
+	./backend/policy:FuzzParseExecution \
+	./backend/policy:FuzzParseCaptureSettings
 
 .PHONY: all build run test vet gotest nodetest fuzz bench deps clean
 

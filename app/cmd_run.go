@@ -2,16 +2,17 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	iopkg "io"
 	"os"
 	"os/signal"
 	"strings"
-	"sync/atomic"
 	"syscall"
 
+	"github.com/gatehouse/gatehouse/backend/agents"
 	"github.com/gatehouse/gatehouse/backend/bundle"
+	"github.com/gatehouse/gatehouse/backend/consent"
+	"github.com/gatehouse/gatehouse/backend/policy"
 	"github.com/gatehouse/gatehouse/backend/proctree"
 	"github.com/gatehouse/gatehouse/backend/runner"
 	"github.com/gatehouse/gatehouse/backend/skills"
@@ -71,53 +72,29 @@ func runSkillRun(ctx context.Context, io IO, args []string) error {
 		return errorf("runner", CategoryInternal, "%v", err)
 	}
 	defer rn.Close()
-	req := runner.Request{RunID: runner.NewRunID(), Skill: s.Name, Agent: "local", AuthorizedBy: "person at the terminal",
-		Snapshot: ex.Snapshot, Manifest: ex.Manifest, Invocation: invocation, Workspace: ws}
+	mgr := consent.NewManager(consent.SystemClock())
+	pipeline := &consent.Pipeline{Policy: policy.NewStore(env.DB, nil, nil), Agents: agents.New(env.DB, nil), Consent: mgr, Runner: rn}
+	runID := mgr.StartRun(agents.LocalID)
+	defer mgr.EndRun(runID)
+	req := &consent.Request{AgentID: agents.LocalID, RunID: runID, Skill: s.Name, Execution: ex, Invocation: invocation, Workspace: ws}
 	if env.Pin != nil {
 		req.Pin = *env.Pin
 	}
-	if !ex.Available {
-		issues := ex.Issues
-		if len(issues) == 0 {
-			issues = []bundle.Issue{{Code: runner.CodeUnavailable, Path: "$", Message: "this skill has no runnable script (" + ex.Reason + ")"}}
-		}
-		res := rn.Refuse(ctx, req, issues)
-		return printEnvelope(io, res, *asJSON)
-	}
-	if _, is := validateInvocation(ex.Manifest, invocation); len(is) > 0 {
-		res := rn.Refuse(ctx, req, prefixCodes(runner.CodeInvalidInput+":", is))
-		return printEnvelope(io, res, *asJSON)
-	}
-
-	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
-	if err != nil {
-		rn.Refuse(ctx, req, []bundle.Issue{{Code: "permission_required", Path: "$", Message: "no terminal to ask for consent"}})
-		return errorf("permission_required", "permission", "this run needs your approval on a terminal, and there is none (%v); nothing was run", err)
-	}
-	defer tty.Close()
-	approved, err := askConsent(tty, consentSummary(s, ex, req, invocation))
-	if err != nil || !approved {
-		reason := "you did not approve the run"
-		if err != nil {
-			reason = "could not read your answer: " + err.Error()
-		}
-		res := rn.Refuse(ctx, req, []bundle.Issue{{Code: "denied", Path: "$", Message: reason}})
-		return printEnvelope(io, res, *asJSON)
-	}
-	// The approval is good for exactly one launch.
-	var consumed atomic.Bool
-	req.Authorize = func(context.Context) error {
-		if !consumed.CompareAndSwap(false, true) {
-			return errors.New("this approval was already used")
-		}
-		return nil
+	// The person at this terminal decides, when the policy asks for a
+	// decision; without a terminal only a trusted scope can authorize.
+	if tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
+		defer tty.Close()
+		req.Asker = &terminalAsker{tty: tty, mgr: mgr, skill: s}
 	}
 	if !*asJSON && isTerminal(io.Stderr) {
 		req.OnProgress = func(p runner.Progress) { fmt.Fprint(io.Stderr, progressLine(p)) }
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res := rn.Run(ctx, req)
+	res := pipeline.Execute(ctx, req)
+	if e := res.Envelope; e.Status == runner.StatusRefused && len(e.Errors) > 0 && e.Errors[0].Code == consent.CodePermissionRequired && req.Asker == nil {
+		return errorf("permission_required", "permission", "this run needs your approval on a terminal, and there is none; nothing was run")
+	}
 	return printEnvelope(io, res, *asJSON)
 }
 
@@ -139,23 +116,6 @@ func readInvocation(io IO, input string) ([]byte, error) {
 		return nil, errorf("input", CategoryIO, "%v", err)
 	}
 	return b, nil
-}
-
-func validateInvocation(m *bundle.Manifest, data []byte) (*bundle.Value, []bundle.Issue) {
-	s, is := bundle.CompileSchema(m.InputSchema, true)
-	if len(is) > 0 {
-		return nil, is
-	}
-	return bundle.ValidateInvocation(s, data)
-}
-
-func prefixCodes(prefix string, is []bundle.Issue) []bundle.Issue {
-	out := make([]bundle.Issue, len(is))
-	for i, x := range is {
-		x.Code = prefix + x.Code
-		out[i] = x
-	}
-	return out
 }
 
 // printEnvelope writes the envelope to stdout and the script's

@@ -2,6 +2,7 @@ package app
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gatehouse/gatehouse/backend/bundle"
+	"github.com/gatehouse/gatehouse/backend/consent"
 	"github.com/gatehouse/gatehouse/backend/runner"
 	"github.com/gatehouse/gatehouse/backend/skills"
 )
@@ -21,10 +22,32 @@ const fullTrustWarning = "This script runs with YOUR full permissions: it can re
 	"use the network and start programs. Gatehouse bounds its time and output and ends\n" +
 	"every process it starts, but it is not a sandbox. Approve only code you trust."
 
+// terminalAsker is the consent dialog of the command line: it shows the
+// proposal on the controlling terminal and records the answer.
+type terminalAsker struct {
+	tty   *os.File
+	mgr   *consent.Manager
+	skill *skills.Skill
+}
+
+// Ask implements consent.Asker.
+func (a *terminalAsker) Ask(ctx context.Context, p consent.Proposal, r *consent.Request) error {
+	summary := consentSummary(a.skill, r, p)
+	approved, err := askConsent(a.tty, summary)
+	if err != nil {
+		return err
+	}
+	if _, err := a.mgr.Decide(p.ID, approved); err != nil && consent.Code(err) != "expired" {
+		return err
+	}
+	return nil
+}
+
 // consentSummary is what the person sees before approving a run: the exact
 // skill, revision, files, runtime, workspace, limits and invocation.
-func consentSummary(s *skills.Skill, ex bundle.Execution, req runner.Request, invocation []byte) string {
+func consentSummary(s *skills.Skill, req *consent.Request, p consent.Proposal) string {
 	var b strings.Builder
+	ex, invocation := req.Execution, req.Invocation
 	m := ex.Manifest
 	fmt.Fprintf(&b, "\nGatehouse: a script wants to run\n\n")
 	fmt.Fprintf(&b, "  skill       %s (%s)\n", sanitize(s.Name), sanitize(s.Root.Path))
@@ -34,7 +57,8 @@ func consentSummary(s *skills.Skill, ex bundle.Execution, req runner.Request, in
 	fmt.Fprintf(&b, "  runtime     %s %s\n", sanitize(req.Pin.Path), sanitize(req.Pin.Version))
 	fmt.Fprintf(&b, "  workspace   %s\n", sanitize(req.Workspace.Path))
 	fmt.Fprintf(&b, "  limits      timeout %d ms, output %d bytes, stderr %d bytes\n", m.TimeoutMs, m.MaxOutputBytes, runner.MaxStderrBytes)
-	fmt.Fprintf(&b, "  requested   by %s\n\n", sanitize(req.Agent))
+	fmt.Fprintf(&b, "  requested   by %s (run %s)\n", sanitize(req.AgentID), req.RunID)
+	fmt.Fprintf(&b, "  expires     %s (this approval is good for one launch)\n\n", p.ExpiresAt.Local().Format("15:04:05"))
 	fmt.Fprintf(&b, "Invocation (exact bytes, %d):\n%s\n\n", len(invocation), sanitize(string(invocation)))
 	fmt.Fprintf(&b, "%s\n\n", fullTrustWarning)
 	return b.String()

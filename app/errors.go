@@ -27,6 +27,9 @@ type CLIError struct {
 	// Silent marks a failure whose output was already printed (a run's
 	// envelope): only the exit status is reported.
 	Silent bool
+	// Details, when set, is printed as the error's "details" (for example
+	// the field errors of a rejected policy).
+	Details any
 }
 
 func (e *CLIError) Error() string { return e.Message }
@@ -56,7 +59,8 @@ func writeError(w io.Writer, err error) int {
 		Code     string `json:"code"`
 		Category string `json:"category"`
 		Message  string `json:"message"`
-	}{true, ce.Code, ce.Category, ce.Message})
+		Details  any    `json:"details,omitempty"`
+	}{true, ce.Code, ce.Category, ce.Message, ce.Details})
 	fmt.Fprintln(w, string(b))
 	if ce.Exit != 0 {
 		return ce.Exit

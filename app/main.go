@@ -28,6 +28,8 @@ func commands() []command {
 		{"skill", "list, inspect and manage skill bundles", runSkill},
 		{"doctor", "report what is installed, pinned and configured", runDoctor},
 		{"runs", "show the run history (attempts and refusals)", runRuns},
+		{"policy", "show or set the skill execution policy", runPolicy},
+		{"agent", "add, list, disable or remove agent identities", runAgent},
 	}
 }
 
