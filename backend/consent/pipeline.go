@@ -2,6 +2,7 @@ package consent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/gatehouse/gatehouse/backend/agents"
@@ -49,6 +50,17 @@ type Pipeline struct {
 	Agents  AgentDirectory
 	Consent *Manager
 	Runner  *runner.Runner
+	// Journal, when set, receives the proposed, decided and consumed
+	// events of the run journal.
+	Journal *runner.Journal
+}
+
+func (p *Pipeline) emit(ctx context.Context, r *Request, typ string, detail map[string]any) {
+	if p.Journal == nil {
+		return
+	}
+	raw, _ := json.Marshal(detail)
+	p.Journal.Emit(ctx, runner.Event{Type: typ, RunID: r.RunID, Agent: r.AgentID, Skill: r.Skill, Revision: r.Execution.Revision, Detail: raw})
 }
 
 // Request is one agent's request to run a skill's script.
@@ -136,6 +148,7 @@ func (p *Pipeline) Execute(ctx context.Context, r *Request) runner.Result {
 	if err != nil {
 		return refuse(Code(err), "consent", err.Error())
 	}
+	p.emit(ctx, r, runner.EventProposed, map[string]any{"proposalId": prop.ID, "expiresAt": prop.ExpiresAt})
 	if r.Asker == nil {
 		p.Consent.RefuseByPolicy(prop.ID)
 		return refuse(CodePermissionRequired, "consent", "this run needs a person's approval and nobody can be asked")
@@ -145,6 +158,7 @@ func (p *Pipeline) Execute(ctx context.Context, r *Request) runner.Result {
 		return refuse(CodePermissionRequired, "consent", "could not ask for approval: "+err.Error())
 	}
 	decided, _ := p.Consent.Get(prop.ID)
+	p.emit(ctx, r, runner.EventDecided, map[string]any{"proposalId": prop.ID, "state": decided.State})
 	switch decided.State {
 	case Approved:
 	case Pending:
@@ -163,7 +177,11 @@ func (p *Pipeline) Execute(ctx context.Context, r *Request) runner.Result {
 		if err != nil {
 			live.Workspace = Workspace{} // cannot match: voids the consent
 		}
-		return p.Consent.Consume(prop.ID, live)
+		if err := p.Consent.Consume(prop.ID, live); err != nil {
+			return err
+		}
+		p.emit(ctx, r, runner.EventConsumed, map[string]any{"proposalId": prop.ID})
+		return nil
 	}
 	return p.Runner.Run(ctx, base)
 }

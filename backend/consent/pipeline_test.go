@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gatehouse/gatehouse/backend/agents"
@@ -18,9 +19,10 @@ import (
 
 // One supervisor, pinned Node, database and runner per test binary.
 var (
-	pipeDB     *store.DB
-	pipeRunner *runner.Runner
-	pipePin    runner.Pin
+	pipeDB      *store.DB
+	pipeRunner  *runner.Runner
+	pipePin     runner.Pin
+	pipeJournal *runner.Journal
 )
 
 func TestMain(m *testing.M) { os.Exit(testMain(m)) }
@@ -48,7 +50,8 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	defer sup.Close()
-	pipeRunner, err = runner.New(runner.Config{Supervisor: sup, RunsDir: filepath.Join(dir, "runs"), Journal: runner.NewJournal(pipeDB, nil), History: pipeDB})
+	pipeJournal = runner.NewJournal(pipeDB, nil)
+	pipeRunner, err = runner.New(runner.Config{Supervisor: sup, RunsDir: filepath.Join(dir, "runs"), Journal: pipeJournal, History: pipeDB})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -91,7 +94,7 @@ func newWorld(t *testing.T) *world {
 	if _, err := pol.Set(context.Background(), []byte(`{"mode":"ask","safeMode":false,"trusted":[]}`)); err != nil {
 		t.Fatal(err)
 	}
-	return &world{p: &Pipeline{Policy: pol, Agents: reg, Consent: NewManager(SystemClock()), Runner: pipeRunner},
+	return &world{p: &Pipeline{Policy: pol, Agents: reg, Consent: NewManager(SystemClock()), Runner: pipeRunner, Journal: pipeJournal},
 		pol: pol, reg: reg, agent: a, bundle: dir, ex: ex, ws: ws}
 }
 
@@ -147,7 +150,16 @@ func historyRule(t *testing.T, attempt string) (string, string) {
 
 func TestAskApprovedRuns(t *testing.T) {
 	w := newWorld(t)
+	events, stop := pipeJournal.Subscribe(64)
+	defer stop()
 	res := w.run(t, w.request(w.decideWith(true, nil)))
+	var types []string
+	for len(events) > 0 {
+		types = append(types, (<-events).Type)
+	}
+	if strings.Join(types, ",") != "proposed,decided,consumed,staged,spawned,exited,cleaned,validated,completed" {
+		t.Fatalf("journal %v", types)
+	}
 	if res.Envelope.Status != runner.StatusSucceeded {
 		t.Fatalf("%+v", res.Envelope)
 	}

@@ -9,8 +9,12 @@ import (
 	"github.com/gatehouse/gatehouse/backend/store"
 )
 
-// Lifecycle event types emitted by the runner, in order.
+// Lifecycle event types, in order: the consent pipeline emits the first
+// three, the runner the rest.
 const (
+	EventProposed  = "proposed"
+	EventDecided   = "decided"
+	EventConsumed  = "consumed"
 	EventStaged    = "staged"
 	EventSpawned   = "spawned"
 	EventProgress  = "progress"

@@ -225,20 +225,6 @@ func (a *attempt) run(ctx context.Context) (stderr string) {
 		return ""
 	}
 
-	// A fresh receiver: private attempt folder with the staged bundle and
-	// an empty HOME and TMPDIR, tagged with this instance for sweeping.
-	dir, err := a.r.takeReceiver()
-	if err != nil {
-		return a.refuse(CodeStagingFailed, "$", err.Error())
-	}
-	a.dir = dir
-	home, tmp := filepath.Join(a.dir, "home"), filepath.Join(a.dir, "tmp")
-	staging, err := artifact.Stage(req.Snapshot, filepath.Join(a.dir, "bundle"))
-	if err != nil {
-		return a.refuse(CodeStagingFailed, "$", err.Error())
-	}
-	a.emit(ctx, EventStaged, map[string]any{"files": len(req.Snapshot.Paths())})
-
 	if err := ctx.Err(); err != nil {
 		a.env.Status = StatusCancelled
 		a.env.fail(CodeCancelled, "$", "cancelled before the script started")
@@ -254,6 +240,20 @@ func (a *attempt) run(ctx context.Context) (stderr string) {
 			return a.refuse(code, "$", err.Error())
 		}
 	}
+
+	// A fresh receiver: private attempt folder with the staged bundle and
+	// an empty HOME and TMPDIR, tagged with this instance for sweeping.
+	dir, err := a.r.takeReceiver()
+	if err != nil {
+		return a.refuse(CodeStagingFailed, "$", err.Error())
+	}
+	a.dir = dir
+	home, tmp := filepath.Join(a.dir, "home"), filepath.Join(a.dir, "tmp")
+	staging, err := artifact.Stage(req.Snapshot, filepath.Join(a.dir, "bundle"))
+	if err != nil {
+		return a.refuse(CodeStagingFailed, "$", err.Error())
+	}
+	a.emit(ctx, EventStaged, map[string]any{"files": len(req.Snapshot.Paths())})
 	if err := a.r.checkRuntime(ctx, req.Pin); err != nil {
 		return a.refuse(CodeRuntimeChanged, "runtime", err.Error())
 	}
