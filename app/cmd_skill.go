@@ -125,12 +125,7 @@ func runSkillList(ctx context.Context, io IO, args []string) error {
 	}
 	rows := []SkillSummary{}
 	for _, s := range cat.Skills {
-		ex := env.inspectExecution(s)
-		rows = append(rows, SkillSummary{
-			Name: s.Name, Kind: s.Kind, Root: s.Root.Path, RootOrigin: s.Root.Origin, Valid: s.Valid,
-			Description: s.Frontmatter.Description, Warnings: len(s.Warnings), Shadowed: s.Shadowed,
-			Execution: ExecutionSummary{Available: ex.Available, Reason: ex.Reason, Revision: ex.Revision, Issues: len(ex.Issues)},
-		})
+		rows = append(rows, summarize(env, s))
 	}
 	for _, r := range cat.Roots {
 		if r.Error != "" {
@@ -151,6 +146,16 @@ func runSkillList(ctx context.Context, io IO, args []string) error {
 	tw.Flush()
 	fmt.Fprintf(io.Stdout, "\n%s from %s. `gatehouse skill inspect NAME` shows one in full.\n", plural(len(rows), "skill"), plural(len(cat.Roots), "root"))
 	return nil
+}
+
+// summarize is one skill's row in a list.
+func summarize(env *Env, s *skills.Skill) SkillSummary {
+	ex := env.inspectExecution(s)
+	return SkillSummary{
+		Name: s.Name, Kind: s.Kind, Root: s.Root.Path, RootOrigin: s.Root.Origin, Valid: s.Valid,
+		Description: s.Frontmatter.Description, Warnings: len(s.Warnings), Shadowed: s.Shadowed,
+		Execution: ExecutionSummary{Available: ex.Available, Reason: ex.Reason, Revision: ex.Revision, Issues: len(ex.Issues)},
+	}
 }
 
 func scriptStatus(r SkillSummary) string {

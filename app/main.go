@@ -26,6 +26,8 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"skill", "list, inspect and manage skill bundles", runSkill},
+		{"serve", "serve the UI in a browser (loopback only, token-protected)", runServe},
+		{"desktop", "open the desktop window", runDesktop},
 		{"doctor", "report what is installed, pinned and configured", runDoctor},
 		{"runs", "show the run history (attempts and refusals)", runRuns},
 		{"policy", "show or set the skill execution policy", runPolicy},
@@ -51,9 +53,12 @@ func Main(args []string, stdin iopkg.Reader, stdout, stderr iopkg.Writer) (statu
 
 func run(ctx context.Context, io IO, args []string) int {
 	if len(args) == 0 {
-		fmt.Fprint(io.Stdout, rootUsage())
-		fmt.Fprintln(io.Stdout, "\nThe desktop window and browser mode are not built yet; start with `gatehouse skill list`.")
-		return 0
+		if !desktopBuilt {
+			fmt.Fprint(io.Stdout, rootUsage())
+			fmt.Fprintln(io.Stdout, "\nThis binary has no desktop window (build it with `make desktop`).\nStart browser mode with `gatehouse serve` and open the URL it prints.")
+			return 0
+		}
+		args = []string{"desktop"}
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":

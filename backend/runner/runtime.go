@@ -48,8 +48,21 @@ func FindNode(getenv func(string) string) (string, error) {
 }
 
 // PinNode resolves path to the real binary (following symlinks once, now),
-// hashes it and asks it for its version with an empty environment.
+// hashes it and asks it for its version with an empty environment. It
+// starts the version check with os/exec, so it must not be used while a
+// proctree.Supervisor owns this process's children; use Runner.Pin then.
 func PinNode(ctx context.Context, path string) (Pin, error) {
+	return pinWith(ctx, path, func(ctx context.Context, real string) (string, error) {
+		cmd := exec.CommandContext(ctx, real, "--version")
+		cmd.Env = []string{}
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		err := cmd.Run()
+		return out.String(), err
+	})
+}
+
+func pinWith(ctx context.Context, path string, version func(context.Context, string) (string, error)) (Pin, error) {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return Pin{}, fmt.Errorf("runner: pin %s: %w", path, err)
@@ -64,18 +77,15 @@ func PinNode(ctx context.Context, path string) (Pin, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, real, "--version")
-	cmd.Env = []string{}
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	if err := cmd.Run(); err != nil {
+	out, err := version(ctx, real)
+	if err != nil {
 		return Pin{}, fmt.Errorf("runner: pin %s: %s --version: %w", path, real, err)
 	}
-	version := strings.TrimSpace(out.String())
-	if !strings.HasPrefix(version, "v") || len(version) > 32 {
-		return Pin{}, fmt.Errorf("runner: pin %s: unexpected version output %q", path, version)
+	v := strings.TrimSpace(out)
+	if !strings.HasPrefix(v, "v") || len(v) > 32 {
+		return Pin{}, fmt.Errorf("runner: pin %s: unexpected version output %q", path, v)
 	}
-	return Pin{Path: real, Version: version, SHA256: sum, PinnedAt: time.Now().UTC()}, nil
+	return Pin{Path: real, Version: v, SHA256: sum, PinnedAt: time.Now().UTC()}, nil
 }
 
 // Check confirms the pinned file is still there, still a regular

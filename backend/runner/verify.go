@@ -43,6 +43,12 @@ func (r *Runner) checkRuntime(ctx context.Context, pin Pin) error {
 	return nil
 }
 
+// Pin pins the Node binary at path (see PinNode), starting the version
+// check through this runner's supervisor.
+func (r *Runner) Pin(ctx context.Context, path string) (Pin, error) {
+	return pinWith(ctx, path, func(ctx context.Context, real string) (string, error) { return r.output(ctx, real, "--version") })
+}
+
 // output runs a short helper command through the supervisor (the only
 // owner of child waits) and returns up to 4 KiB of its stdout.
 func (r *Runner) output(ctx context.Context, prog string, args ...string) (string, error) {

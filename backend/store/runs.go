@@ -85,9 +85,13 @@ func (s *DB) Runs(ctx context.Context, limit int) ([]RunRecord, error) {
 	return out, rows.Err()
 }
 
-// RunEvents returns the stored events of one attempt in order.
+// RunEvents returns the stored events of one attempt in order, together
+// with the run-level events (proposed, decided, consumed: they precede the
+// attempt and carry no attempt id) of the attempt's run.
 func (s *DB) RunEvents(ctx context.Context, attemptID string) ([]RunEvent, error) {
-	rows, err := s.sql.QueryContext(ctx, `SELECT seq, run_id, attempt_id, type, at, event FROM run_events WHERE attempt_id = ? ORDER BY seq`, attemptID)
+	rows, err := s.sql.QueryContext(ctx, `SELECT seq, run_id, attempt_id, type, at, event FROM run_events
+		WHERE attempt_id = ? OR (attempt_id = '' AND run_id = (SELECT run_id FROM run_events WHERE attempt_id = ? LIMIT 1))
+		ORDER BY seq`, attemptID, attemptID)
 	if err != nil {
 		return nil, fmt.Errorf("store: run events: %w", err)
 	}

@@ -1,0 +1,56 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const serveUsage = `serve [--addr 127.0.0.1:7420] [--open]
+
+Serves the Gatehouse UI and its API on a loopback address. The URL printed on
+its own line carries a per-launch access token; open it in a browser.`
+
+func runServe(ctx context.Context, io IO, args []string) error {
+	fs := newFlags(io, "serve", serveUsage)
+	addr := fs.String("addr", "127.0.0.1:7420", "loopback address to listen on (port 0 picks a free port)")
+	open := fs.Bool("open", false, "open the URL in the default browser")
+	window := testConsentWindow(fs)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("serve takes no arguments")
+	}
+	ln, err := listenLoopback(*addr)
+	if err != nil {
+		return errorf("listen", CategoryInvalid, "%v", err)
+	}
+	defer ln.Close()
+	env, err := openEnv(ctx, io)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	f, err := newFacade(env, "browser", window())
+	if err != nil {
+		return errorf("startup", CategoryInternal, "%v", err)
+	}
+	defer f.close()
+	srv, err := newServer(f, ln.Addr())
+	if err != nil {
+		return errorf("startup", CategoryInternal, "%v", err)
+	}
+	url := fmt.Sprintf("http://%s/?token=%s", ln.Addr(), srv.token)
+	fmt.Fprintf(io.Stderr, "Gatehouse is serving on %s (data: %s). Open this URL (it carries your access token):\n", ln.Addr(), env.DataDir)
+	fmt.Fprintln(io.Stdout, url)
+	if *open {
+		openBrowser(url)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serveUntil(ctx, ln, srv)
+}

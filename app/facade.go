@@ -1,0 +1,131 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/gatehouse/gatehouse/backend/agents"
+	"github.com/gatehouse/gatehouse/backend/consent"
+	"github.com/gatehouse/gatehouse/backend/policy"
+	"github.com/gatehouse/gatehouse/backend/proctree"
+	"github.com/gatehouse/gatehouse/backend/runner"
+)
+
+// Facade is the UI's whole API: every exported method is bound to the
+// desktop window by Wails and served by the browser bridge as
+// POST /api/<Method>, so the two surfaces cannot drift apart. Each method
+// takes one argument struct and returns a result and an error; errors are
+// *CLIError values carrying a stable code. See docs/api.md.
+type Facade struct {
+	env      *Env
+	shell    string
+	sup      *proctree.Supervisor
+	runner   *runner.Runner
+	journal  *runner.Journal
+	consent  *consent.Manager
+	pipeline *consent.Pipeline
+	policy   *policy.Store
+	agents   *agents.Registry
+	events   *hub
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	proposals map[string]*ProposalView // live request details, by proposal id
+	active    map[string]*activeRun    // runs started from the UI, by run id
+	stop      []func()
+}
+
+// newFacade wires the backend for a long-running shell ("browser" or
+// "desktop"): it owns the process supervisor, the runner and the consent
+// state until close.
+func newFacade(env *Env, shell string, window consentWindow) (*Facade, error) {
+	sup, err := proctree.NewSupervisor(proctree.Options{})
+	if err != nil {
+		return nil, err
+	}
+	f := &Facade{env: env, shell: shell, sup: sup, events: newHub(),
+		proposals: map[string]*ProposalView{}, active: map[string]*activeRun{}}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
+	f.journal = runner.NewJournal(env.DB, func(err error) { fmt.Fprintf(env.Stderr, "gatehouse: warning: %v\n", err) })
+	f.runner, err = runner.New(runner.Config{Supervisor: sup, RunsDir: env.RunsDir(), Journal: f.journal, History: env.DB})
+	if err != nil {
+		sup.Close()
+		return nil, err
+	}
+	clock := consent.SystemClock()
+	if window.clock != nil {
+		clock = window.clock
+	}
+	f.consent = consent.NewManager(clock)
+	f.policy = policy.NewStore(env.DB, nil, nil)
+	f.agents = agents.New(env.DB, nil)
+	f.pipeline = &consent.Pipeline{Policy: f.policy, Agents: f.agents, Consent: f.consent, Runner: f.runner, Journal: f.journal}
+	f.forwardEvents()
+	return f, nil
+}
+
+// consentWindow lets test builds shorten the consent window; production
+// builds always use the real clock (see testhooks_e2e.go).
+type consentWindow struct{ clock consent.Clock }
+
+// close ends every UI run, waits for attempts to finish and releases the
+// supervisor.
+func (f *Facade) close() {
+	f.mu.Lock()
+	for _, r := range f.active {
+		r.cancel()
+	}
+	f.mu.Unlock()
+	f.cancel()
+	for _, s := range f.stop {
+		s()
+	}
+	f.runner.Close()
+	f.sup.Close()
+}
+
+// forwardEvents turns journal and consent events into UI events.
+func (f *Facade) forwardEvents() {
+	runs, stopRuns := f.journal.Subscribe(256)
+	props, stopProps := f.consent.Subscribe(256)
+	f.stop = append(f.stop, stopRuns, stopProps)
+	go func() {
+		for e := range runs {
+			f.noteProgress(e)
+			f.events.publish("run", e)
+		}
+	}()
+	go func() {
+		for e := range props {
+			if e.Type == "raised" {
+				continue // published with its details by the asker
+			}
+			f.mu.Lock()
+			v, ok := f.proposals[e.Proposal.ID]
+			if ok {
+				v.State = string(e.Proposal.State)
+			}
+			var copyV ProposalView
+			if ok {
+				copyV = *v
+			}
+			f.mu.Unlock()
+			if ok {
+				f.events.publish("proposal", map[string]any{"type": e.Type, "proposal": copyV})
+			}
+		}
+	}()
+}
+
+// fail converts backend errors into structured API errors.
+func fail(code, category string, err error) error {
+	var ce *CLIError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	return &CLIError{Code: code, Category: category, Message: err.Error()}
+}

@@ -1,0 +1,33 @@
+//go:build e2e
+
+package app
+
+import (
+	"flag"
+	"time"
+
+	"github.com/gatehouse/gatehouse/backend/consent"
+)
+
+// testConsentWindow adds --test-consent-window to end-to-end test builds
+// (tag e2e) so a test can watch a proposal expire without waiting five
+// minutes. Production builds never have this flag.
+func testConsentWindow(fs *flag.FlagSet) func() consentWindow {
+	d := fs.Duration("test-consent-window", 0, "TEST BUILD ONLY: shorten the consent window")
+	return func() consentWindow {
+		if *d <= 0 {
+			return consentWindow{}
+		}
+		return consentWindow{clock: scaledClock{real: consent.SystemClock(), factor: float64(consent.Window) / float64(*d)}}
+	}
+}
+
+// scaledClock runs the monotonic clock faster so the five-minute window
+// passes in the requested duration; wall time stays real.
+type scaledClock struct {
+	real   consent.Clock
+	factor float64
+}
+
+func (c scaledClock) Wall() time.Time     { return c.real.Wall() }
+func (c scaledClock) Mono() time.Duration { return time.Duration(float64(c.real.Mono()) * c.factor) }
