@@ -1,6 +1,7 @@
 # Gatehouse build. `make run` and `make test` work on a fresh Debian 12
-# machine with Go and Node installed: they fetch what they need themselves,
-# and doing so twice is harmless.
+# machine with Go, Node and gcc installed: they fetch what they need
+# themselves (Go modules, npm packages, Debian packages), and doing so twice
+# is harmless.
 
 SHELL       := /bin/bash
 GO          ?= go
@@ -19,7 +20,19 @@ FUZZ_TARGETS := \
 	./backend/policy:FuzzParseExecution \
 	./backend/policy:FuzzParseCaptureSettings
 
-.PHONY: all build run test vet gotest nodetest fuzz bench deps clean
+DESKTOP_TAGS := desktop,production,webkit2_41
+
+# apt installs a Debian package when its command or file is missing.
+define apt
+	@if ! dpkg -s $(1) >/dev/null 2>&1; then \
+	  echo "installing $(1)"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(1) >/tmp/gatehouse-apt.log 2>&1 || \
+	  { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(1) >>/tmp/gatehouse-apt.log 2>&1; } || \
+	  { cat /tmp/gatehouse-apt.log; exit 1; }; \
+	fi
+endef
+
+.PHONY: all build run test vet gotest nodetest frontend frontend-test e2e fuzz bench deps desktop desktop-smoke clean
 
 all: build
 
@@ -29,27 +42,43 @@ deps:
 	@command -v gcc >/dev/null || { echo "gcc is required (cgo, go-sqlite3)" >&2; exit 1; }
 	$(GO) mod download
 
-## build: bin/gatehouse (CLI; browser mode once the UI lands)
-build: deps
+frontend/node_modules/.package-lock.json: frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund
+
+## frontend: the web UI, built into frontend/dist (embedded in the binary)
+frontend: frontend/node_modules/.package-lock.json
+	cd frontend && npm run build
+
+## build: bin/gatehouse (browser mode and CLI)
+build: deps frontend
 	$(GO) build -o bin/gatehouse .
 
-## run: build, then show the bundled skills from the default data directory
+## run: build, then serve the UI in the browser on the default data directory
 run: build
-	./bin/gatehouse skill list
+	./bin/gatehouse serve
 
 ## test: everything CI runs
-test: vet gotest nodetest fuzz
+test: vet gotest nodetest frontend-test e2e fuzz
 
 vet: deps
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted" >&2; exit 1; fi
 
-gotest: deps
+gotest: deps frontend
 	$(GO) test -race -count=1 ./...
 
 nodetest:
 	node --test test/bundles/
+
+frontend-test: frontend/node_modules/.package-lock.json
+	cd frontend && npm run typecheck && npm test
+
+## e2e: Playwright in Debian's Chromium against a test build of `gatehouse serve`
+e2e: deps frontend
+	$(call apt,chromium)
+	$(GO) build -tags e2e -o bin/gatehouse-e2e .
+	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/run.mjs
 
 fuzz: deps
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -64,7 +93,19 @@ bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./backend/artifact
 	$(GO) test -run '^$$' -bench 'CheckedVsBare' -benchtime 100x -count 3 ./backend/runner
 	PHASES=1 $(GO) test -count=1 -run PhaseTimes -v ./backend/runner | grep -E 'phase_test|ok'
-	GATEHOUSE_SOAK=1 $(GO) test -count=1 -run NoLeaks -v ./backend/runner | grep -E 'attempts|ok|FAIL' 
+	GATEHOUSE_SOAK=1 $(GO) test -count=1 -run NoLeaks -v ./backend/runner | grep -E 'attempts|ok|FAIL'
+	$(GO) test -count=1 -run ColdStart -v ./app | grep -E 'cold start|ok|FAIL'
+
+## desktop: bin/gatehouse-desktop, the Wails window (WebKitGTK)
+desktop: deps frontend
+	$(call apt,libgtk-3-dev)
+	$(call apt,libwebkit2gtk-4.1-dev)
+	$(GO) build -tags $(DESKTOP_TAGS) -ldflags "-w -s" -o bin/gatehouse-desktop .
+
+## desktop-smoke: start the window under Xvfb, load the UI, round-trip one call
+desktop-smoke: desktop
+	$(call apt,xvfb)
+	GATEHOUSE_DATA_DIR=$$(mktemp -d)/data xvfb-run -a -s "-screen 0 1280x800x24" ./bin/gatehouse-desktop desktop --smoke
 
 clean:
-	rm -rf bin
+	rm -rf bin frontend/node_modules

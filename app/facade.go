@@ -33,6 +33,9 @@ type Facade struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	firstCall     chan struct{} // closed by the first AppInfo call (desktop smoke test)
+	firstCallOnce sync.Once
+
 	mu        sync.Mutex
 	proposals map[string]*ProposalView // live request details, by proposal id
 	active    map[string]*activeRun    // runs started from the UI, by run id
@@ -47,7 +50,7 @@ func newFacade(env *Env, shell string, window consentWindow) (*Facade, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Facade{env: env, shell: shell, sup: sup, events: newHub(),
+	f := &Facade{env: env, shell: shell, sup: sup, events: newHub(), firstCall: make(chan struct{}),
 		proposals: map[string]*ProposalView{}, active: map[string]*activeRun{}}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	f.journal = runner.NewJournal(env.DB, func(err error) { fmt.Fprintf(env.Stderr, "gatehouse: warning: %v\n", err) })
@@ -71,6 +74,9 @@ func newFacade(env *Env, shell string, window consentWindow) (*Facade, error) {
 // consentWindow lets test builds shorten the consent window; production
 // builds always use the real clock (see testhooks_e2e.go).
 type consentWindow struct{ clock consent.Clock }
+
+// watchFirstCall returns a channel closed when the UI first calls AppInfo.
+func (f *Facade) watchFirstCall() <-chan struct{} { return f.firstCall }
 
 // close ends every UI run, waits for attempts to finish and releases the
 // supervisor.

@@ -19,6 +19,9 @@ const Version = "0.1.0"
 
 // AppInfo returns the version, data directory and shell.
 func (f *Facade) AppInfo(Empty) (AppInfoResult, error) {
+	if f.firstCall != nil {
+		f.firstCallOnce.Do(func() { close(f.firstCall) })
+	}
 	return AppInfoResult{Version: Version, DataDir: f.env.DataDir, Shell: f.shell}, nil
 }
 
