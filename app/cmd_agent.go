@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"text/tabwriter"
 
 	"github.com/gatehouse/gatehouse/backend/agents"
@@ -46,6 +48,7 @@ func runAgent(ctx context.Context, io IO, args []string) error {
 			return writeJSON(io, map[string]any{"id": a.ID, "name": a.Name, "token": token, "can_execute_skills": a.CanExecuteSkills})
 		}
 		fmt.Fprintf(io.Stdout, "agent %s (%s) added; can execute skills: %v\n\ntoken (shown once, keep it safe):\n%s\n", sanitize(a.Name), a.ID, a.CanExecuteSkills, token)
+		fmt.Fprint(io.Stdout, mcpConfig(env, token))
 		return nil
 	case args[0] == "list" && len(pos) == 0:
 		list, err := reg.List(ctx)
@@ -88,6 +91,24 @@ func runAgent(ctx context.Context, io IO, args []string) error {
 		return nil
 	}
 	return usageError("expected: gatehouse " + agentUsage)
+}
+
+// mcpConfig is ready-to-paste MCP client configuration for a new agent:
+// the HTTP form (while the app runs) and the stdio form (`gatehouse mcp`).
+func mcpConfig(env *Env, token string) string {
+	base := "http://127.0.0.1:7420"
+	if ri, err := readRuntimeFile(env.DataDir); err == nil {
+		base = ri.URL
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		exe = "gatehouse"
+	}
+	httpForm, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"gatehouse": map[string]any{
+		"type": "http", "url": base + "/mcp", "headers": map[string]string{"Authorization": "Bearer " + token}}}}, "", "  ")
+	stdioForm, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"gatehouse": map[string]any{
+		"command": exe, "args": []string{"mcp"}, "env": map[string]string{"GATEHOUSE_AGENT_TOKEN": token, "GATEHOUSE_DATA_DIR": env.DataDir}}}}, "", "  ")
+	return fmt.Sprintf("\nMCP client configuration (HTTP, while Gatehouse runs):\n%s\n\nMCP client configuration (stdio):\n%s\n", httpForm, stdioForm)
 }
 
 func agentError(err error) error {

@@ -45,6 +45,11 @@ func runServe(ctx context.Context, io IO, args []string) error {
 		return errorf("startup", CategoryInternal, "%v", err)
 	}
 	url := fmt.Sprintf("http://%s/?token=%s", ln.Addr(), srv.token)
+	removeRuntime, err := writeRuntimeFile(env, fmt.Sprintf("http://%s", ln.Addr()))
+	if err != nil {
+		return errorf("startup", CategoryIO, "%v", err)
+	}
+	defer removeRuntime()
 	fmt.Fprintf(io.Stderr, "Gatehouse is serving on %s (data: %s). Open this URL (it carries your access token):\n", ln.Addr(), env.DataDir)
 	fmt.Fprintln(io.Stdout, url)
 	if *open {

@@ -32,6 +32,7 @@ func commands() []command {
 		{"runs", "show the run history (attempts and refusals)", runRuns},
 		{"policy", "show or set the skill execution policy", runPolicy},
 		{"agent", "add, list, disable or remove agent identities", runAgent},
+		{"mcp", "MCP over stdio, relayed to the running app (for agent hosts)", runMCP},
 	}
 }
 

@@ -25,6 +25,7 @@ const sessionCookie = "gatehouse_session"
 // loopback address, unlocked by a per-launch token.
 type server struct {
 	facade *Facade
+	mcp    *mcpService
 	bridge *bridge
 	token  string
 	hosts  map[string]bool // acceptable Host header values
@@ -42,7 +43,7 @@ func newServer(f *Facade, addr net.Addr) (*server, error) {
 		return nil, err
 	}
 	port := addr.(*net.TCPAddr).Port
-	s := &server{facade: f, bridge: b, token: hex.EncodeToString(t[:]), hosts: map[string]bool{}, origin: map[string]bool{},
+	s := &server{facade: f, mcp: newMCPService(f), bridge: b, token: hex.EncodeToString(t[:]), hosts: map[string]bool{}, origin: map[string]bool{},
 		static: http.FileServerFS(frontend.Dist())}
 	for _, h := range []string{"127.0.0.1", "localhost"} {
 		hp := fmt.Sprintf("%s:%d", h, port)
@@ -62,6 +63,16 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// DNS-rebinding defence: only the loopback name we listen on.
 	if !s.hosts[r.Host] {
 		apiError(w, http.StatusForbidden, "bad_host", "this server only answers requests addressed to its loopback address")
+		return
+	}
+	if r.URL.Path == "/mcp" {
+		// Agents: agent tokens only (checked by the MCP service); a browser
+		// page of another origin gets nothing.
+		if o := r.Header.Get("Origin"); o != "" && !s.origin[o] {
+			apiError(w, http.StatusForbidden, "bad_origin", "cross-origin MCP requests are refused")
+			return
+		}
+		s.mcp.handler.ServeHTTP(w, r)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && !s.origin[r.Header.Get("Origin")] {

@@ -314,3 +314,5 @@ func TestStartRunApproveOverTheAPI(t *testing.T) {
 		t.Fatalf("unknown argument field: %d %v", status, m)
 	}
 }
+
+func resolveForTest(p string) (string, error) { return filepath.EvalSymlinks(p) }

@@ -228,19 +228,26 @@ func (m *Manager) Wait(ctx context.Context, id string) (Proposal, error) {
 		return Proposal{}, refuse("unknown_proposal", "no proposal %s", id)
 	}
 	m.expireLocked(p)
-	remaining := Window - (m.clock.Mono() - p.createdMono)
 	done := p.done
 	m.mu.Unlock()
-	timer := time.NewTimer(max(remaining, 0))
-	defer timer.Stop()
-	select {
-	case <-done:
-	case <-timer.C:
-	case <-ctx.Done():
-		return Proposal{}, ctx.Err()
+	// Expiry is measured on the injected clock, which need not run at the
+	// speed of real timers, so the window is re-checked at least every
+	// quarter second rather than trusted to one long timer.
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			got, _ := m.Get(id)
+			return got, nil
+		case <-tick.C:
+			if got, _ := m.Get(id); got.State != Pending {
+				return got, nil
+			}
+		case <-ctx.Done():
+			return Proposal{}, ctx.Err()
+		}
 	}
-	got, _ := m.Get(id)
-	return got, nil
 }
 
 // Consume spends an approved proposal for exactly the binding b, once.

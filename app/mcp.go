@@ -1,0 +1,304 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatehouse/gatehouse/backend/consent"
+	"github.com/gatehouse/gatehouse/backend/runner"
+	"github.com/gatehouse/gatehouse/backend/skills"
+)
+
+// mcpService is the agent face of the app: MCP over Streamable HTTP at
+// /mcp, one MCP session per run, authenticated with agent tokens only. It
+// calls into the same facade state as the UI (so a run_skill proposal
+// shows up in the app's consent dialog) but has no path to policy, trust
+// scopes, agents or settings.
+type mcpService struct {
+	f       *Facade
+	handler http.Handler
+
+	mu       sync.Mutex
+	runs     map[*mcp.ServerSession]string               // session → consent run
+	inflight map[string]map[*context.CancelFunc]struct{} // session id → cancels of running tool calls
+}
+
+func newMCPService(f *Facade) *mcpService {
+	s := &mcpService{f: f, runs: map[*mcp.ServerSession]string{}, inflight: map[string]map[*context.CancelFunc]struct{}{}}
+	stream := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		info := auth.TokenInfoFromContext(r.Context())
+		if info == nil {
+			return nil
+		}
+		return s.serverFor(info.UserID)
+	}, &mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute, PropagateRequestCancellation: true})
+	verify := func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		a, err := f.agents.Authenticate(ctx, token)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
+		}
+		return &auth.TokenInfo{UserID: a.ID}, nil
+	}
+	// The SDK closes a session only after its in-flight calls return, and a
+	// run_skill call may be waiting for a person; so a DELETE (the client
+	// disconnecting) first cancels the session's calls, which cancels their
+	// proposals or runs.
+	ended := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			s.cancelCalls(r.Header.Get("Mcp-Session-Id"))
+		}
+		stream.ServeHTTP(w, r)
+	})
+	s.handler = auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(ended)
+	return s
+}
+
+// track registers a running tool call of session id; the returned
+// function unregisters it.
+func (s *mcpService) track(id string, cancel context.CancelFunc) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inflight[id] == nil {
+		s.inflight[id] = map[*context.CancelFunc]struct{}{}
+	}
+	s.inflight[id][&cancel] = struct{}{}
+	return func() {
+		s.mu.Lock()
+		delete(s.inflight[id], &cancel)
+		if len(s.inflight[id]) == 0 {
+			delete(s.inflight, id)
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *mcpService) cancelCalls(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.inflight[id] {
+		(*c)()
+	}
+}
+
+// runFor returns the consent run of a session, starting it on first use
+// and ending it (cancelling outstanding proposals) when the session ends.
+func (s *mcpService) runFor(ss *mcp.ServerSession, agentID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id, ok := s.runs[ss]; ok {
+		return id
+	}
+	id := s.f.consent.StartRun(agentID)
+	s.runs[ss] = id
+	go func() {
+		ss.Wait()
+		s.f.consent.EndRun(id)
+		s.mu.Lock()
+		delete(s.runs, ss)
+		s.mu.Unlock()
+	}()
+	return id
+}
+
+func (s *mcpService) serverFor(agentID string) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "gatehouse", Version: Version}, &mcp.ServerOptions{
+		Instructions: "Gatehouse runs skill scripts only after the person approves them in the Gatehouse app (or a trust rule they set allows it). " +
+			"Scripts run as frozen snapshots under a bounded JSON protocol; refusals come back as structured errors.",
+		InitializedHandler: func(ctx context.Context, r *mcp.InitializedRequest) { s.runFor(r.Session, agentID) },
+	})
+	t := &mcpTools{s: s, agentID: agentID}
+	srv.AddTool(&mcp.Tool{Name: "list_skills", Description: "List the skills Gatehouse knows, with whether each has a runnable script.",
+		InputSchema: objectSchema(nil, nil)}, t.listSkills)
+	srv.AddTool(&mcp.Tool{Name: "read_skill", Description: "Read a skill: its SKILL.md instructions, resources and inspection. Never executes anything.",
+		InputSchema: objectSchema(map[string]any{"name": stringSchema("skill name")}, []string{"name"})}, t.readSkill)
+	srv.AddTool(&mcp.Tool{Name: "read_skill_resource", Description: "Read one file of a skill (a path relative to the skill folder).",
+		InputSchema: objectSchema(map[string]any{"name": stringSchema("skill name"), "path": stringSchema("relative path, e.g. references/REFERENCE.md")}, []string{"name", "path"})}, t.readResource)
+	srv.AddTool(&mcp.Tool{Name: "run_skill", Description: "Ask to run a skill's script with a JSON input in a workspace folder. " +
+		"Unless a trust rule applies, the person is asked in the Gatehouse app; the call waits for that decision and for the run, " +
+		"sending progress notifications, and returns the run's envelope or a structured refusal.",
+		InputSchema: objectSchema(map[string]any{
+			"name":      stringSchema("skill name"),
+			"input":     map[string]any{"type": "object", "description": "the invocation, validated against the skill's inputSchema"},
+			"workspace": stringSchema("absolute path of the working directory"),
+		}, []string{"name", "input", "workspace"})}, t.runSkill)
+	return srv
+}
+
+func objectSchema(props map[string]any, required []string) map[string]any {
+	if props == nil {
+		props = map[string]any{}
+	}
+	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
+}
+
+func stringSchema(desc string) map[string]any {
+	return map[string]any{"type": "string", "description": desc}
+}
+
+type mcpTools struct {
+	s       *mcpService
+	agentID string
+}
+
+// decodeArgs strictly decodes tool arguments into v.
+func decodeArgs(raw json.RawMessage, v any) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// toolError is a structured tool failure: the agent sees the code.
+func toolError(code, msg string) *mcp.CallToolResult {
+	body, _ := json.Marshal(map[string]any{"error": true, "code": code, "message": msg})
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(body)}},
+		StructuredContent: map[string]any{"error": true, "code": code, "message": msg}}
+}
+
+func jsonResult(v any, isError bool) *mcp.CallToolResult {
+	body, _ := json.Marshal(v)
+	return &mcp.CallToolResult{IsError: isError, Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}, StructuredContent: v}
+}
+
+func (t *mcpTools) listSkills(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if err := decodeArgs(req.Params.Arguments, &struct{}{}); err != nil {
+		return toolError("invalid_arguments", err.Error()), nil
+	}
+	res, err := t.s.f.ListSkills(Empty{})
+	if err != nil {
+		return toolError("list_failed", err.Error()), nil
+	}
+	type row struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		Runnable    bool   `json:"runnable"`
+		Reason      string `json:"reason,omitempty"`
+	}
+	out := []row{}
+	for _, s := range res.Skills {
+		out = append(out, row{Name: s.Name, Description: s.Description, Runnable: s.Execution.Available, Reason: s.Execution.Reason})
+	}
+	return jsonResult(map[string]any{"skills": out}, false), nil
+}
+
+func (t *mcpTools) readSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a struct {
+		Name string `json:"name"`
+	}
+	if err := decodeArgs(req.Params.Arguments, &a); err != nil || a.Name == "" || filepath.Base(a.Name) != a.Name {
+		return toolError("invalid_arguments", "name must be a skill name"), nil
+	}
+	res, err := t.s.f.InspectSkill(InspectSkillArgs{Name: a.Name})
+	if err != nil {
+		return toolError(codeOf(err), err.Error()), nil
+	}
+	return jsonResult(res, false), nil
+}
+
+func (t *mcpTools) readResource(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a struct {
+		Name string `json:"name"`
+		Path string `json:"path"`
+	}
+	if err := decodeArgs(req.Params.Arguments, &a); err != nil || a.Name == "" || filepath.Base(a.Name) != a.Name {
+		return toolError("invalid_arguments", "name and path are required"), nil
+	}
+	sk, err := t.s.f.env.resolveSkill(ctx, a.Name)
+	if err != nil {
+		return toolError(codeOf(err), err.Error()), nil
+	}
+	data, err := skills.ReadResource(sk, a.Path, 1<<20)
+	if err != nil {
+		return toolError("resource_refused", err.Error()), nil
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(bytes.ToValidUTF8(data, []byte("\uFFFD")))}}}, nil
+}
+
+func (t *mcpTools) runSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a struct {
+		Name      string          `json:"name"`
+		Input     json.RawMessage `json:"input"`
+		Workspace string          `json:"workspace"`
+	}
+	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
+		return toolError("invalid_arguments", err.Error()), nil
+	}
+	if a.Name == "" || filepath.Base(a.Name) != a.Name || len(a.Input) == 0 || !filepath.IsAbs(a.Workspace) {
+		return toolError("invalid_arguments", "name, input (a JSON object) and an absolute workspace are required"), nil
+	}
+	f := t.s.f
+	sk, err := f.env.resolveSkill(ctx, a.Name)
+	if err != nil {
+		return toolError(codeOf(err), err.Error()), nil
+	}
+	ws, err := runner.ResolveWorkspace(a.Workspace)
+	if err != nil {
+		return toolError("invalid_workspace", err.Error()), nil
+	}
+	runID := t.s.runFor(req.Session, t.agentID)
+	creq := &consent.Request{AgentID: t.agentID, RunID: runID, Skill: sk.Name, Execution: f.env.inspectExecution(sk),
+		Invocation: a.Input, Workspace: ws, Asker: &uiAsker{f: f, root: sk.Root.Path}}
+	if f.env.Pin != nil {
+		creq.Pin = *f.env.Pin
+	}
+	if token := req.Params.GetProgressToken(); token != nil {
+		creq.OnProgress = func(p runner.Progress) {
+			n := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(p.Completed), Message: p.Message}
+			if p.Total != nil {
+				n.Total = float64(*p.Total)
+			}
+			req.Session.NotifyProgress(ctx, n)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer t.s.track(req.Session.ID(), cancel)()
+	go watchSession(ctx, req.Session, cancel)
+	res := f.pipeline.Execute(ctx, creq)
+	return jsonResult(res.Envelope, res.Envelope.Status != runner.StatusSucceeded), nil
+}
+
+// watchSession pings the client while a call waits, and cancels the call
+// when the client has gone away without saying so.
+func watchSession(ctx context.Context, ss *mcp.ServerSession, cancel context.CancelFunc) {
+	tick := time.NewTicker(10 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			pctx, stop := context.WithTimeout(ctx, 5*time.Second)
+			err := ss.Ping(pctx, nil)
+			stop()
+			if err != nil && ctx.Err() == nil {
+				cancel()
+				return
+			}
+		}
+	}
+}
+
+func codeOf(err error) string {
+	var ce *CLIError
+	if errors.As(err, &ce) {
+		return ce.Code
+	}
+	return "failed"
+}

@@ -1,0 +1,96 @@
+package evidence
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func FuzzParse(f *testing.F) {
+	capture := sealed(f, sampleCapture())
+	comparison := sealed(f, sampleComparison())
+	f.Add(capture)
+	f.Add(comparison)
+	f.Add(bytes.Replace(capture, []byte(`"provider":{`), []byte(`"provider":{"id":"x",`), 1))
+	f.Add(bytes.Replace(capture, []byte(`"normalized_result":{`), []byte(`"normalized_result":{"n":9007199254740993,"s":"\ud800",`), 1))
+	f.Add([]byte(`{"schema_version":2,"evidence_id":"ev_` + strings.Repeat("0", 64) + `"}`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`[[[[[[[[`))
+	f.Add([]byte(`{"a":1} {"b":2}`))
+	f.Add([]byte("\xef\xbb\xbf{}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		e, issues := Parse(data)
+		if (e == nil) == (len(issues) == 0) {
+			t.Fatalf("envelope %v with issues %v", e, issues)
+		}
+		if len(issues) > MaxIssues {
+			t.Fatalf("%d issues", len(issues))
+		}
+		for _, i := range issues {
+			if i.Code == "" || i.Message == "" || !strings.HasPrefix(i.Path, "$") {
+				t.Fatalf("incomplete issue %+v", i)
+			}
+		}
+		if e == nil {
+			return
+		}
+		// Every accepted envelope re-verifies: its id is its content's id,
+		// the input is canonical JSON, and it survives a round trip.
+		if id, err := ComputeID(e); err != nil || id != e.EvidenceID {
+			t.Fatalf("accepted envelope with id %s recomputes to %s, %v", e.EvidenceID, id, err)
+		}
+		if _, err := Canonicalize(data); err != nil {
+			t.Fatalf("accepted envelope does not canonicalize: %v", err)
+		}
+		out, err := json.Marshal(e)
+		if err != nil {
+			t.Fatalf("accepted envelope does not encode: %v", err)
+		}
+		again, issues := Parse(out)
+		if again == nil || again.EvidenceID != e.EvidenceID {
+			t.Fatalf("re-encoded envelope rejected: %v", issues)
+		}
+		resealed := *again
+		if err := Seal(&resealed); err != nil || resealed.EvidenceID != e.EvidenceID {
+			t.Fatalf("re-sealing changed the id to %s: %v", resealed.EvidenceID, err)
+		}
+	})
+}
+
+func FuzzCanonicalize(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `[]`, `null`, `0`, `-0`, `1E21`, `0.1`, `9007199254740993`,
+		`{"paths":true,"pids":true,"ports":true,"time_bucket_ms":10,"patterns":[]}`,
+		`{"ﬁ":1,"😀":2,"\u20ac":3,"\r":4}`, `"<&>\u003c"`, `{"a":1,"a":2}`, `["\ud800"]`,
+		`[333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Add(sealed(f, sampleCapture()))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := Canonicalize(data)
+		if err != nil {
+			if _, derr := DigestJSON(data); derr == nil {
+				t.Fatalf("DigestJSON accepted what Canonicalize rejected: %v", err)
+			}
+			return
+		}
+		again, err := Canonicalize(out)
+		if err != nil || !bytes.Equal(again, out) {
+			t.Fatalf("not idempotent: %q → %q → %q (%v)", data, out, again, err)
+		}
+		if !json.Valid(out) {
+			t.Fatalf("canonical form is not JSON: %q", out)
+		}
+		sum := sha256.Sum256(out)
+		want := hex.EncodeToString(sum[:])
+		d1, err1 := DigestJSON(data)
+		d2, err2 := DigestJSON(out)
+		if err1 != nil || err2 != nil || d1 != want || d2 != want {
+			t.Fatalf("digest not stable: %s %s want %s (%v %v)", d1, d2, want, err1, err2)
+		}
+	})
+}

@@ -1,0 +1,793 @@
+package evidence
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/gowebpki/jcs"
+)
+
+// Limits Parse enforces. Spec 50-compare-replay.md refuses input files above
+// 64 MiB before parsing.
+const (
+	// MaxEnvelopeBytes is the largest envelope Parse reads, in bytes.
+	MaxEnvelopeBytes = 64 << 20
+	// MaxDepth is the deepest nesting Parse admits: the envelope object is
+	// at depth 1 and each value inside a container is one deeper than the
+	// container. An array or object deeper than MaxDepth stops parsing.
+	MaxDepth = 512
+	// MaxIssues is the most issues Parse reports. When there are more, the
+	// last reported issue has code CodeTooManyIssues.
+	MaxIssues = 100
+)
+
+// Issue codes. They are stable and machine readable.
+const (
+	// CodeTooLarge: the input exceeds MaxEnvelopeBytes.
+	CodeTooLarge = "too_large"
+	// CodeInvalidUTF8: the input is not valid UTF-8.
+	CodeInvalidUTF8 = "invalid_utf8"
+	// CodeInvalidJSON: the input is not well-formed JSON.
+	CodeInvalidJSON = "invalid_json"
+	// CodeTrailingData: something follows the envelope object.
+	CodeTrailingData = "trailing_data"
+	// CodeNotObject: the input is a JSON value other than an object.
+	CodeNotObject = "not_object"
+	// CodeTooDeep: nesting exceeds MaxDepth.
+	CodeTooDeep = "too_deep"
+	// CodeDuplicateKey: an object names the same member twice (compared
+	// after unescaping).
+	CodeDuplicateKey = "duplicate_key"
+	// CodeInvalidString: a string escapes an unpaired UTF-16 surrogate.
+	CodeInvalidString = "invalid_string"
+	// CodeInexactNumber: a number is outside the IEEE-754 double range or
+	// is not exactly the value RFC 8785 would write for it (for example an
+	// integer beyond 2^53), so canonicalization would silently change it.
+	CodeInexactNumber = "inexact_number"
+	// CodeUnknownField: the member is not part of the schema.
+	CodeUnknownField = "unknown_field"
+	// CodeMissingField: a required member is absent.
+	CodeMissingField = "missing_field"
+	// CodeWrongType: the member has the wrong JSON type.
+	CodeWrongType = "wrong_type"
+	// CodeInvalidValue: the member has the right type but a value outside
+	// its enumeration, pattern or bounds.
+	CodeInvalidValue = "invalid_value"
+	// CodeUnsupportedVersion: schema_version is a number other than
+	// SchemaVersion.
+	CodeUnsupportedVersion = "unsupported_schema_version"
+	// CodePredicateMismatch: the envelope names a Gatehouse predicate but
+	// disagrees with the provider, operation, confidence, authority or
+	// evidence links the spec fixes for it.
+	CodePredicateMismatch = "predicate_mismatch"
+	// CodeNotCanonicalizable: RFC 8785 canonicalization of the envelope
+	// failed.
+	CodeNotCanonicalizable = "not_canonicalizable"
+	// CodeIDMismatch: evidence_id is well formed but differs from the one
+	// recomputed from the envelope (the record was altered or mis-sealed).
+	CodeIDMismatch = "evidence_id_mismatch"
+	// CodeTooManyIssues: more than MaxIssues problems were found; the rest
+	// are not reported.
+	CodeTooManyIssues = "too_many_issues"
+)
+
+// Issue is one problem found in an envelope. Code is one of the Code
+// constants; Path is a JSON path from the root "$" ("$.provider.id",
+// "$.limitations[2]", `$["odd key"]`; keys longer than 64 bytes are
+// shortened and marked with "…"); Message is for people and never echoes
+// more than a short excerpt of the input.
+type Issue struct {
+	Code    string `json:"code"`
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// String formats the issue as "code at path: message".
+func (i Issue) String() string { return fmt.Sprintf("%s at %s: %s", i.Code, i.Path, i.Message) }
+
+// IssueList is a non-empty list of issues used as an error (Seal wraps one);
+// retrieve it with errors.As.
+type IssueList []Issue
+
+// Error lists the first few issues and how many there are in all.
+func (l IssueList) Error() string {
+	const shown = 5
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d issue(s)", len(l))
+	for i, is := range l {
+		if i == shown {
+			fmt.Fprintf(&b, "; and %d more", len(l)-shown)
+			break
+		}
+		b.WriteString("; ")
+		b.WriteString(is.String())
+	}
+	return b.String()
+}
+
+// Parse reads one Evidence v2 envelope. It is strict: the input must be at
+// most MaxEnvelopeBytes of valid UTF-8 holding exactly one JSON object
+// (nothing but whitespace after it) nested at most MaxDepth deep, with no
+// duplicate member names at any depth, no unpaired surrogate escapes, and
+// only numbers that RFC 8785 represents exactly; the envelope must have every
+// field of Envelope, no others, each with its JSON type and allowed values;
+// Gatehouse predicates must carry the values the spec fixes for them; and
+// evidence_id must equal ComputeID of the parsed envelope.
+//
+// Size is checked first; nesting, duplicates, strings and numbers are
+// checked while decoding a token stream, so no tree is built for a document
+// that is too large or too deep (only the canonicalization that recomputes
+// the evidence_id builds one, after those checks pass).
+//
+// Parse returns either the envelope and no issues, or nil and every issue
+// found (at most MaxIssues), each naming its JSON path. A malformed document
+// (bad syntax, too deep) is reported at the failing path and stops the check
+// there; the evidence_id is recomputed only when nothing else is wrong. The
+// returned envelope shares no memory with data. Parse never panics, whatever
+// data holds.
+func Parse(data []byte) (*Envelope, []Issue) {
+	if len(data) > MaxEnvelopeBytes {
+		return nil, []Issue{{CodeTooLarge, "$", fmt.Sprintf("envelope is %d bytes; the limit is %d bytes", len(data), MaxEnvelopeBytes)}}
+	}
+	if !utf8.Valid(data) {
+		return nil, []Issue{{CodeInvalidUTF8, "$", fmt.Sprintf("input is not valid UTF-8 (first bad byte at offset %d)", firstInvalidUTF8(data))}}
+	}
+	p := &parser{data: data, dec: json.NewDecoder(bytes.NewReader(data))}
+	p.dec.UseNumber()
+	if !p.document() {
+		return nil, p.issues
+	}
+	e := p.envelope()
+	if len(p.issues) > 0 {
+		return nil, p.issues
+	}
+	id, err := ComputeID(e)
+	if err != nil {
+		p.addAt("$", CodeNotCanonicalizable, truncate(err.Error(), 200))
+		return nil, p.issues
+	}
+	if id != e.EvidenceID {
+		p.addAt("$.evidence_id", CodeIDMismatch, fmt.Sprintf("evidence_id %s does not match the envelope, which hashes to %s", e.EvidenceID, id))
+		return nil, p.issues
+	}
+	cloneRaw(e)
+	return e, nil
+}
+
+// errStop ends the token walk: the document is malformed or the issue list
+// is full.
+var errStop = errors.New("stop")
+
+type segment struct {
+	key   string
+	index int
+	isKey bool
+}
+
+type member struct {
+	key string
+	raw []byte
+}
+
+type parser struct {
+	data    []byte
+	dec     *json.Decoder
+	issues  []Issue
+	full    bool
+	path    []segment
+	members []member // the envelope's members in document order
+}
+
+// add records an issue at the current token path.
+func (p *parser) add(code, msg string) { p.addAt(p.pathString(), code, msg) }
+
+func (p *parser) addAt(path, code, msg string) {
+	if p.full {
+		return
+	}
+	if len(p.issues) == MaxIssues {
+		p.issues[MaxIssues-1] = Issue{CodeTooManyIssues, "$", fmt.Sprintf("more than %d issues; the rest are not reported", MaxIssues-1)}
+		p.full = true
+		return
+	}
+	p.issues = append(p.issues, Issue{code, path, msg})
+}
+
+func (p *parser) pathString() string {
+	var b strings.Builder
+	b.WriteByte('$')
+	for _, s := range p.path {
+		if s.isKey {
+			b.WriteString(keyPath(s.key))
+		} else {
+			fmt.Fprintf(&b, "[%d]", s.index)
+		}
+	}
+	return b.String()
+}
+
+// keyPath renders one member step of a JSON path: ".name" for identifiers,
+// `["…"]` otherwise, with long keys shortened.
+func keyPath(key string) string {
+	ident := key != ""
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			ident = false
+			break
+		}
+	}
+	k := truncate(key, 64)
+	if ident {
+		return "." + k
+	}
+	q, _ := json.Marshal(k)
+	return "[" + string(q) + "]"
+}
+
+// syntax records a decoding error at the current path and stops the walk.
+func (p *parser) syntax(err error) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		p.add(CodeInvalidJSON, fmt.Sprintf("malformed JSON at byte offset %d: %v", se.Offset, se))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		p.add(CodeInvalidJSON, "unexpected end of input")
+	default:
+		p.add(CodeInvalidJSON, truncate(err.Error(), 200))
+	}
+	return errStop
+}
+
+// document walks the whole input as a token stream. It reports whether the
+// walk completed, so that the envelope members can be checked.
+func (p *parser) document() bool {
+	tok, err := p.dec.Token()
+	if err != nil {
+		p.syntax(err)
+		return false
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		p.addAt("$", CodeNotObject, "an envelope is a single JSON object")
+		return false
+	}
+	if err := p.walkObject(1); err != nil {
+		return false
+	}
+	// Only whitespace may follow; scan it directly rather than through the
+	// decoder, which would buffer it.
+	for off := int(p.dec.InputOffset()); off < len(p.data); off++ {
+		if !isSpace(p.data[off]) {
+			p.addAt("$", CodeTrailingData, fmt.Sprintf("data follows the envelope object at byte offset %d", off))
+			return false
+		}
+	}
+	return !p.full
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// walkObject walks the members of an object whose '{' was just read; depth is
+// the object's own depth.
+func (p *parser) walkObject(depth int) error {
+	seen := make(map[string]struct{})
+	for p.dec.More() {
+		before := p.dec.InputOffset()
+		tok, err := p.dec.Token()
+		if err != nil {
+			return p.syntax(err)
+		}
+		key, ok := tok.(string)
+		if !ok { // encoding/json only yields string keys; be safe anyway
+			return p.syntax(fmt.Errorf("object key is %T, not a string", tok))
+		}
+		p.path = append(p.path, segment{key: key, isKey: true})
+		p.checkString(before)
+		if _, dup := seen[key]; dup {
+			p.add(CodeDuplicateKey, "member name appears more than once in this object")
+		} else {
+			seen[key] = struct{}{}
+		}
+		start := int(p.dec.InputOffset())
+		for start < len(p.data) && (isSpace(p.data[start]) || p.data[start] == ':') {
+			start++
+		}
+		if err := p.walkValue(depth + 1); err != nil {
+			return err
+		}
+		if depth == 1 {
+			p.members = append(p.members, member{key, p.data[start:p.dec.InputOffset()]})
+		}
+		p.path = p.path[:len(p.path)-1]
+		if p.full {
+			return errStop
+		}
+	}
+	if _, err := p.dec.Token(); err != nil { // the closing '}'
+		return p.syntax(err)
+	}
+	return nil
+}
+
+// walkArray walks the elements of an array whose '[' was just read.
+func (p *parser) walkArray(depth int) error {
+	for i := 0; p.dec.More(); i++ {
+		p.path = append(p.path, segment{index: i})
+		if err := p.walkValue(depth + 1); err != nil {
+			return err
+		}
+		p.path = p.path[:len(p.path)-1]
+		if p.full {
+			return errStop
+		}
+	}
+	if _, err := p.dec.Token(); err != nil { // the closing ']'
+		return p.syntax(err)
+	}
+	return nil
+}
+
+// walkValue walks one value at the given depth.
+func (p *parser) walkValue(depth int) error {
+	before := p.dec.InputOffset()
+	tok, err := p.dec.Token()
+	if err != nil {
+		return p.syntax(err)
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		if depth > MaxDepth {
+			p.add(CodeTooDeep, fmt.Sprintf("nesting exceeds the limit of %d levels", MaxDepth))
+			return errStop
+		}
+		if t == '{' {
+			return p.walkObject(depth)
+		}
+		return p.walkArray(depth)
+	case string:
+		p.checkString(before)
+	case json.Number:
+		p.checkNumber(string(t))
+	}
+	return nil
+}
+
+// checkString validates the escapes of the string literal that the decoder
+// just read, starting at or after offset before. encoding/json silently
+// turns an unpaired surrogate escape into U+FFFD; RFC 8785 rejects it.
+func (p *parser) checkString(before int64) {
+	lit := p.data[before:p.dec.InputOffset()]
+	if q := bytes.IndexByte(lit, '"'); q >= 0 {
+		lit = lit[q:]
+	}
+	if !bytes.Contains(lit, []byte(`\u`)) {
+		return
+	}
+	if !validSurrogates(lit) {
+		p.add(CodeInvalidString, "string escapes an unpaired UTF-16 surrogate")
+	}
+}
+
+// validSurrogates reports whether every \u escape in the well-formed string
+// literal lit that encodes a surrogate is a high surrogate immediately
+// followed by an escaped low surrogate.
+func validSurrogates(lit []byte) bool {
+	for i := 0; i < len(lit); i++ {
+		if lit[i] != '\\' {
+			continue
+		}
+		i++
+		if i >= len(lit) || lit[i] != 'u' {
+			continue
+		}
+		r, ok := hex4(lit, i+1)
+		if !ok {
+			return false
+		}
+		i += 4
+		if !utf16.IsSurrogate(r) {
+			continue
+		}
+		if r >= 0xDC00 { // a low surrogate first
+			return false
+		}
+		if i+6 >= len(lit) || lit[i+1] != '\\' || lit[i+2] != 'u' {
+			return false
+		}
+		lo, ok := hex4(lit, i+3)
+		if !ok || lo < 0xDC00 || lo > 0xDFFF {
+			return false
+		}
+		i += 6
+	}
+	return true
+}
+
+func hex4(b []byte, at int) (rune, bool) {
+	if at+4 > len(b) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(b[at:at+4]), 16, 32)
+	return rune(v), err == nil
+}
+
+// checkNumber rejects numbers RFC 8785 cannot keep exactly.
+func (p *parser) checkNumber(lit string) {
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil {
+		p.add(CodeInexactNumber, "number is outside the range of an IEEE-754 double")
+		return
+	}
+	canon, err := jcs.NumberToJSON(f)
+	if err != nil || !sameDecimal(lit, canon) {
+		p.add(CodeInexactNumber, fmt.Sprintf("number is not exactly representable; RFC 8785 would write it as %s", canon))
+	}
+}
+
+// sameDecimal reports whether two JSON number literals denote the same
+// decimal value. Both are reduced to sign, significant digits and exponent;
+// comparing those is linear in the literal length and never allocates
+// arbitrary-precision values.
+func sameDecimal(a, b string) bool {
+	an, ad, ae := decimalParts(a)
+	bn, bd, be := decimalParts(b)
+	if ad == "" || bd == "" {
+		return ad == bd // zero, whatever its sign
+	}
+	return an == bn && ad == bd && ae == be
+}
+
+// decimalParts splits a JSON number literal into sign, significant digits
+// without leading or trailing zeros, and the exponent of the last digit. The
+// exponent saturates far beyond any finite double, so no input overflows it.
+func decimalParts(s string) (neg bool, digits string, exp int64) {
+	if strings.HasPrefix(s, "-") {
+		neg, s = true, s[1:]
+	}
+	mant, expPart, _ := strings.Cut(strings.ToLower(s), "e")
+	intPart, frac, _ := strings.Cut(mant, ".")
+	if expPart != "" {
+		eneg := expPart[0] == '-'
+		expPart = strings.TrimLeft(expPart, "+-")
+		const limit = 1 << 40
+		for i := 0; i < len(expPart) && exp < limit; i++ {
+			exp = exp*10 + int64(expPart[i]-'0')
+		}
+		if eneg {
+			exp = -exp
+		}
+	}
+	exp -= int64(len(frac))
+	digits = strings.TrimLeft(intPart+frac, "0")
+	trimmed := strings.TrimRight(digits, "0")
+	exp += int64(len(digits) - len(trimmed))
+	return neg, trimmed, exp
+}
+
+func firstInvalidUTF8(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
+}
+
+// envelopeFields lists the envelope fields in the order of the spec, which
+// is also the order of the issues reported for them.
+func envelopeFields() []string {
+	return []string{
+		"schema_version", "evidence_id", "subject", "provider", "predicate_type", "operation",
+		"parameters", "raw_result", "normalized_result", "confidence", "authority",
+		"environment", "limitations", "locations", "evidence_links",
+	}
+}
+
+// envelope checks the members collected by the token walk against the
+// envelope schema and returns the typed envelope (meaningful only when no
+// issue was added).
+func (p *parser) envelope() *Envelope {
+	names := envelopeFields()
+	known := make(map[string]bool, len(names))
+	for _, f := range names {
+		known[f] = true
+	}
+	fields := make(map[string][]byte, len(p.members))
+	for _, m := range p.members {
+		if !known[m.key] {
+			p.addAt("$"+keyPath(m.key), CodeUnknownField, "not an Evidence v2 envelope field")
+			continue
+		}
+		if _, dup := fields[m.key]; !dup {
+			fields[m.key] = m.raw
+		}
+	}
+	e := &Envelope{}
+	for _, name := range names {
+		raw, ok := fields[name]
+		path := "$." + name
+		if !ok {
+			p.addAt(path, CodeMissingField, "required field is missing")
+			continue
+		}
+		switch name {
+		case "schema_version":
+			e.SchemaVersion = p.schemaVersion(path, raw)
+		case "evidence_id":
+			if s, ok := p.str(path, raw, true); ok {
+				if !ValidID(s) {
+					p.addAt(path, CodeInvalidValue, `must be "ev_" followed by 64 lowercase hexadecimal characters`)
+				}
+				e.EvidenceID = s
+			}
+		case "subject":
+			e.Subject = p.subject(path, raw)
+		case "provider":
+			if m, ok := p.fields(path, raw, "id", "name", "version"); ok {
+				e.Provider.ID, _ = p.str(path+".id", m["id"], true)
+				e.Provider.Name, _ = p.str(path+".name", m["name"], true)
+				e.Provider.Version, _ = p.str(path+".version", m["version"], true)
+			}
+		case "predicate_type":
+			e.PredicateType, _ = p.str(path, raw, true)
+		case "operation":
+			e.Operation, _ = p.str(path, raw, true)
+		case "parameters":
+			if p.kind(path, raw, "object") {
+				e.Parameters = raw
+			}
+		case "raw_result":
+			e.RawResult = raw
+		case "normalized_result":
+			e.NormalizedResult = raw
+		case "confidence":
+			if s, ok := p.str(path, raw, false); ok {
+				e.Confidence = Confidence(s)
+				if !e.Confidence.Valid() {
+					p.addAt(path, CodeInvalidValue, "must be observed, derived or inferred")
+				}
+			}
+		case "authority":
+			if s, ok := p.str(path, raw, false); ok {
+				e.Authority = Authority(s)
+				if !e.Authority.Valid() {
+					p.addAt(path, CodeInvalidValue, "must be shipped-artifact, controlled-replay, historical-reference, external-service or analyst-inference")
+				}
+			}
+		case "environment":
+			e.Environment = p.environment(path, raw)
+		case "limitations":
+			e.Limitations = []string{}
+			for i, it := range p.array(path, raw) {
+				s, _ := p.str(fmt.Sprintf("%s[%d]", path, i), it, true)
+				e.Limitations = append(e.Limitations, s)
+			}
+		case "locations":
+			e.Locations = []json.RawMessage{}
+			for i, it := range p.array(path, raw) {
+				p.kind(fmt.Sprintf("%s[%d]", path, i), it, "object")
+				e.Locations = append(e.Locations, it)
+			}
+		case "evidence_links":
+			e.EvidenceLinks = []string{}
+			for i, it := range p.array(path, raw) {
+				ip := fmt.Sprintf("%s[%d]", path, i)
+				if s, ok := p.str(ip, it, false); ok {
+					if !ValidID(s) {
+						p.addAt(ip, CodeInvalidValue, `an evidence link is an evidence_id: "ev_" followed by 64 lowercase hexadecimal characters`)
+					}
+					e.EvidenceLinks = append(e.EvidenceLinks, s)
+				}
+			}
+		}
+	}
+	if len(p.issues) == 0 {
+		p.predicate(e)
+	}
+	return e
+}
+
+// predicate enforces the values 50-compare-replay.md fixes for Gatehouse's
+// own predicates.
+func (p *parser) predicate(e *Envelope) {
+	want := func(path string, ok bool, msg string) {
+		if !ok {
+			p.addAt(path, CodePredicateMismatch, msg)
+		}
+	}
+	switch e.PredicateType {
+	case PredicateProcessCapture:
+		want("$.provider.id", e.Provider.ID == ProcessProviderID, "capture Evidence comes from provider "+ProcessProviderID)
+		want("$.operation", e.Operation == OperationCaptureProcess, "capture Evidence has operation "+OperationCaptureProcess)
+		want("$.confidence", e.Confidence == Observed, "capture Evidence is observed")
+		want("$.authority", e.Authority == AuthorityControlledReplay, "capture Evidence has authority controlled-replay")
+	case PredicateProcessComparison, PredicateProcessComparisonTrace:
+		want("$.operation", e.Operation == OperationCompareProcesses, "comparison Evidence has operation "+OperationCompareProcesses)
+		want("$.confidence", e.Confidence == Derived, "comparison Evidence is derived")
+		want("$.authority", e.Authority == AuthorityAnalystInference, "comparison Evidence has authority analyst-inference")
+		want("$.evidence_links", len(e.EvidenceLinks) == 2, "comparison Evidence links exactly [left, right]")
+	}
+}
+
+func (p *parser) schemaVersion(path string, raw []byte) int {
+	if !p.kind(path, raw, "number") {
+		return 0
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || f != SchemaVersion {
+		p.addAt(path, CodeUnsupportedVersion, fmt.Sprintf("schema_version must be %d", SchemaVersion))
+		return 0
+	}
+	return SchemaVersion
+}
+
+func (p *parser) subject(path string, raw []byte) *Subject {
+	if kindOf(raw) == "null" {
+		return nil
+	}
+	m, ok := p.fields(path, raw, "name", "digest", "format", "architecture", "local_path")
+	if !ok {
+		return nil
+	}
+	s := &Subject{}
+	s.Name, _ = p.str(path+".name", m["name"], true)
+	if d, ok := p.fields(path+".digest", m["digest"], "sha256"); ok {
+		dp := path + ".digest.sha256"
+		if h, ok := p.str(dp, d["sha256"], false); ok {
+			if !isHex64(h) {
+				p.addAt(dp, CodeInvalidValue, "must be 64 lowercase hexadecimal characters")
+			}
+			s.Digest.SHA256 = h
+		}
+	}
+	s.Format, _ = p.str(path+".format", m["format"], true)
+	s.Architecture, _ = p.str(path+".architecture", m["architecture"], true)
+	s.LocalPath, _ = p.str(path+".local_path", m["local_path"], false)
+	return s
+}
+
+func (p *parser) environment(path string, raw []byte) *Environment {
+	if kindOf(raw) == "null" {
+		return nil
+	}
+	m, ok := p.fields(path, raw, "id", "platform", "architecture", "isolation")
+	if !ok {
+		return nil
+	}
+	env := &Environment{}
+	env.ID, _ = p.str(path+".id", m["id"], true)
+	env.Platform, _ = p.str(path+".platform", m["platform"], true)
+	env.Architecture, _ = p.str(path+".architecture", m["architecture"], true)
+	if s, ok := p.str(path+".isolation", m["isolation"], false); ok {
+		env.Isolation = Isolation(s)
+		if !env.Isolation.Valid() {
+			p.addAt(path+".isolation", CodeInvalidValue, "must be none, process, container or virtual-machine")
+		}
+	}
+	return env
+}
+
+// fields checks that raw is an object with exactly the named members and
+// returns them. Missing members are reported and absent from the map;
+// callers pass nil raw values on to the typed checks, which ignore them.
+func (p *parser) fields(path string, raw []byte, names ...string) (map[string][]byte, bool) {
+	if !p.kind(path, raw, "object") {
+		return nil, false
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil { // already validated by the walk
+		p.addAt(path, CodeInvalidJSON, truncate(err.Error(), 200))
+		return nil, false
+	}
+	want := make(map[string]bool, len(names))
+	for _, n := range names {
+		want[n] = true
+	}
+	var unknown []string
+	for k := range m {
+		if !want[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	for _, k := range unknown {
+		p.addAt(path+keyPath(k), CodeUnknownField, "not a field of this object")
+	}
+	out := make(map[string][]byte, len(names))
+	for _, n := range names {
+		v, ok := m[n]
+		if !ok {
+			p.addAt(path+"."+n, CodeMissingField, "required field is missing")
+			continue
+		}
+		out[n] = v
+	}
+	return out, true
+}
+
+// array checks that raw is an array and returns its elements.
+func (p *parser) array(path string, raw []byte) []json.RawMessage {
+	if !p.kind(path, raw, "array") {
+		return nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		p.addAt(path, CodeInvalidJSON, truncate(err.Error(), 200))
+		return nil
+	}
+	return items
+}
+
+// str checks that raw (when present) is a string, non-empty if required,
+// and returns it.
+func (p *parser) str(path string, raw []byte, nonEmpty bool) (string, bool) {
+	if raw == nil || !p.kind(path, raw, "string") {
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		p.addAt(path, CodeInvalidJSON, truncate(err.Error(), 200))
+		return "", false
+	}
+	if nonEmpty && s == "" {
+		p.addAt(path, CodeInvalidValue, "must not be empty")
+		return s, false
+	}
+	return s, true
+}
+
+// kind checks the JSON type of raw and reports a mismatch.
+func (p *parser) kind(path string, raw []byte, want string) bool {
+	if got := kindOf(raw); got != want {
+		p.addAt(path, CodeWrongType, fmt.Sprintf("must be %s %s, not %s", article(want), want, got))
+		return false
+	}
+	return true
+}
+
+func article(kind string) string {
+	if kind == "object" || kind == "array" {
+		return "an"
+	}
+	return "a"
+}
+
+// kindOf names the JSON type of a well-formed raw value.
+func kindOf(raw []byte) string {
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// cloneRaw gives the envelope's raw messages their own memory.
+func cloneRaw(e *Envelope) {
+	e.Parameters = bytes.Clone(e.Parameters)
+	e.RawResult = bytes.Clone(e.RawResult)
+	e.NormalizedResult = bytes.Clone(e.NormalizedResult)
+	for i := range e.Locations {
+		e.Locations[i] = bytes.Clone(e.Locations[i])
+	}
+}
