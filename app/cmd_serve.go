@@ -59,3 +59,31 @@ func runServe(ctx context.Context, io IO, args []string) error {
 	defer stop()
 	return serveUntil(ctx, ln, srv)
 }
+
+// serveAgents gives the desktop window the agent face browser mode has:
+// the loopback server (MCP at /mcp; its UI API stays locked because its
+// token is never shown) on 127.0.0.1:7420, or a free port when that is
+// taken, announced in the runtime file. It returns the function that stops
+// it. Failing to listen only costs agents their access; the window works.
+func serveAgents(ctx context.Context, env *Env, f *Facade) func() {
+	ln, err := listenLoopback("127.0.0.1:7420")
+	if err != nil {
+		if ln, err = listenLoopback("127.0.0.1:0"); err != nil {
+			fmt.Fprintf(env.Stderr, "gatehouse: agents cannot connect: %v\n", err)
+			return func() {}
+		}
+	}
+	srv, err := newServer(f, ln.Addr())
+	if err != nil {
+		ln.Close()
+		return func() {}
+	}
+	remove, err := writeRuntimeFile(env, "http://"+ln.Addr().String())
+	if err != nil {
+		remove = func() {}
+	}
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { serveUntil(sctx, ln, srv); close(done) }()
+	return func() { stop(); <-done; remove() }
+}

@@ -38,6 +38,7 @@ func runDesktop(ctx context.Context, io IO, args []string) error {
 		return errorf("startup", CategoryInternal, "%v", err)
 	}
 	defer f.close()
+	defer serveAgents(ctx, env, f)()
 	called := f.watchFirstCall()
 	smokeFailed := false
 	err = wails.Run(&options.App{
