@@ -32,7 +32,19 @@ type CLIError struct {
 	Details any
 }
 
-func (e *CLIError) Error() string { return e.Message }
+// Error returns the structured error as JSON, so that surfaces which only
+// carry an error's text (Wails rejects promises with it) still deliver the
+// code and details.
+func (e *CLIError) Error() string {
+	b, _ := json.Marshal(struct {
+		Error    bool   `json:"error"`
+		Code     string `json:"code"`
+		Category string `json:"category"`
+		Message  string `json:"message"`
+		Details  any    `json:"details,omitempty"`
+	}{true, e.Code, e.Category, e.Message, e.Details})
+	return string(b)
+}
 
 func errorf(code, category, format string, args ...any) *CLIError {
 	return &CLIError{Code: code, Category: category, Message: fmt.Sprintf(format, args...)}

@@ -99,24 +99,42 @@ func (f *Facade) StartRun(a StartRunArgs) (StartRunResult, error) {
 		req.Pin = *f.env.Pin
 	}
 	ctx, cancel := context.WithCancel(f.ctx)
-	run := &activeRun{RunID: runID, Skill: s.Name, Agent: agents.LocalID, State: "waiting", StartedAt: time.Now().UTC(), cancel: cancel}
-	f.mu.Lock()
-	f.active[runID] = run
-	f.mu.Unlock()
+	untrack := f.trackRun(runID, s.Name, agents.LocalID, cancel)
 	go func() {
 		defer cancel()
 		f.pipeline.Execute(ctx, req)
 		f.consent.EndRun(runID)
+		untrack()
+		f.forgetProposalsLater(runID)
+	}()
+	return StartRunResult{RunID: runID}, nil
+}
+
+// forgetProposalsLater drops a finished run's proposal details once the
+// last state events about them have surely been delivered.
+func (f *Facade) forgetProposalsLater(runID string) {
+	time.AfterFunc(time.Minute, func() {
 		f.mu.Lock()
-		delete(f.active, runID)
+		defer f.mu.Unlock()
 		for id, v := range f.proposals {
 			if v.RunID == runID {
 				delete(f.proposals, id)
 			}
 		}
+	})
+}
+
+// trackRun lists a run in ListRuns.active until the returned function is
+// called; cancel is what CancelRun calls.
+func (f *Facade) trackRun(runID, skill, agent string, cancel context.CancelFunc) func() {
+	f.mu.Lock()
+	f.active[runID] = &activeRun{RunID: runID, Skill: skill, Agent: agent, State: "waiting", StartedAt: time.Now().UTC(), cancel: cancel}
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		delete(f.active, runID)
 		f.mu.Unlock()
-	}()
-	return StartRunResult{RunID: runID}, nil
+	}
 }
 
 // noteProgress keeps the active-run table current from journal events.
@@ -252,7 +270,6 @@ func (f *Facade) CancelRun(a CancelRunArgs) (CancelRunResult, error) {
 		return CancelRunResult{}, nil
 	}
 	r.cancel()
-	f.consent.EndRun(a.RunID)
 	return CancelRunResult{Cancelled: true}, nil
 }
 

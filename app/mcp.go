@@ -206,7 +206,7 @@ func (t *mcpTools) readSkill(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	}
 	res, err := t.s.f.InspectSkill(InspectSkillArgs{Name: a.Name})
 	if err != nil {
-		return toolError(codeOf(err), err.Error()), nil
+		return toolError(codeOf(err), messageOf(err)), nil
 	}
 	return jsonResult(res, false), nil
 }
@@ -221,7 +221,7 @@ func (t *mcpTools) readResource(ctx context.Context, req *mcp.CallToolRequest) (
 	}
 	sk, err := t.s.f.env.resolveSkill(ctx, a.Name)
 	if err != nil {
-		return toolError(codeOf(err), err.Error()), nil
+		return toolError(codeOf(err), messageOf(err)), nil
 	}
 	data, err := skills.ReadResource(sk, a.Path, 1<<20)
 	if err != nil {
@@ -245,7 +245,7 @@ func (t *mcpTools) runSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	f := t.s.f
 	sk, err := f.env.resolveSkill(ctx, a.Name)
 	if err != nil {
-		return toolError(codeOf(err), err.Error()), nil
+		return toolError(codeOf(err), messageOf(err)), nil
 	}
 	ws, err := runner.ResolveWorkspace(a.Workspace)
 	if err != nil {
@@ -269,6 +269,8 @@ func (t *mcpTools) runSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer t.s.track(req.Session.ID(), cancel)()
+	defer f.trackRun(runID, sk.Name, t.agentID, cancel)()
+	defer f.forgetProposalsLater(runID)
 	go watchSession(ctx, req.Session, cancel)
 	res := f.pipeline.Execute(ctx, creq)
 	return jsonResult(res.Envelope, res.Envelope.Status != runner.StatusSucceeded), nil
@@ -293,6 +295,14 @@ func watchSession(ctx context.Context, ss *mcp.ServerSession, cancel context.Can
 			}
 		}
 	}
+}
+
+func messageOf(err error) string {
+	var ce *CLIError
+	if errors.As(err, &ce) {
+		return ce.Message
+	}
+	return err.Error()
 }
 
 func codeOf(err error) string {

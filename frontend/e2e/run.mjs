@@ -1,0 +1,682 @@
+// End-to-end tests of the Gatehouse web UI.
+//
+// Drives the real built UI (embedded in a test build of the Go binary) in
+// Debian's Chromium through playwright-core, against `gatehouse serve` on a
+// fresh data directory per test group.
+//
+//   cd frontend && GATEHOUSE_BIN=/abs/path/bin/gatehouse-e2e node e2e/run.mjs
+//
+// Build first (the UI is embedded in the binary):
+//   cd frontend && npm run build && cd .. && go build -tags e2e -o bin/gatehouse-e2e .
+//
+// Screenshots land in frontend/test-results/screenshots/<test>-<step>.png.
+// A failing test also writes <test>-FAILED.png and prints the server's
+// stderr and the page's console errors.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const FRONTEND = path.resolve(HERE, '..');
+const SHOTS = path.join(FRONTEND, 'test-results', 'screenshots');
+const BIN = process.env.GATEHOUSE_BIN;
+const CHROMIUM = process.env.GATEHOUSE_CHROMIUM || '/usr/bin/chromium';
+const WAIT = 30_000; // the longest any single observable wait may take
+const TEST_TIMEOUT = 180_000;
+const SKILL = 'text-metrics';
+const INPUT = '{"text":"one two three"}';
+
+if (!BIN || !path.isAbsolute(BIN) || !fs.existsSync(BIN)) {
+  console.error('GATEHOUSE_BIN must be the absolute path of a test build (go build -tags e2e -o bin/gatehouse-e2e .)');
+  process.exit(2);
+}
+if (!fs.existsSync(CHROMIUM)) {
+  console.error(`${CHROMIUM} is missing: apt-get install -y chromium`);
+  process.exit(2);
+}
+fs.mkdirSync(SHOTS, { recursive: true });
+
+// ---------------------------------------------------------------------------
+// process bookkeeping: every server we start is killed, even on a crash.
+
+const liveServers = new Set();
+const tempDirs = new Set();
+
+function killGroup(pid, sig) {
+  try {
+    process.kill(-pid, sig); // the server leads its own process group
+  } catch {
+    /* already gone */
+  }
+}
+
+process.on('exit', () => {
+  for (const s of liveServers) killGroup(s.pid, 'SIGKILL');
+  for (const d of tempDirs) fs.rmSync(d, { recursive: true, force: true });
+});
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    for (const s of liveServers) killGroup(s.pid, 'SIGKILL');
+    process.exit(130);
+  });
+}
+
+function tempDir(label) {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), `gatehouse-e2e-${label}-`));
+  tempDirs.add(d);
+  return d;
+}
+
+/** Starts `gatehouse serve` on a free loopback port with a fresh data
+ * directory and HOME; resolves once the access URL is printed. */
+async function startServer(label, consentWindow) {
+  const dataDir = tempDir(`${label}-data`); // mkdtemp: mode 0700, as required
+  const home = tempDir(`${label}-home`);
+  const env = { ...process.env, HOME: home, GATEHOUSE_DATA_DIR: dataDir };
+  delete env.XDG_DATA_HOME;
+  const args = ['serve', '--addr', '127.0.0.1:0', '--test-consent-window', consentWindow];
+  const proc = spawn(BIN, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const srv = { pid: proc.pid, proc, dataDir, home, stderr: '', exited: false, exitCode: null };
+  liveServers.add(srv);
+  proc.stderr.setEncoding('utf8');
+  proc.stderr.on('data', (d) => (srv.stderr += d));
+  const exited = new Promise((resolve) =>
+    proc.on('exit', (code, signal) => {
+      srv.exited = true;
+      srv.exitCode = code ?? signal;
+      resolve();
+    }),
+  );
+  srv.exitedPromise = exited;
+  srv.stop = async () => {
+    if (!srv.exited) {
+      killGroup(srv.pid, 'SIGTERM');
+      const t = setTimeout(() => killGroup(srv.pid, 'SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(t);
+    }
+    killGroup(srv.pid, 'SIGKILL'); // any straggler in the group
+    liveServers.delete(srv);
+  };
+  const lines = readline.createInterface({ input: proc.stdout });
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server printed no URL within ${WAIT} ms; stderr:\n${srv.stderr}`)), WAIT);
+    lines.once('line', (l) => {
+      clearTimeout(timer);
+      resolve(l.trim());
+    });
+    exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${srv.exitCode}) before printing its URL; stderr:\n${srv.stderr}`));
+    });
+  });
+  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]+$/, 'first stdout line is the access URL');
+  srv.url = url;
+  srv.origin = new URL(url).origin;
+  proc.stdout.resume();
+  return srv;
+}
+
+async function openBrowser() {
+  const profile = tempDir('profile');
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 800 },
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  context.setDefaultTimeout(WAIT);
+  context.setDefaultNavigationTimeout(WAIT);
+  const page = context.pages()[0] ?? (await context.newPage());
+  return { context, page };
+}
+
+// ---------------------------------------------------------------------------
+// test groups
+
+const results = [];
+const started = Date.now();
+
+/** One test group: its own server (fresh data dir), its own browser
+ * profile, screenshots on the way, diagnostics on failure, and nothing
+ * left running afterwards. */
+function group(name, opts, body) {
+  test(name, { timeout: TEST_TIMEOUT }, async () => {
+    const t0 = Date.now();
+    for (const f of fs.readdirSync(SHOTS)) if (f.startsWith(`${name}-`) && f.endsWith('.png')) fs.rmSync(path.join(SHOTS, f)); // this test's old shots
+    const srv = await startServer(name, opts.consentWindow ?? '5m');
+    let browser;
+    const pageErrors = [];
+    const consoleErrors = [];
+    let ok = false;
+    try {
+      browser = await openBrowser();
+      const { page } = browser;
+      page.on('pageerror', (e) => pageErrors.push(String(e?.stack || e)));
+      page.on('console', (m) => {
+        if (m.type() === 'error') consoleErrors.push(m.text());
+      });
+      await page.goto(srv.url); // sets the session cookie, redirects to /
+      assert.equal(new URL(page.url()).pathname, '/', 'the token URL redirects to /');
+      await page.locator('#app, body').first().waitFor();
+      const ctx = {
+        srv,
+        page,
+        shot: (step, show) => shot(page, name, step, show),
+        api: (method, args) => callApi(page, method, args),
+      };
+      await body(ctx);
+      assert.deepEqual(pageErrors, [], 'no uncaught errors in the page');
+      ok = true;
+    } catch (err) {
+      if (browser) {
+        try {
+          await browser.page.screenshot({ path: path.join(SHOTS, `${name}-FAILED.png`), fullPage: true, timeout: 10_000 });
+          console.error(`[${name}] failure screenshot: ${path.relative(FRONTEND, path.join(SHOTS, `${name}-FAILED.png`))}`);
+        } catch (e) {
+          console.error(`[${name}] could not take a failure screenshot: ${e.message}`);
+        }
+      }
+      console.error(`----- [${name}] server stderr -----\n${srv.stderr.trimEnd()}\n----- end of server stderr -----`);
+      if (pageErrors.length) console.error(`[${name}] page errors:\n  ${pageErrors.join('\n  ')}`);
+      if (consoleErrors.length) console.error(`[${name}] console errors:\n  ${consoleErrors.join('\n  ')}`);
+      throw err;
+    } finally {
+      await browser?.context.close().catch(() => {});
+      await srv.stop();
+      results.push({ name, ok, ms: Date.now() - t0 });
+    }
+  });
+}
+
+// The summary is printed last, after the test reporter's own output.
+process.on('exit', () => {
+  const failed = results.filter((r) => !r.ok);
+  const secs = ((Date.now() - started) / 1000).toFixed(1);
+  console.log('');
+  for (const r of results) console.log(`  ${r.ok ? 'PASS' : 'FAIL'}  ${r.name}  (${(r.ms / 1000).toFixed(1)} s)`);
+  console.log(
+    `e2e summary: ${results.length - failed.length}/${results.length} passed, ${failed.length} failed, ${secs} s` +
+      (failed.length ? ` (failed: ${failed.map((r) => r.name).join(', ')})` : '') +
+      `; screenshots in ${path.relative(process.cwd(), SHOTS) || SHOTS}`,
+  );
+  if (failed.length || results.length === 0) process.exitCode = 1;
+});
+
+// ---------------------------------------------------------------------------
+// helpers
+
+const DEBUG = !!process.env.E2E_DEBUG;
+
+/** A full-page screenshot; `show` (a locator) is scrolled into view first,
+ * since the app scrolls inside its panes rather than the document. */
+async function shot(page, testName, step, show) {
+  const file = path.join(SHOTS, `${testName}-${step}.png`);
+  if (show) await show.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: file, fullPage: true });
+  if (DEBUG) console.log(`[${testName}] +${((Date.now() - started) / 1000).toFixed(1)} s ${step}`);
+  return file;
+}
+
+/** Calls the facade from the page (same cookie and Origin as the UI). */
+async function callApi(page, method, args = {}) {
+  const res = await page.evaluate(
+    async ({ method, args }) => {
+      const r = await fetch('/api/' + method, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(args),
+      });
+      return { status: r.status, body: await r.json() };
+    },
+    { method, args },
+  );
+  assert.equal(res.status, 200, `${method} answered HTTP ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** Polls fn() until it returns a truthy value (an observable condition,
+ * never a fixed sleep), or fails after `timeout`. */
+async function until(what, fn, timeout = WAIT, interval = 100) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeout} ms waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+    }
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}
+
+/** Asserts that fn() stays truthy for `window` ms. Used only to show that
+ * something does NOT happen (a non-event has nothing to wait for). */
+async function stays(what, fn, windowMs = 1500, interval = 100) {
+  const end = Date.now() + windowMs;
+  while (Date.now() < end) {
+    assert.ok(await fn(), `${what} no longer holds`);
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}
+
+/** A fresh workspace directory, real path (symlinks resolved). */
+function workspace(label) {
+  return fs.realpathSync(tempDir(`ws-${label}`));
+}
+
+async function nav(page, view) {
+  await page.getByTestId(`nav-${view}`).click();
+  await page.waitForURL(new RegExp(`#/${view}(/|$)`));
+}
+
+async function openSkill(page, name) {
+  await nav(page, 'skills');
+  await page.locator(`[data-testid="skill-row"][data-name="${name}"]`).click();
+  await page.waitForURL(new RegExp(`#/skills/${name}$`));
+  await page.locator(`h1:text-is("${name}")`).waitFor();
+  await until('run-open to be enabled', () => page.getByTestId('run-open').isEnabled());
+}
+
+/** Skills → skill → Run… → raw input and workspace → Run. */
+async function startRunFromUI(page, { input = INPUT, ws, shoot } = {}) {
+  await openSkill(page, SKILL);
+  if (shoot) await shoot('skill-detail');
+  const open = page.getByTestId('run-open');
+  if ((await open.getAttribute('aria-expanded')) !== 'true') await open.click();
+  await page.getByTestId('run-input-raw').fill(input);
+  await page.getByTestId('run-workspace').fill(ws);
+  if (shoot) await shoot('run-form');
+  await page.getByTestId('run-start').click();
+}
+
+async function revisionOf(api, name = SKILL) {
+  const insp = await api('InspectSkill', { name });
+  const rev = insp?.execution?.revision;
+  assert.match(rev ?? '', /^sha256:[0-9a-f]{64}$/, `InspectSkill(${name}).execution.revision`);
+  return rev;
+}
+
+async function attemptIds(api) {
+  return new Set((await api('ListRuns', {})).runs.map((r) => r.attempt_id));
+}
+
+/** The visible consent dialog (for a pending proposal unless told). */
+async function consentDialog(page, state = 'pending') {
+  const dlg = page.locator(`[data-testid="consent-dialog"]${state ? `[data-state="${state}"]` : ''}`);
+  await dlg.waitFor({ state: 'visible' });
+  return dlg;
+}
+
+async function consentState(dlg) {
+  return dlg.getByTestId('consent-state').getAttribute('data-state');
+}
+
+async function closeConsent(page) {
+  const dlg = page.getByTestId('consent-dialog');
+  while (await dlg.isVisible()) {
+    await page.getByTestId('consent-close').click();
+  }
+  await page.locator('#modal-host').waitFor({ state: 'hidden' });
+}
+
+/** Runs view: waits for the row of a run that was not in `before` and has
+ * the given status; returns its locator and attempt id. */
+async function newRunRow(page, before, status) {
+  await nav(page, 'runs');
+  await page.getByTestId('runs-table').waitFor();
+  const not = [...before].map((a) => `:not([data-attempt="${a}"])`).join('');
+  const row = page.locator(`[data-testid="run-row"][data-status="${status}"]${not}`).first();
+  await row.waitFor();
+  return { row, attempt: await row.getAttribute('data-attempt') };
+}
+
+/** Opens a run's detail and reads its envelope card. */
+async function openEnvelope(page, row) {
+  await row.click();
+  const detail = page.getByTestId('run-detail');
+  await detail.waitFor();
+  const env = detail.getByTestId('run-envelope');
+  await env.waitFor();
+  const codes = await env.locator('.issues code.code-tag').allInnerTexts();
+  const outBlock = env.locator('pre.output');
+  const output = (await outBlock.count()) ? JSON.parse(await outBlock.innerText()) : undefined;
+  return { detail, env, codes, output, status: await detail.getAttribute('data-status') };
+}
+
+async function runRecord(api, attempt) {
+  const r = (await api('ListRuns', {})).runs.find((x) => x.attempt_id === attempt);
+  assert.ok(r, `ListRuns has attempt ${attempt}`);
+  return r;
+}
+
+/** Watches the page for any consent dialog ever being attached. */
+async function watchForConsent(page) {
+  await page.evaluate(() => {
+    window.__e2eConsentSeen = !!document.querySelector('[data-testid="consent-dialog"]');
+    window.__e2eConsentObserver?.disconnect();
+    const obs = new MutationObserver(() => {
+      if (document.querySelector('[data-testid="consent-dialog"]')) window.__e2eConsentSeen = true;
+    });
+    obs.observe(document.body, { childList: true, subtree: true });
+    window.__e2eConsentObserver = obs;
+  });
+  return () => page.evaluate(() => window.__e2eConsentSeen);
+}
+
+// ---- Security helpers ----
+
+async function openSecurity(page) {
+  await nav(page, 'security');
+  await page.getByTestId('security-mode-ask').waitFor();
+}
+
+async function fillScope(row, { revision, agent, ws, timeout, output }) {
+  if (revision !== undefined) await row.getByTestId('scope-revision').fill(revision);
+  if (agent !== undefined) await row.getByTestId('scope-agent').selectOption(agent);
+  if (ws !== undefined) await row.getByTestId('scope-workspace').fill(ws);
+  if (timeout !== undefined) await row.getByTestId('scope-timeout').fill(String(timeout));
+  if (output !== undefined) await row.getByTestId('scope-output').fill(String(output));
+}
+
+async function savePolicy(page) {
+  await page.getByTestId('policy-save').click();
+  await page.getByTestId('policy-saved').waitFor();
+}
+
+/** The receipt id a scope row shows (full id from its title). */
+async function shownReceipt(row) {
+  const cell = row.getByTestId('scope-receipt');
+  const text = (await cell.innerText()).trim();
+  assert.ok(text !== '' && !/draft/i.test(text), `scope-receipt shows a receipt, not "${text}"`);
+  const code = cell.locator('code[title]').first();
+  const full = await code.getAttribute('title');
+  const shown = (await code.innerText()).trim();
+  assert.ok(full && shown && full.startsWith(shown), `receipt "${shown}" is a prefix of "${full}"`);
+  return full;
+}
+
+// ---------------------------------------------------------------------------
+// scenarios
+
+group('approve', {}, async ({ page, api, shot }) => {
+  await shot('start');
+  const rev = await revisionOf(api);
+  const before = await attemptIds(api);
+  await startRunFromUI(page, { ws: workspace('approve'), shoot: shot });
+  const dlg = await consentDialog(page);
+  await shot('consent');
+  const inv = await dlg.getByTestId('consent-invocation').innerText();
+  assert.deepEqual(JSON.parse(inv), JSON.parse(INPUT), `the dialog shows the exact invocation (got ${inv})`);
+  assert.ok(inv.includes('"text": "one two three"'), `invocation text: ${inv}`);
+  const revEl = dlg.getByTestId('consent-revision');
+  assert.equal(await revEl.getAttribute('data-full'), rev, 'the dialog shows the revision InspectSkill reports');
+  const shortRev = (await revEl.innerText()).trim();
+  assert.ok(shortRev.length >= 8 && rev.includes(shortRev), `shown revision "${shortRev}" is part of ${rev}`);
+  assert.match(await dlg.getByTestId('consent-countdown').innerText(), /\d/, 'a live countdown is shown');
+  await dlg.getByTestId('consent-approve').click();
+  const done = page.locator('[data-testid="consent-dialog"] .run-result', { hasText: 'Succeeded' });
+  await done.waitFor();
+  await shot('approved');
+  await closeConsent(page);
+  const { row, attempt } = await newRunRow(page, before, 'succeeded');
+  await shot('runs');
+  const env = await openEnvelope(page, row);
+  await shot('run-detail');
+  assert.equal(env.status, 'succeeded');
+  assert.equal(env.output?.words, 3, `text-metrics counted 3 words (output ${JSON.stringify(env.output)})`);
+  const rec = await runRecord(api, attempt);
+  assert.equal(rec.envelope.output.words, 3);
+  assert.match(rec.authorized_by, /^person/, 'authorized by the person');
+});
+
+group('deny', {}, async ({ page, api, shot }) => {
+  // 1. Deny with the button.
+  let before = await attemptIds(api);
+  await startRunFromUI(page, { ws: workspace('deny') });
+  let dlg = await consentDialog(page);
+  await shot('consent');
+  await dlg.getByTestId('consent-deny').click();
+  await page.locator('[data-testid="consent-state"][data-state="denied"]').waitFor();
+  await shot('denied');
+  await closeConsent(page);
+  let { row } = await newRunRow(page, before, 'refused');
+  await shot('runs');
+  let env = await openEnvelope(page, row);
+  await shot('run-detail');
+  assert.equal(env.status, 'refused');
+  assert.ok(env.codes.includes('denied'), `envelope error codes ${JSON.stringify(env.codes)} include "denied"`);
+
+  // 2. A fresh dialog: Enter does not approve; then Esc denies.
+  before = await attemptIds(api);
+  await startRunFromUI(page, { ws: workspace('deny-keys') });
+  dlg = await consentDialog(page);
+  const id = await dlg.getAttribute('data-proposal-id');
+  const approve = dlg.getByTestId('consent-approve');
+  await until('Approve to be armed', () => approve.isEnabled());
+  const focused = await page.evaluate(() => document.activeElement?.getAttribute('data-testid') ?? document.activeElement?.tagName);
+  assert.notEqual(focused, 'consent-approve', 'focus does not start on Approve');
+  await page.keyboard.press('Enter');
+  const serverState = async () => (await api('PendingProposals', {})).proposals.find((p) => p.id === id)?.state;
+  await stays('the proposal stays pending after Enter', async () => (await consentState(dlg)) === 'pending' && (await serverState()) === 'pending');
+  await shot('after-enter');
+  await page.keyboard.press('Escape');
+  await page.locator(`[data-testid="consent-dialog"][data-proposal-id="${id}"] [data-testid="consent-state"][data-state="denied"]`).waitFor();
+  await shot('after-escape');
+  assert.equal(await serverState(), undefined, 'no longer pending on the server');
+  await closeConsent(page);
+  ({ row } = await newRunRow(page, before, 'refused'));
+  env = await openEnvelope(page, row);
+  assert.ok(env.codes.includes('denied'), `Esc: envelope error codes ${JSON.stringify(env.codes)} include "denied"`);
+  const runs = (await api('ListRuns', {})).runs;
+  assert.equal(runs.filter((r) => r.status === 'succeeded').length, 0, 'nothing ran');
+});
+
+group('expiry', { consentWindow: '3s' }, async ({ page, api, shot }) => {
+  const before = await attemptIds(api);
+  await startRunFromUI(page, { ws: workspace('expiry') });
+  const dlg = await consentDialog(page, null);
+  await shot('consent');
+  const raisedAt = Date.now();
+  const st = page.locator('[data-testid="consent-dialog"] [data-testid="consent-state"][data-state="expired"]');
+  try {
+    await st.waitFor();
+  } catch (err) {
+    // Diagnose without touching consent state (ListRuns does not poll proposals).
+    const { active } = await api('ListRuns', {});
+    const shown = await page.getByTestId('consent-state').getAttribute('data-state').catch(() => '?');
+    err.message =
+      `the consent dialog did not turn expired within ${Math.round((Date.now() - raisedAt) / 1000)} s of a 3 s window ` +
+      `(dialog state "${shown}"; server active runs: ${JSON.stringify(active.map((a) => a.state))}).\n` +
+      err.message;
+    throw err;
+  }
+  assert.match(await st.innerText(), /expired/i, 'consent-state says expired');
+  assert.equal(await dlg.getByTestId('consent-approve').count(), 0, 'no Approve once expired (read-only)');
+  assert.equal(await dlg.getByTestId('consent-deny').count(), 0, 'no Deny once expired (read-only)');
+  await shot('expired');
+  await closeConsent(page);
+  const { row, attempt } = await newRunRow(page, before, 'refused');
+  const env = await openEnvelope(page, row);
+  await shot('run-detail');
+  assert.ok(env.codes.includes('expired'), `envelope error codes ${JSON.stringify(env.codes)} include "expired"`);
+  assert.equal((await runRecord(api, attempt)).envelope.errors[0].code, 'expired');
+});
+
+group('trusted-revisions', {}, async ({ page, api, shot }) => {
+  const rev = await revisionOf(api);
+  const ws = workspace('trusted');
+  await openSecurity(page);
+  await shot('security');
+  await page.getByTestId('security-mode-trusted_revisions').check();
+  await page.getByTestId('scope-add').click();
+  const row = page.getByTestId('scope-row').last();
+  await fillScope(row, { revision: rev, agent: 'local', ws, timeout: 5000, output: 16384 });
+  await shot('scope-draft');
+  await savePolicy(page);
+  await shot('saved', page.getByTestId('policy-saved'));
+  let policy = await api('GetPolicy', {});
+  assert.equal(policy.mode, 'trusted_revisions');
+  assert.equal(policy.trusted.length, 1);
+  const scope = policy.trusted[0];
+  assert.deepEqual(
+    { revision: scope.revision, agentId: scope.agentId, workspace: scope.workspace, t: scope.timeoutMsCeiling, o: scope.maxOutputBytesCeiling },
+    { revision: rev, agentId: 'local', workspace: ws, t: 5000, o: 16384 },
+  );
+  assert.match(scope.receiptId ?? '', /^[0-9a-f-]{36}$/, 'a receipt was issued');
+  assert.equal(await page.getByTestId('scope-row').first().getAttribute('data-draft'), 'false');
+  const receipt1 = await shownReceipt(page.getByTestId('scope-row').first());
+  assert.equal(receipt1, scope.receiptId, 'the UI shows the stored receipt id');
+
+  // A run in the scope's workspace runs without asking.
+  let before = await attemptIds(api);
+  const consentSeen = await watchForConsent(page);
+  await startRunFromUI(page, { ws });
+  const { row: runRowEl, attempt } = await newRunRow(page, before, 'succeeded');
+  assert.equal(await consentSeen(), false, 'no consent dialog for a trusted run');
+  const rec = await runRecord(api, attempt);
+  assert.equal(rec.authorized_by, `trusted scope ${receipt1}`);
+  await shot('runs');
+  const env = await openEnvelope(page, runRowEl);
+  assert.equal(env.output?.words, 3);
+  await shot('run-detail');
+
+  // Changing a ceiling re-issues the receipt.
+  await openSecurity(page);
+  await page.getByTestId('scope-row').first().getByTestId('scope-timeout').fill('6000');
+  await savePolicy(page);
+  await shot('ceiling-changed', page.getByTestId('policy-saved'));
+  policy = await api('GetPolicy', {});
+  const receipt2 = await shownReceipt(page.getByTestId('scope-row').first());
+  assert.equal(policy.trusted[0].timeoutMsCeiling, 6000);
+  assert.equal(receipt2, policy.trusted[0].receiptId);
+  assert.notEqual(receipt2, receipt1, 'a changed scope gets a new receipt');
+
+  // Removing the scope revokes it: the next run asks again.
+  await page.getByTestId('scope-row').first().getByTestId('scope-remove').click();
+  await savePolicy(page);
+  await shot('scope-removed', page.getByTestId('policy-saved'));
+  assert.equal(await page.getByTestId('scope-row').count(), 0);
+  policy = await api('GetPolicy', {});
+  assert.deepEqual(policy.trusted, []);
+  assert.equal(policy.mode, 'trusted_revisions');
+  before = await attemptIds(api);
+  await startRunFromUI(page, { ws });
+  const dlg = await consentDialog(page);
+  await shot('consent-again');
+  await dlg.getByTestId('consent-deny').click();
+  await page.locator('[data-testid="consent-state"][data-state="denied"]').waitFor();
+  await closeConsent(page);
+  const denied = await newRunRow(page, before, 'refused');
+  const denEnv = await openEnvelope(page, denied.row);
+  assert.ok(denEnv.codes.includes('denied'), `codes ${JSON.stringify(denEnv.codes)}`);
+});
+
+group('malformed-settings', {}, async ({ page, api, shot }) => {
+  const rev = await revisionOf(api);
+  const ws = workspace('malformed');
+  await openSecurity(page);
+  // A valid stored policy to protect.
+  await page.getByTestId('security-mode-trusted_revisions').check();
+  await page.getByTestId('scope-add').click();
+  await fillScope(page.getByTestId('scope-row').last(), { revision: rev, agent: 'local', ws, timeout: 5000, output: 16384 });
+  await savePolicy(page);
+  const stored = await api('GetPolicy', {});
+  assert.equal(stored.trusted.length, 1);
+  await shot('valid-saved', page.getByTestId('policy-saved'));
+
+  // An out-of-range ceiling, together with another change (safe mode on):
+  // the whole save is rejected, nothing partially applies.
+  const row = page.getByTestId('scope-row').first();
+  await row.getByTestId('scope-timeout').fill('1');
+  // The switch's visual track covers the checkbox: click the label, as a person would.
+  await page.locator('label.switch', { has: page.getByTestId('security-safe-mode') }).click();
+  assert.equal(await page.getByTestId('security-safe-mode').isChecked(), true, 'safe mode toggled on in the draft');
+  await page.getByTestId('policy-save').click();
+  const errs = page.getByTestId('policy-errors');
+  await errs.waitFor();
+  await shot('rejected', errs);
+  const errText = await errs.innerText();
+  assert.match(errText, /timeoutMsCeiling/, `policy-errors names the field: ${errText}`);
+  assert.match(errText, /1000/, `policy-errors gives the range: ${errText}`);
+  assert.equal(await page.getByTestId('policy-saved').count(), 0);
+  await until('the timeout field to be marked invalid', async () => (await page.getByTestId('scope-row').first().getByTestId('scope-timeout').getAttribute('aria-invalid')) === 'true');
+  assert.deepEqual(await api('GetPolicy', {}), stored, 'the stored policy is unchanged after the rejected save');
+
+  await page.reload();
+  await page.waitForURL(/#\/security/);
+  await page.getByTestId('security-mode-trusted_revisions').waitFor();
+  await page.getByTestId('scope-row').first().waitFor();
+  await shot('reloaded');
+  assert.equal(await page.getByTestId('security-mode-trusted_revisions').isChecked(), true);
+  assert.equal(await page.getByTestId('security-safe-mode').isChecked(), false, 'safe mode was not applied');
+  assert.equal(await page.getByTestId('scope-row').count(), 1);
+  assert.equal(await page.getByTestId('scope-row').first().getByTestId('scope-timeout').inputValue(), '5000');
+  assert.equal(await shownReceipt(page.getByTestId('scope-row').first()), stored.trusted[0].receiptId);
+  assert.equal(await page.getByTestId('policy-errors').count(), 0);
+  assert.deepEqual(await api('GetPolicy', {}), stored, 'the stored policy is unchanged after reload');
+});
+
+group('views', {}, async ({ page, api, shot }) => {
+  // One finished run for the Runs views.
+  const before = await attemptIds(api);
+  await startRunFromUI(page, { ws: workspace('views') });
+  const dlg = await consentDialog(page);
+  await dlg.getByTestId('consent-approve').click();
+  await page.locator('[data-testid="consent-dialog"] .run-result', { hasText: 'Succeeded' }).waitFor();
+  await closeConsent(page);
+  const { attempt } = await newRunRow(page, before, 'succeeded');
+
+  const setTheme = async (scheme) => {
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.locator(`html[data-theme="${scheme}"]`).waitFor({ state: 'attached' });
+  };
+  assert.deepEqual(page.viewportSize(), { width: 1280, height: 800 });
+  for (const scheme of ['light', 'dark']) {
+    await setTheme(scheme);
+    await nav(page, 'skills');
+    await page.locator('[data-testid="skill-row"]').first().waitFor();
+    await shot(`${scheme}-skills`);
+    await openSkill(page, SKILL);
+    await shot(`${scheme}-skill-detail`);
+    await nav(page, 'runs');
+    await page.locator(`[data-testid="run-row"][data-attempt="${attempt}"]`).waitFor();
+    await shot(`${scheme}-runs`);
+    await page.locator(`[data-testid="run-row"][data-attempt="${attempt}"]`).click();
+    await page.getByTestId('run-envelope').waitFor();
+    await page.locator('[data-testid="run-detail"] .timeline').waitFor();
+    await shot(`${scheme}-run-detail`);
+    await openSecurity(page);
+    await page.locator('[data-testid="agent-row"]').first().waitFor();
+    await shot(`${scheme}-security`);
+  }
+  await startRunFromUI(page, { ws: workspace('views-consent') });
+  const pending = await consentDialog(page);
+  for (const scheme of ['light', 'dark']) {
+    await setTheme(scheme);
+    await until('Approve to be armed', () => pending.getByTestId('consent-approve').isEnabled());
+    await shot(`${scheme}-consent`);
+  }
+  await pending.getByTestId('consent-deny').click();
+  await page.locator('[data-testid="consent-state"][data-state="denied"]').waitFor();
+  await closeConsent(page);
+});

@@ -1,0 +1,373 @@
+// Types of the app facade API, transcribed from docs/api.md. JSON field
+// names are exactly as written there (the facade mixes camelCase and
+// snake_case; do not "fix" either here).
+
+/** A JSON Schema document (the bounded subset Gatehouse accepts). */
+export type JSONSchema = { [key: string]: unknown };
+
+export type JSONValue = null | boolean | number | string | JSONValue[] | { [key: string]: JSONValue };
+
+export interface Issue {
+  code: string;
+  path: string;
+  message: string;
+}
+
+// ---- skills -------------------------------------------------------------
+
+export interface Shadowed {
+  root: { path: string; origin: string };
+  kind: string;
+  file: string;
+}
+
+export interface SkillSummary {
+  name: string;
+  kind: 'folder' | 'flat';
+  root: string;
+  root_origin: string;
+  valid: boolean;
+  description: string;
+  warnings: number;
+  execution: { available: boolean; reason?: string; revision?: string; issues: number };
+  shadowed?: Shadowed[];
+}
+
+export interface RootStatus {
+  path: string;
+  origin: string;
+  skills: number;
+  error?: string;
+}
+
+export interface Manifest {
+  schemaVersion: number;
+  entrypoint: string;
+  files: string[];
+  inputSchema: JSONSchema;
+  outputSchema: JSONSchema;
+  timeoutMs: number;
+  maxOutputBytes: number;
+}
+
+export interface Execution {
+  available: boolean;
+  reason?: string;
+  revision?: string;
+  manifest?: Manifest;
+  issues: Issue[];
+  unsupported: string[];
+}
+
+export interface Frontmatter {
+  name?: string;
+  description?: string;
+  license?: string;
+  compatibility?: string;
+  metadata?: { [k: string]: string };
+  allowed_tools?: string[];
+  raw: string;
+}
+
+export interface UnknownField {
+  key: string;
+  raw: string;
+  note: string;
+}
+
+export interface Resource {
+  path: string;
+  kind: string;
+  size: number;
+}
+
+export interface SkillInspection {
+  name: string;
+  kind: string;
+  root: string;
+  root_origin: string;
+  dir?: string;
+  file: string;
+  valid: boolean;
+  errors: Issue[];
+  warnings: Issue[];
+  frontmatter: Frontmatter;
+  unknown_fields: UnknownField[];
+  resources: Resource[];
+  resource_issues: Issue[];
+  shadowed: Shadowed[];
+  execution: Execution;
+  /** The SKILL.md Markdown body (InspectSkill adds it). */
+  body: string;
+}
+
+// ---- consent ------------------------------------------------------------
+
+export type ProposalState =
+  | 'pending'
+  | 'approved'
+  | 'denied'
+  | 'consumed'
+  | 'expired'
+  | 'stale'
+  | 'binding_changed'
+  | 'policy_refused'
+  | 'cancelled';
+
+export interface RuntimeInfo {
+  path: string;
+  version: string;
+}
+
+export interface ProposalView {
+  id: string;
+  runId: string;
+  state: ProposalState;
+  createdAt: string;
+  expiresAt: string;
+  agent: { id: string; name: string };
+  skill: string;
+  skillRoot: string;
+  revision: string;
+  files: { path: string; size: number }[];
+  entrypoint: string;
+  runtime: RuntimeInfo;
+  workspace: string;
+  timeoutMs: number;
+  maxOutputBytes: number;
+  /** Pretty-printed exact invocation JSON. */
+  invocation: string;
+  warning: string;
+}
+
+// ---- runs ---------------------------------------------------------------
+
+export type RunStatus = 'succeeded' | 'failed' | 'timeout' | 'cancelled' | 'output_limit' | 'cleanup_failed' | 'refused';
+
+export interface Progress {
+  completed: number;
+  total?: number;
+  message?: string;
+}
+
+export interface Envelope {
+  status: RunStatus;
+  runId: string;
+  attemptId: string;
+  revision: string;
+  runtime: RuntimeInfo;
+  elapsedMs: number;
+  exitCode: number | null;
+  signal: string | null;
+  output?: JSONValue;
+  errors: Issue[];
+  cleanup: { verified: boolean; mechanism: string; signalled: number } | null;
+  stderrBytes: number;
+  progress?: { completed: number; total?: number; lines: number; dropped: number };
+  execution_receiver: string;
+}
+
+export interface RunRecord {
+  attempt_id: string;
+  run_id: string;
+  skill: string;
+  revision: string;
+  agent: string;
+  authorized_by: string;
+  status: RunStatus | string;
+  envelope: Envelope;
+  stderr: string;
+  started_at: string;
+  finished_at: string;
+  elapsed_ms: number;
+}
+
+export interface ActiveRun {
+  runId: string;
+  skill: string;
+  agent: string;
+  state: 'waiting' | 'running';
+  startedAt: string;
+  progress?: Progress;
+}
+
+export type RunEventType =
+  | 'proposed'
+  | 'decided'
+  | 'consumed'
+  | 'staged'
+  | 'spawned'
+  | 'progress'
+  | 'exited'
+  | 'cleaned'
+  | 'validated'
+  | 'completed';
+
+export interface RunEvent {
+  type: RunEventType | string;
+  runId: string;
+  attemptId: string;
+  agent: string;
+  skill: string;
+  revision: string;
+  at: string;
+  execution_receiver: string;
+  /** `progress`: Progress; `completed`: {status}; other types: free-form. */
+  detail?: unknown;
+}
+
+export interface StoredEvent {
+  seq: number;
+  run_id: string;
+  attempt_id: string;
+  type: string;
+  at: string;
+  event: RunEvent;
+}
+
+// ---- settings -----------------------------------------------------------
+
+export type PolicyMode = 'ask' | 'blocked' | 'workflow' | 'trusted_revisions';
+
+export interface Scope {
+  revision: string;
+  agentId: string;
+  workspace: string;
+  timeoutMsCeiling: number;
+  maxOutputBytesCeiling: number;
+  receiptId: string | null;
+  approvedAt: string | null;
+}
+
+export interface Policy {
+  mode: PolicyMode;
+  safeMode: boolean;
+  trusted: Scope[];
+}
+
+export interface Agent {
+  id: string;
+  name: string;
+  can_execute_skills: boolean;
+  disabled: boolean;
+  built_in: boolean;
+  created_at?: string;
+}
+
+export interface Pin {
+  path: string;
+  version: string;
+  sha256: string;
+  pinned_at: string;
+}
+
+export interface CaptureSettings {
+  enabled: boolean;
+  executableRoots: string[];
+  workingRoots: string[];
+  allowedEnv: string[];
+  allowExternalNetwork: boolean;
+  autoGrant: boolean;
+}
+
+/** Field error of SetPolicy (`invalid_policy`) and SetSkillRoots (`invalid_roots`). */
+export interface PathError {
+  code: string;
+  path: string;
+  message: string;
+}
+
+/** Field error of SetCapturePolicy (`invalid_capture_policy`). */
+export interface CaptureFieldError {
+  field: string;
+  code: string;
+  message: string;
+}
+
+// ---- method results -----------------------------------------------------
+
+export interface AppInfoResult {
+  version: string;
+  dataDir: string;
+  shell: 'browser' | 'desktop';
+}
+
+export interface ListSkillsResult {
+  skills: SkillSummary[];
+  roots: RootStatus[];
+}
+
+export interface RuntimeResult {
+  pin: Pin | null;
+  ok: boolean;
+  problem?: string;
+}
+
+export interface SkillRootsResult {
+  bundled: string;
+  roots: string[];
+}
+
+export interface CapturePolicyResult {
+  settings: CaptureSettings;
+  effective: CaptureSettings;
+  overrides: string[];
+}
+
+/** Every method: its argument object and its result. */
+export interface ApiMethods {
+  AppInfo: { args: Record<string, never>; result: AppInfoResult };
+  ListSkills: { args: Record<string, never>; result: ListSkillsResult };
+  InspectSkill: { args: { name: string }; result: SkillInspection };
+  StartRun: { args: { skill: string; input: string; workspace: string }; result: { runId: string } };
+  PendingProposals: { args: Record<string, never>; result: { proposals: ProposalView[] } };
+  Decide: { args: { proposalId: string; approve: boolean }; result: ProposalView };
+  CancelRun: { args: { runId: string }; result: { cancelled: boolean } };
+  ListRuns: {
+    args: { limit?: number; status?: string; skill?: string; agent?: string };
+    result: { runs: RunRecord[]; active: ActiveRun[] };
+  };
+  RunEvents: { args: { attemptId: string }; result: { events: StoredEvent[] } };
+  GetPolicy: { args: Record<string, never>; result: Policy };
+  SetPolicy: { args: { policy: Policy }; result: Policy };
+  ListAgents: { args: Record<string, never>; result: { agents: Agent[] } };
+  AddAgent: { args: { name: string; canExecuteSkills: boolean }; result: { agent: Agent; token: string } };
+  SetAgentDisabled: { args: { id: string; disabled: boolean }; result: Agent };
+  RemoveAgent: { args: { id: string }; result: { removed: true } };
+  GetRuntime: { args: Record<string, never>; result: RuntimeResult };
+  RepinRuntime: { args: { path?: string }; result: RuntimeResult };
+  GetSkillRoots: { args: Record<string, never>; result: SkillRootsResult };
+  SetSkillRoots: { args: { roots: string[] }; result: SkillRootsResult };
+  GetCapturePolicy: { args: Record<string, never>; result: CapturePolicyResult };
+  SetCapturePolicy: { args: { settings: CaptureSettings }; result: CapturePolicyResult };
+}
+
+export type MethodName = keyof ApiMethods;
+
+// ---- events -------------------------------------------------------------
+
+export interface ProposalEvent {
+  type: 'raised' | ProposalState;
+  proposal: ProposalView;
+}
+
+export interface SettingsEvent {
+  what: 'policy' | 'agents' | 'runtime' | 'roots' | 'capture';
+}
+
+export interface EventPayloads {
+  proposal: ProposalEvent;
+  run: RunEvent;
+  settings: SettingsEvent;
+}
+
+export type EventName = keyof EventPayloads;
+
+/** Structured API error body. */
+export interface ApiErrorBody {
+  error: true;
+  code: string;
+  category: string;
+  message: string;
+  details?: unknown;
+}

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import type { Policy } from '../api/types';
+import { groupErrors, linesToList, MODE_ORDER, MODES, normalizePath, policyChanges, policyForSave, scopeEdited } from './settings';
+
+const scope = (over: Partial<Policy['trusted'][number]> = {}) => ({
+  revision: 'sha256:' + 'a'.repeat(64),
+  agentId: 'local',
+  workspace: '/w',
+  timeoutMsCeiling: 5000,
+  maxOutputBytesCeiling: 65536,
+  receiptId: null as string | null,
+  approvedAt: null as string | null,
+  ...over,
+});
+
+describe('normalizePath', () => {
+  it('handles the server path forms', () => {
+    expect(normalizePath('$')).toBe('');
+    expect(normalizePath('$.mode')).toBe('mode');
+    expect(normalizePath('$.trusted[3].workspace')).toBe('trusted.3.workspace');
+    expect(normalizePath('$.trusted[0]')).toBe('trusted.0');
+    expect(normalizePath('$.roots[12]')).toBe('roots.12');
+    expect(normalizePath('$["weird key"]')).toBe('weird key');
+    expect(normalizePath('$.executableRoots[1]')).toBe('executableRoots.1');
+    expect(normalizePath('/trusted/0/revision')).toBe('trusted.0.revision');
+    expect(normalizePath('safeMode')).toBe('safeMode');
+  });
+
+  it('groups messages by field', () => {
+    const g = groupErrors(
+      [
+        { path: '$.trusted[0].workspace', message: 'a' },
+        { path: '$.trusted[0].workspace', message: 'b' },
+        { path: '$.mode', message: 'c' },
+      ],
+      (d) => d.path,
+    );
+    expect(g.get('trusted.0.workspace')).toEqual(['a', 'b']);
+    expect(g.get('mode')).toEqual(['c']);
+  });
+});
+
+describe('policyChanges', () => {
+  it('counts receipts issued, kept and revoked', () => {
+    const before: Policy = { mode: 'trusted_revisions', safeMode: false, trusted: [scope({ receiptId: 'r1', approvedAt: 't' }), scope({ workspace: '/x', receiptId: 'r2', approvedAt: 't' })] };
+    const after: Policy = { mode: 'trusted_revisions', safeMode: false, trusted: [scope({ receiptId: 'r1', approvedAt: 't' }), scope({ workspace: '/y', receiptId: 'r3', approvedAt: 't' })] };
+    const c = policyChanges(before, after);
+    expect([c.issued, c.kept, c.removed, c.drafts]).toEqual([1, 1, 1, 0]);
+    expect(c.lines).toEqual(['1 receipt issued.', '1 receipt kept.', '1 receipt revoked.']);
+  });
+
+  it('describes mode and safe mode changes and drafts', () => {
+    const c = policyChanges({ mode: 'ask', safeMode: false, trusted: [] }, { mode: 'blocked', safeMode: true, trusted: [scope(), scope({ workspace: '/b' })] });
+    expect(c.lines[0]).toBe('Mode changed from Ask every time to Blocked.');
+    expect(c.lines[1]).toMatch(/Safe mode turned on/);
+    expect(c.lines).toContain('2 scopes are saved as drafts (not in force outside Trusted revisions mode).');
+    expect(c.lines).toContain('2 scopes added.');
+  });
+
+  it('says when nothing changed', () => {
+    const p: Policy = { mode: 'ask', safeMode: false, trusted: [] };
+    expect(policyChanges(p, p).lines).toEqual(['Saved; nothing changed.']);
+  });
+});
+
+describe('policy helpers', () => {
+  it('sends the whole policy with trimmed text fields', () => {
+    const out = policyForSave({ mode: 'ask', safeMode: true, trusted: [scope({ revision: ' sha256:x ', workspace: ' /w ' })] });
+    expect(out).toEqual({ mode: 'ask', safeMode: true, trusted: [scope({ revision: 'sha256:x', workspace: '/w' })] });
+    expect(Object.keys(out.trusted[0]).sort()).toEqual(['agentId', 'approvedAt', 'maxOutputBytesCeiling', 'receiptId', 'revision', 'timeoutMsCeiling', 'workspace']);
+  });
+
+  it('detects edited scopes by their binding only', () => {
+    expect(scopeEdited(scope(), scope({ receiptId: 'r' }))).toBe(false);
+    expect(scopeEdited(scope(), scope({ timeoutMsCeiling: 1 }))).toBe(true);
+  });
+
+  it('has a plain-language line for every mode', () => {
+    expect(MODE_ORDER.slice().sort()).toEqual(['ask', 'blocked', 'trusted_revisions', 'workflow']);
+    for (const m of MODE_ORDER) expect(MODES[m].line.length).toBeGreaterThan(20);
+  });
+
+  it('splits lists by line', () => {
+    expect(linesToList(' /a \n\n/b\n')).toEqual(['/a', '/b']);
+  });
+});

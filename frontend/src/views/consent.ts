@@ -1,0 +1,482 @@
+// The consent dialog: a modal over every view, raised by `proposal` events
+// (and by PendingProposals at start and after a reconnect). Several
+// proposals queue ("1 of 3"). Safety choices:
+// - focus starts on the dialog itself, never on Approve, and Enter does
+//   nothing by itself; Esc denies the shown pending request;
+// - Approve stays disarmed for a moment whenever the shown request changes,
+//   so a click meant for the previous card cannot approve a new one;
+// - the rest of the app is `inert` while the dialog is open.
+
+import { api, ApiError, onEvent, onReconnect } from '../api/client';
+import type { ProposalView, RunEvent } from '../api/types';
+import { h, icon, replace } from '../lib/dom';
+import { countdown, formatBytes, formatDateTime, formatDuration, formatWhen, unwrap } from '../lib/format';
+import { PROPOSAL_STATE, proposalState, runEventLabel, runStatus } from '../lib/labels';
+import { badge, codeBlock, errorBox, hashChip, pathText, progressBar } from '../lib/ui';
+
+const ARM_DELAY_MS = 700;
+
+interface Card {
+  p: ProposalView;
+  deciding?: 'approve' | 'deny';
+  error?: unknown;
+  /** The proposal left the pending list without an event reaching us. */
+  gone?: boolean;
+  /** The person has seen this card in its final, read-only form. */
+  seenFinal?: boolean;
+  attemptId?: string;
+  lastStep?: RunEvent;
+  progress?: { completed: number; total?: number; message?: string };
+  result?: string;
+}
+
+const TERMINAL_BEFORE_RUN = new Set(['denied', 'expired', 'stale', 'binding_changed', 'policy_refused', 'cancelled']);
+
+let host: HTMLElement;
+let appRoot: HTMLElement;
+let cards: Card[] = [];
+let current = 0;
+let shownId = '';
+let armedAt = 0;
+let restoreFocus: HTMLElement | null = null;
+let pendingListeners: ((n: number) => void)[] = [];
+let tick: ReturnType<typeof setInterval> | undefined;
+
+/** Starts the consent machinery: host receives the modal, app is made
+ * inert while it is open. */
+export function initConsent(modalHost: HTMLElement, app: HTMLElement): void {
+  host = modalHost;
+  appRoot = app;
+  onEvent('proposal', (e) => {
+    if (!e || !e.proposal) return;
+    const existing = cards.find((c) => c.p.id === e.proposal.id);
+    if (existing) {
+      // The proposal's own state wins; the event type is the fallback.
+      const state = (e.proposal.state in PROPOSAL_STATE ? e.proposal.state : e.type) as ProposalView['state'];
+      existing.p = { ...existing.p, ...e.proposal, state: e.type === 'raised' ? e.proposal.state : state };
+      existing.gone = false;
+    } else if (e.type === 'raised' || e.proposal.state === 'pending') {
+      add(e.proposal);
+    } else {
+      return; // a proposal this window never showed
+    }
+    render();
+  });
+  onEvent('run', (e) => onRunEvent(e));
+  onReconnect(() => void loadPending());
+  document.addEventListener('keydown', onKey, true);
+  void loadPending();
+}
+
+/** Follows the number of requests waiting for a decision. */
+export function onPendingCount(cb: (n: number) => void): void {
+  pendingListeners.push(cb);
+  cb(pendingCount());
+}
+
+/** Shows the dialog again (e.g. from the header's pending badge). */
+export function showConsent(): void {
+  const i = cards.findIndex((c) => isPending(c));
+  if (i >= 0) current = i;
+  render();
+}
+
+async function loadPending(): Promise<void> {
+  try {
+    const { proposals } = await api.PendingProposals({});
+    const ids = new Set(proposals.map((p) => p.id));
+    for (const p of proposals) {
+      const c = cards.find((x) => x.p.id === p.id);
+      if (c) c.p = p;
+      else add(p);
+    }
+    for (const c of cards) {
+      if (isPending(c) && !ids.has(c.p.id)) c.gone = true;
+    }
+    render();
+  } catch (e) {
+    console.warn('gatehouse: could not load pending proposals', e);
+  }
+}
+
+function add(p: ProposalView): void {
+  cards.push({ p });
+  cards.sort((a, b) => Date.parse(a.p.createdAt) - Date.parse(b.p.createdAt));
+  const shown = cards.findIndex((c) => c.p.id === shownId);
+  if (shown >= 0) current = shown;
+}
+
+function isPending(c: Card): boolean {
+  return c.p.state === 'pending' && !c.gone;
+}
+
+function locallyExpired(c: Card): boolean {
+  return isPending(c) && Date.parse(c.p.expiresAt) <= Date.now();
+}
+
+function pendingCount(): number {
+  return cards.filter(isPending).length;
+}
+
+function onRunEvent(e: RunEvent): void {
+  if (!e) return;
+  let changed = false;
+  // The journal also reports decisions (including expiry, replacement and
+  // cancellation). Use it too, so a card never stays "pending" when the
+  // matching `proposal` event was lost on the way.
+  if (e.type === 'decided' && e.detail && typeof e.detail === 'object') {
+    const d = e.detail as { proposalId?: string; state?: string };
+    const c = cards.find((x) => x.p.id === d.proposalId);
+    if (c && isPending(c) && d.state && d.state !== 'pending' && d.state in PROPOSAL_STATE) {
+      c.p = { ...c.p, state: d.state as ProposalView['state'] };
+      changed = true;
+    }
+  }
+  if (e.type === 'completed' && cards.some((c) => c.p.runId === e.runId && isPending(c))) void loadPending();
+  for (const c of cards) {
+    if (c.p.runId !== e.runId || (c.p.state !== 'approved' && c.p.state !== 'consumed')) continue;
+    if (e.type === 'proposed' || e.type === 'decided') continue;
+    if (!c.attemptId) {
+      if (e.skill && e.skill !== c.p.skill) continue;
+      c.attemptId = e.attemptId;
+    } else if (e.attemptId !== c.attemptId) continue;
+    c.lastStep = e;
+    if (e.type === 'progress' && e.detail && typeof e.detail === 'object') c.progress = e.detail as Card['progress'];
+    if (e.type === 'completed') {
+      const d = e.detail as { status?: string } | undefined;
+      c.result = d?.status ?? 'unknown';
+    }
+    changed = true;
+  }
+  if (changed) render();
+}
+
+function onKey(e: KeyboardEvent): void {
+  if (!host || host.hidden) return;
+  const c = cards[current];
+  if (!c) return;
+  if (e.key === 'Escape') {
+    e.preventDefault();
+    e.stopPropagation();
+    if (isPending(c) && !c.deciding) void decide(c, false);
+    else if (!isPending(c)) dismiss(c);
+  } else if (e.key === 'Enter') {
+    // Enter never approves: only an explicit click or Space/Enter on a
+    // focused button acts, and focus never starts on Approve.
+    const t = e.target as HTMLElement | null;
+    if (!t || !(t instanceof HTMLButtonElement || t instanceof HTMLAnchorElement)) e.preventDefault();
+  }
+}
+
+async function decide(c: Card, approve: boolean): Promise<void> {
+  if (c.deciding) return;
+  if (approve && (Date.now() - armedAt < ARM_DELAY_MS || locallyExpired(c))) return;
+  c.deciding = approve ? 'approve' : 'deny';
+  c.error = undefined;
+  render();
+  try {
+    const v = await api.Decide({ proposalId: c.p.id, approve });
+    if (v && v.id) c.p = { ...c.p, ...v };
+    else c.p = { ...c.p, state: approve ? 'approved' : 'denied' };
+  } catch (err) {
+    c.error = err;
+    // The proposal may have expired or been replaced meanwhile: re-sync.
+    if (err instanceof ApiError && err.details && typeof err.details === 'object' && 'state' in (err.details as object)) {
+      c.p = { ...c.p, state: (err.details as { state: ProposalView['state'] }).state };
+    }
+    void loadPending();
+  } finally {
+    c.deciding = undefined;
+    render();
+  }
+}
+
+/** A read-only card needs no more attention once seen, unless it is
+ * still following a run that has not finished. */
+function settled(c: Card): boolean {
+  if (isPending(c)) return false;
+  const following = (c.p.state === 'approved' || c.p.state === 'consumed') && !c.result;
+  return !!c.seenFinal && !following;
+}
+
+/** Moves to another card, dropping settled cards left behind. */
+function go(target: Card | undefined): void {
+  cards = cards.filter((x) => x === target || !settled(x));
+  current = target ? Math.max(0, cards.indexOf(target)) : 0;
+  render();
+}
+
+function dismiss(c: Card): void {
+  cards = cards.filter((x) => x !== c);
+  const next = cards.find(isPending) ?? cards.find((x) => !settled(x)) ?? undefined;
+  cards = cards.filter((x) => x === next || !settled(x));
+  current = next ? cards.indexOf(next) : 0;
+  render();
+}
+
+function render(): void {
+  if (!host) return;
+  pendingListeners.forEach((cb) => cb(pendingCount()));
+  if (cards.length === 0) {
+    close();
+    return;
+  }
+  current = Math.max(0, Math.min(current, cards.length - 1));
+  const c = cards[current];
+  if (!isPending(c)) c.seenFinal = true;
+  if (c.p.id !== shownId) {
+    shownId = c.p.id;
+    armedAt = Date.now();
+    setTimeout(render, ARM_DELAY_MS + 20);
+  }
+  const wasOpen = !host.hidden;
+  const prevScroll = host.querySelector('.consent-body')?.scrollTop ?? 0;
+  const prevInvScroll = host.querySelector('[data-testid="consent-invocation"]')?.scrollTop ?? 0;
+  const prevCardId = host.querySelector<HTMLElement>('[data-testid="consent-dialog"]')?.dataset.proposalId;
+  const hadFocusInside = host.contains(document.activeElement) ? document.activeElement : null;
+  const focusKey = hadFocusInside instanceof HTMLElement ? hadFocusInside.dataset.focusKey : undefined;
+
+  replace(host, dialog(c));
+  if (!wasOpen) {
+    restoreFocus = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    host.hidden = false;
+    appRoot.inert = true;
+    document.body.classList.add('modal-open');
+  }
+  if (prevCardId === c.p.id) {
+    const body = host.querySelector('.consent-body');
+    if (body) body.scrollTop = prevScroll;
+    const inv = host.querySelector('[data-testid="consent-invocation"]');
+    if (inv) inv.scrollTop = prevInvScroll;
+  }
+  const dlg = host.querySelector<HTMLElement>('[data-testid="consent-dialog"]');
+  const again = focusKey && prevCardId === c.p.id ? host.querySelector<HTMLElement>(`[data-focus-key="${focusKey}"]`) : null;
+  if (again && !(again as HTMLButtonElement).disabled) again.focus();
+  else if (!wasOpen || prevCardId !== c.p.id || !host.contains(document.activeElement)) dlg?.focus();
+  ensureTick();
+}
+
+function close(): void {
+  if (host.hidden) return;
+  host.hidden = true;
+  replace(host);
+  appRoot.inert = false;
+  document.body.classList.remove('modal-open');
+  shownId = '';
+  clearInterval(tick);
+  tick = undefined;
+  if (restoreFocus && document.contains(restoreFocus)) restoreFocus.focus();
+  restoreFocus = null;
+}
+
+function ensureTick(): void {
+  if (tick) return;
+  tick = setInterval(() => {
+    const c = cards[current];
+    if (!c) return;
+    const el = host.querySelector('[data-testid="consent-countdown"]');
+    if (el && isPending(c)) {
+      const left = Date.parse(c.p.expiresAt) - Date.now();
+      el.textContent = countdown(left);
+      el.classList.toggle('urgent', left < 60_000);
+      if (left <= 0) render();
+    }
+  }, 1000);
+}
+
+function dialog(c: Card): HTMLElement {
+  const pending = isPending(c);
+  const approved = c.p.state === 'approved' || c.p.state === 'consumed';
+  const st = approved && c.result
+    ? { label: 'Approved', tone: 'ok' as const, text: 'You approved this run; Gatehouse ran it once and it has finished.' }
+    : approved && c.lastStep
+      ? { label: 'Approved', tone: 'ok' as const, text: 'You approved this run; it is running now. Cancel it from Runs if you need to.' }
+      : c.gone ? { label: 'No longer waiting', tone: 'neutral' as const, text: 'This request is no longer waiting for a decision (it was decided, withdrawn or expired while this window was not connected).' } : proposalState(c.p.state);
+  const expiredHere = locallyExpired(c);
+  const pendingTotal = pendingCount();
+  const left = Date.parse(c.p.expiresAt) - Date.now();
+  const p = c.p;
+
+  const queueNav =
+    cards.length > 1
+      ? h(
+          'div',
+          { class: 'queue-nav', role: 'group', 'aria-label': 'Requests' },
+          h('button', { type: 'button', class: 'btn ghost small', disabled: current === 0, onclick: () => go(cards[current - 1]), 'aria-label': 'Previous request' }, '‹'),
+          h('span', { class: 'queue-pos', 'data-testid': 'consent-queue' }, `${current + 1} of ${cards.length}`),
+          h('button', { type: 'button', class: 'btn ghost small', disabled: current === cards.length - 1, onclick: () => go(cards[current + 1]), 'aria-label': 'Next request' }, '›'),
+        )
+      : null;
+
+  const head = h(
+    'header',
+    { class: 'consent-head' },
+    h(
+      'div',
+      { class: 'consent-title' },
+      h('h2', { id: 'consent-title' }, pending ? `Run “${p.skill}”?` : `Request to run “${p.skill}”`),
+      h('p', { class: 'muted small' }, `${p.agent.name || p.agent.id} asks to run a script from this skill.`, pendingTotal > 1 ? ` ${pendingTotal} requests are waiting.` : ''),
+    ),
+    queueNav,
+    pending
+      ? h(
+          'div',
+          { class: 'countdown-wrap', title: `Expires at ${formatDateTime(p.expiresAt)}` },
+          h('span', { class: 'muted small' }, 'Expires in'),
+          h('span', { class: ['countdown', 'mono', left < 60_000 ? 'urgent' : ''], 'data-testid': 'consent-countdown', role: 'timer', 'aria-live': 'off' }, countdown(left)),
+        )
+      : null,
+  );
+
+  const stateBox = h(
+    'div',
+    { class: ['consent-state', `tone-${expiredHere ? 'warn' : st.tone}`], 'data-testid': 'consent-state', dataset: { state: c.gone ? 'gone' : p.state }, role: 'status' },
+    badge(expiredHere ? 'Expired' : st.label, expiredHere ? 'warn' : st.tone),
+    h('span', null, expiredHere ? 'The 5-minute window has passed; this request can no longer be approved.' : st.text),
+  );
+
+  const totalSize = p.files.reduce((n, f) => n + (f.size || 0), 0);
+  const details = h(
+    'div',
+    { class: 'consent-grid' },
+    h(
+      'dl',
+      { class: 'kv consent-kv' },
+      h('dt', null, 'Agent'),
+      h('dd', null, h('strong', null, p.agent.name || p.agent.id), ' ', h('code', { class: 'mono muted' }, p.agent.id)),
+      h('dt', null, 'Skill'),
+      h('dd', null, h('strong', null, p.skill), h('div', null, pathText(p.skillRoot, 'small'))),
+      h('dt', null, 'Revision'),
+      h('dd', null, hashChip(p.revision, { testid: 'consent-revision' })),
+      h('dt', null, 'Entrypoint'),
+      h('dd', null, h('code', { class: 'mono' }, p.entrypoint)),
+      h('dt', null, 'Runtime'),
+      h('dd', null, pathText(p.runtime.path), ' ', h('span', { class: 'muted' }, p.runtime.version)),
+      h('dt', null, 'Workspace'),
+      h('dd', null, pathText(p.workspace)),
+      h('dt', null, 'Limits'),
+      h('dd', null, `${formatDuration(p.timeoutMs)} time · ${formatBytes(p.maxOutputBytes)} output`),
+      h('dt', null, 'Asked'),
+      h(
+        'dd',
+        null,
+        h('span', { title: formatDateTime(p.createdAt) }, formatWhen(p.createdAt)),
+        h('span', { class: 'muted' }, ' · expires '),
+        h('span', { title: formatDateTime(p.expiresAt) }, formatWhen(p.expiresAt)),
+      ),
+      h('dt', null, 'Run'),
+      h('dd', null, h('code', { class: 'mono small' }, p.runId)),
+    ),
+    h(
+      'div',
+      { class: 'consent-side' },
+      h('h3', { class: 'label' }, 'Invocation (exact JSON the script receives)'),
+      codeBlock(p.invocation, { testid: 'consent-invocation', label: 'Invocation JSON', cls: 'invocation' }),
+      h('h3', { class: 'label' }, `Files (${p.files.length}, ${formatBytes(totalSize)})`),
+      p.files.length
+        ? h(
+            'ul',
+            { class: 'file-list' },
+            p.files.map((f) =>
+              h('li', null, h('code', { class: ['mono', f.path === p.entrypoint ? 'entry' : ''], title: f.path }, f.path), h('span', { class: 'muted num' }, formatBytes(f.size))),
+            ),
+          )
+        : h('p', { class: 'muted small' }, 'No files listed.'),
+    ),
+  );
+
+  const warning = h(
+    'div',
+    { class: 'consent-warning', role: 'note' },
+    icon('warn'),
+    h('p', null, unwrap(p.warning || 'This script runs with your full permissions.')),
+  );
+
+  return h(
+    'div',
+    {
+      class: 'dialog consent',
+      role: 'dialog',
+      'aria-modal': 'true',
+      'aria-labelledby': 'consent-title',
+      'aria-describedby': 'consent-warning-text',
+      tabindex: '-1',
+      'data-testid': 'consent-dialog',
+      dataset: { proposalId: p.id, state: p.state },
+    },
+    head,
+    h('div', { class: 'consent-body' }, pending ? h('div', { id: 'consent-warning-text' }, warning) : null, stateBox, !pending ? h('div', { id: 'consent-warning-text', class: 'sr-only' }, st.text) : null, details),
+    footer(c, pending, expiredHere),
+  );
+}
+
+function footer(c: Card, pending: boolean, expiredHere: boolean): HTMLElement {
+  const f = h('footer', { class: 'consent-foot' });
+  if (c.error) f.append(errorBox(c.error, 'The decision was not recorded:'));
+  if (pending) {
+    const armed = Date.now() - armedAt >= ARM_DELAY_MS;
+    f.append(
+      h('p', { class: 'muted small hint' }, 'Esc denies. Approve allows this one invocation, once.'),
+      h(
+        'div',
+        { class: 'actions' },
+        h(
+          'button',
+          { type: 'button', class: 'btn', 'data-testid': 'consent-deny', dataset: { focusKey: 'deny' }, disabled: !!c.deciding, onclick: () => void decide(c, false) },
+          c.deciding === 'deny' ? 'Denying…' : 'Deny',
+        ),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'btn primary',
+            'data-testid': 'consent-approve',
+            dataset: { focusKey: 'approve' },
+            disabled: !!c.deciding || expiredHere || !armed,
+            onclick: () => void decide(c, true),
+          },
+          c.deciding === 'approve' ? 'Approving…' : 'Approve',
+        ),
+      ),
+    );
+    return f;
+  }
+  const info = h('div', { class: 'run-follow' });
+  if (c.p.state === 'approved' || c.p.state === 'consumed') {
+    if (c.result) {
+      const rs = runStatus(c.result);
+      info.append(h('div', { class: 'run-result' }, badge(rs.label, rs.tone), h('span', null, rs.text)));
+      if (c.attemptId)
+        info.append(
+          h('a', { href: `#/runs/${encodeURIComponent(c.attemptId)}`, class: 'link', dataset: { focusKey: 'open-run' }, onclick: () => dismiss(c) }, 'Open this run in Runs →'),
+        );
+    } else if (c.lastStep) {
+      info.append(progressBar(c.progress, `${runEventLabel(c.lastStep.type)}…`), h('p', { class: 'muted small' }, `Last step: ${runEventLabel(c.lastStep.type)}`));
+    } else {
+      info.append(progressBar(undefined, 'Waiting for the run to start…'));
+    }
+  } else if (TERMINAL_BEFORE_RUN.has(c.p.state)) {
+    info.append(h('p', { class: 'muted small' }, 'No script was started for this request.'));
+  }
+  f.append(
+    info,
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'button', class: 'btn', dataset: { focusKey: 'close' }, 'data-testid': 'consent-close', onclick: () => dismiss(c) }, pendingCount() > 0 ? 'Next request' : 'Close'),
+    ),
+  );
+  return f;
+}
+
+/** For tests and the header: the proposals currently queued. */
+export function queuedProposals(): ProposalView[] {
+  return cards.map((c) => c.p);
+}
+
+/** Resets module state (used when the shell re-initializes). */
+export function resetConsent(): void {
+  cards = [];
+  current = 0;
+  pendingListeners = [];
+}
