@@ -179,8 +179,10 @@ func (r *Runner) Run(ctx context.Context, req Request) Result {
 	if a.dir != "" {
 		artifact.RemoveTree(a.dir)
 	}
-	a.emit(ctx, EventCompleted, map[string]any{"status": a.env.Status})
+	// Recorded before "completed" is announced, so a subscriber that reacts
+	// to the event finds the attempt in the history.
 	r.record(ctx, a, stderr)
+	a.emit(ctx, EventCompleted, map[string]any{"status": a.env.Status})
 	return Result{Envelope: a.env, Stderr: stderr}
 }
 
@@ -424,8 +426,8 @@ func (r *Runner) Refuse(ctx context.Context, req Request, issues []bundle.Issue)
 	if req.Snapshot != nil {
 		a.env.Revision = req.Snapshot.Revision()
 	}
-	a.emit(ctx, EventCompleted, map[string]any{"status": a.env.Status})
 	r.record(ctx, a, "")
+	a.emit(ctx, EventCompleted, map[string]any{"status": a.env.Status})
 	return Result{Envelope: a.env}
 }
 
