@@ -1,0 +1,221 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gatehouse/gatehouse/backend/proctree"
+)
+
+// errCancelled ends the recording loop when ctx is done.
+var errCancelled = errors.New("cancelled")
+
+// observe records the target until it ends and settles, then ends the
+// tree, drains the PTY and stops the helper goroutines. It always leaves
+// the tree terminated and the master closed.
+func (s *session) observe(ctx context.Context) error {
+	reason, err := s.untilExit(ctx)
+	close(s.ended)
+	// Events not yet scheduled are reported as target_exited in order.
+	for i := s.next; i < len(s.sc.Events); i++ {
+		s.jobs <- i
+	}
+	close(s.jobs)
+	r := s.rec.rec
+	if reason == ExitReasonExited {
+		r.Exit = s.exitStatus(reason)
+		s.rec.journal("exit", 0)
+		r.Settlement, err = s.settle(ctx)
+	} else {
+		// timeout, idle timeout or cancellation: the tree was alive at the
+		// capture's deadline and is ended now.
+		c := s.tree.Terminate(proctree.Grace)
+		select {
+		case <-s.tree.Exited():
+		case <-time.After(drainTimeout):
+		}
+		r.Exit = s.exitStatus(reason)
+		s.rec.journal("exit", 0)
+		r.Settlement = Settlement{State: SettlementAliveAtDeadline, CleanupOutcome: cleanupOutcome(c)}
+	}
+	if r.Exit.Reason == "" { // cancelled
+		r.Exit.Reason = ExitReasonTimeout
+	}
+	s.rec.journal("settlement", 0)
+	s.rec.checkpoint("after_settlement", time.Since(s.start))
+	final := s.tree.Terminate(proctree.Grace)
+	r.Cleanup.OwnedProcessGroup = OwnedProcessGroupVerified
+	if !final.Verified {
+		r.Cleanup.OwnedProcessGroup = "unverified"
+		err = errors.Join(err, fmt.Errorf("capture: processes %v of the owned tree remain: %w", final.Remaining, ErrCleanupIncomplete))
+	}
+	s.drain()
+	return err
+}
+
+// untilExit runs the recording loop until the root exits, a timeout
+// fires or ctx is done; it returns the exit reason ("" when cancelled).
+func (s *session) untilExit(ctx context.Context) (string, error) {
+	timeout := time.NewTimer(time.Duration(s.sc.TimeoutMS) * time.Millisecond)
+	defer timeout.Stop()
+	idleAfter := time.Duration(s.sc.IdleTimeoutMS) * time.Millisecond
+	idle := time.NewTimer(idleAfter)
+	defer idle.Stop()
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	events := time.NewTimer(time.Hour)
+	defer events.Stop()
+	s.armEvents(events)
+	for {
+		select {
+		case c, ok := <-s.chunks:
+			if !ok {
+				s.chunks = nil
+				continue
+			}
+			s.rec.chunk(c.data, c.at)
+			idle.Reset(idleAfter)
+		case res := <-s.results:
+			s.rec.interaction(s.sc.Events[res.index], res.at, res.outcome)
+		case <-events.C:
+			s.armEvents(events)
+		case <-tick.C:
+			s.rec.samples(s.tree.Members(), time.Since(s.start))
+		case <-s.tree.Exited():
+			return ExitReasonExited, nil
+		case <-timeout.C:
+			return ExitReasonTimeout, nil
+		case <-idle.C:
+			return ExitReasonIdleTimeout, nil
+		case <-ctx.Done():
+			return "", errCancelled
+		}
+	}
+}
+
+// armEvents hands every due event to the dispatcher and sets t for the
+// next one (or leaves it stopped when none is left).
+func (s *session) armEvents(t *time.Timer) {
+	now := time.Since(s.start)
+	for s.next < len(s.sc.Events) {
+		due := time.Duration(s.sc.Events[s.next].AtMS) * time.Millisecond
+		if due > now {
+			t.Reset(due - now)
+			return
+		}
+		s.jobs <- s.next
+		s.next++
+	}
+	t.Stop()
+}
+
+// exitStatus reads the root's exit: a code only when it exited by itself,
+// the signal when one ended it, neither when it could not be reaped.
+func (s *session) exitStatus(reason string) Exit {
+	e := Exit{Reason: reason}
+	select {
+	case <-s.tree.Exited():
+	default:
+		return e
+	}
+	code, sig := s.tree.ExitStatus()
+	if sig != "" {
+		e.Signal = &sig
+	} else if reason == ExitReasonExited {
+		e.Code = &code
+	}
+	return e
+}
+
+// settle polls the tree every pollInterval after the root exited: two
+// consecutive empty observations are quiescence; otherwise, at settle_ms
+// (but not before a second observation was possible), the tree is ended.
+func (s *session) settle(ctx context.Context) (Settlement, error) {
+	begin := time.Now()
+	window := max(time.Duration(s.sc.SettleMS)*time.Millisecond, pollInterval)
+	poll := time.NewTicker(pollInterval)
+	defer poll.Stop()
+	empty := 0
+	for {
+		members := s.tree.Members()
+		s.rec.samples(members, time.Since(s.start))
+		if len(members) == 0 {
+			empty++
+		} else {
+			empty = 0
+		}
+		elapsed := time.Since(begin)
+		if empty >= 2 {
+			return Settlement{State: SettlementQuiesced, ElapsedMS: s.rec.norm.ms(ms(elapsed)), CleanupOutcome: CleanupNotRequired}, nil
+		}
+		if elapsed >= window {
+			c := s.tree.Terminate(proctree.Grace)
+			return Settlement{State: SettlementAliveAtDeadline, ElapsedMS: s.rec.norm.ms(ms(elapsed)), CleanupOutcome: cleanupOutcome(c)}, nil
+		}
+		if err := s.wait(ctx, poll.C); err != nil {
+			c := s.tree.Terminate(proctree.Grace)
+			return Settlement{State: SettlementAliveAtDeadline, ElapsedMS: s.rec.norm.ms(ms(time.Since(begin))), CleanupOutcome: cleanupOutcome(c)}, err
+		}
+	}
+}
+
+// wait records output and event outcomes until tick fires or ctx is done.
+func (s *session) wait(ctx context.Context, tick <-chan time.Time) error {
+	for {
+		select {
+		case c, ok := <-s.chunks:
+			if !ok {
+				s.chunks = nil
+				continue
+			}
+			s.rec.chunk(c.data, c.at)
+		case res := <-s.results:
+			s.rec.interaction(s.sc.Events[res.index], res.at, res.outcome)
+		case <-tick:
+			return nil
+		case <-ctx.Done():
+			return errCancelled
+		}
+	}
+}
+
+func cleanupOutcome(c proctree.Cleanup) string {
+	if c.Verified {
+		return CleanupCleaned
+	}
+	return CleanupFailed
+}
+
+// drain records the output still buffered in the PTY (the tree is gone,
+// so the master reports its end soon), closes the master, stops the
+// helpers and records the outcomes of the remaining events.
+func (s *session) drain() {
+	deadline := time.NewTimer(drainTimeout)
+	defer deadline.Stop()
+	for s.chunks != nil {
+		select {
+		case c, ok := <-s.chunks:
+			if !ok {
+				s.chunks = nil
+				continue
+			}
+			s.rec.chunk(c.data, c.at)
+		case res := <-s.results:
+			s.rec.interaction(s.sc.Events[res.index], res.at, res.outcome)
+		case <-deadline.C:
+			s.rec.rec.Limitations = append(s.rec.rec.Limitations, "the terminal did not report the end of output in time; later output was not recorded")
+			s.chunks = nil
+		}
+	}
+	close(s.quit)
+	s.master.Close()
+	<-s.readerDone
+	<-s.dispatcherDone
+	for len(s.results) > 0 {
+		res := <-s.results
+		s.rec.interaction(s.sc.Events[res.index], res.at, res.outcome)
+	}
+	s.rec.flush(time.Since(s.start))
+}

@@ -1,0 +1,182 @@
+package capture
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Placeholders of path normalization.
+const (
+	PlaceholderTemporaryRoot    = "<temporary-root>"
+	PlaceholderWorkingDirectory = "<working-directory>"
+	PlaceholderExecutable       = "<executable>"
+	PlaceholderPID              = "<pid>"
+)
+
+// normalizer rewrites recorded text: secret values and sensitive input
+// first (always, as RedactedSecret), then
+// the capture's paths (when normalization.paths), then known pids (when
+// normalization.pids), then the scenario's patterns in order; and buckets
+// recorded times.
+type normalizer struct {
+	literals []string // secrets then paths: what a chunk boundary must not split
+	replacer *strings.Replacer
+	pids     bool
+	pidSet   map[int]bool
+	pidRE    *regexp.Regexp
+	patterns []*regexp.Regexp
+	replace  []string
+	bucket   int
+}
+
+// newNormalizer prepares the normalization of sc for a run whose
+// temporary root is tempRoot. Pattern compilation cannot fail for a
+// parsed scenario; the error covers hand-built ones.
+func newNormalizer(sc *Scenario, tempRoot string) (*normalizer, error) {
+	n := &normalizer{pids: sc.Normalization.PIDs, pidSet: map[int]bool{}, bucket: max(sc.Normalization.TimeBucketMS, 1)}
+	var pairs []string
+	var secrets []string
+	for _, alias := range sc.SecretAliases {
+		if v := sc.Environment[alias]; v != "" {
+			secrets = append(secrets, v)
+		}
+	}
+	// The terminal echoes typed input: sensitive input never reaches the
+	// record through the echo either.
+	for _, e := range sc.Events {
+		if d := strings.TrimRight(e.Data, "\r\n"); e.Type == EventInput && e.Sensitive && d != "" {
+			secrets = append(secrets, d)
+		}
+	}
+	sortLongestFirst(secrets)
+	for _, s := range secrets {
+		pairs = append(pairs, s, RedactedSecret)
+	}
+	if sc.Normalization.Paths {
+		paths := map[string]string{
+			tempRoot: PlaceholderTemporaryRoot, sc.WorkingDirectory: PlaceholderWorkingDirectory, sc.Executable: PlaceholderExecutable,
+		}
+		for i, root := range sc.FilesystemRoots {
+			paths[root] = fmt.Sprintf("<filesystem-root-%d>", i)
+		}
+		var keys []string
+		for p := range paths {
+			if p != "" && p != "/" {
+				keys = append(keys, p)
+			}
+		}
+		sortLongestFirst(keys)
+		for _, p := range keys {
+			pairs = append(pairs, p, paths[p])
+		}
+	}
+	for i := 0; i < len(pairs); i += 2 {
+		n.literals = append(n.literals, pairs[i])
+	}
+	n.replacer = strings.NewReplacer(pairs...)
+	for _, p := range sc.Normalization.Patterns {
+		re, err := regexp.Compile(p.Pattern)
+		if err != nil {
+			return nil, fmt.Errorf("capture: normalization pattern %q: %w", p.Pattern, err)
+		}
+		n.patterns = append(n.patterns, re)
+		n.replace = append(n.replace, p.Replacement)
+	}
+	return n, nil
+}
+
+func sortLongestFirst(s []string) {
+	sort.Slice(s, func(i, j int) bool {
+		if len(s[i]) != len(s[j]) {
+			return len(s[i]) > len(s[j])
+		}
+		return s[i] < s[j]
+	})
+}
+
+// addPID makes pid one of the numbers replaced by <pid>.
+func (n *normalizer) addPID(pid int) {
+	if !n.pids || pid <= 0 || n.pidSet[pid] {
+		return
+	}
+	n.pidSet[pid] = true
+	alts := make([]string, 0, len(n.pidSet))
+	for p := range n.pidSet {
+		alts = append(alts, strconv.Itoa(p))
+	}
+	sortLongestFirst(alts)
+	n.pidRE = regexp.MustCompile(`\b(?:` + strings.Join(alts, "|") + `)\b`)
+}
+
+// text normalizes one piece of recorded text.
+func (n *normalizer) text(s string) string {
+	s = n.replacer.Replace(strings.ToValidUTF8(s, "\uFFFD"))
+	if n.pidRE != nil {
+		s = n.pidRE.ReplaceAllLiteralString(s, PlaceholderPID)
+	}
+	for i, re := range n.patterns {
+		s = re.ReplaceAllLiteralString(s, n.replace[i])
+	}
+	return s
+}
+
+// ms buckets a recorded time down to a multiple of time_bucket_ms.
+func (n *normalizer) ms(v int) int { return v - v%n.bucket }
+
+// stream turns PTY chunks into text without splitting a UTF-8 sequence or
+// a literal the normalizer replaces: it holds back the longest tail that
+// could still become one, and emits it with the next chunk or at flush.
+type stream struct {
+	literals []string
+	pending  []byte
+}
+
+// push adds a chunk and returns the text that is safe to normalize now.
+func (s *stream) push(b []byte) string {
+	s.pending = append(s.pending, b...)
+	keep := max(incompleteRune(s.pending), s.literalPrefix())
+	out := string(s.pending[:len(s.pending)-keep])
+	s.pending = append(s.pending[:0], s.pending[len(s.pending)-keep:]...)
+	return out
+}
+
+// flush returns whatever is still held back.
+func (s *stream) flush() string {
+	out := string(s.pending)
+	s.pending = s.pending[:0]
+	return out
+}
+
+// literalPrefix is the length of the longest tail of pending that is a
+// proper prefix of a literal.
+func (s *stream) literalPrefix() int {
+	best := 0
+	for _, lit := range s.literals {
+		for k := min(len(lit)-1, len(s.pending)); k > best; k-- {
+			if string(s.pending[len(s.pending)-k:]) == lit[:k] {
+				best = k
+				break
+			}
+		}
+	}
+	return best
+}
+
+// incompleteRune is the length of an unfinished UTF-8 sequence at the end
+// of b (0 when b ends on a rune boundary or with invalid bytes).
+func incompleteRune(b []byte) int {
+	for k := 1; k <= 3 && k <= len(b); k++ {
+		c := b[len(b)-k]
+		if utf8.RuneStart(c) {
+			if c >= 0xC0 && !utf8.FullRune(b[len(b)-k:]) {
+				return k
+			}
+			return 0
+		}
+	}
+	return 0
+}

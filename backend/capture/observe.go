@@ -1,0 +1,223 @@
+package capture
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// recorder appends observations to a Record in capture order, enforcing
+// the scenario's limits while streaming. It is used by one goroutine.
+type recorder struct {
+	rec    *Record
+	limits Limits
+	norm   *normalizer
+	text   stream
+	scr    *screen
+
+	rawBytes      int
+	renderedBytes int
+	rawFull       bool // raw frames stopped at a limit
+	renderedFull  bool // rendered frames stopped at a limit
+	samplesFull   bool
+	seen          map[int]string // pid → identity of its last sample
+}
+
+// journal notes one observation in capture order.
+func (r *recorder) journal(collection string, index int) {
+	r.rec.EventJournal = append(r.rec.EventJournal, JournalEntry{
+		CaptureOrder: len(r.rec.EventJournal), Collection: collection, Index: index,
+	})
+}
+
+// truncate marks the capture truncated, saying which limit.
+func (r *recorder) truncate(what string) {
+	r.rec.Truncated = true
+	r.rec.Limitations = append(r.rec.Limitations, what)
+}
+
+// chunk records one raw PTY chunk read at (since the start): the raw
+// frame (cut at limits.output_bytes, refused past limits.frames) and then
+// the screen it renders to.
+func (r *recorder) chunk(data []byte, at time.Duration) {
+	if r.rawFull {
+		return
+	}
+	if room := r.limits.OutputBytes - r.rawBytes; len(data) > room {
+		data = data[:room]
+		r.rawFull = true
+		r.truncate(fmt.Sprintf("raw output exceeded limits.output_bytes (%d bytes); later output was not recorded", r.limits.OutputBytes))
+	}
+	r.rawBytes += len(data)
+	text := r.text.push(data)
+	if r.rawFull {
+		text += r.text.flush()
+	}
+	r.frame(text, at)
+	if len(data) > 0 {
+		r.scr.write(data)
+		r.rendered(at)
+	}
+}
+
+// frame appends a raw frame holding text (nothing when text is empty).
+func (r *recorder) frame(text string, at time.Duration) {
+	if text == "" {
+		return
+	}
+	if len(r.rec.Frames) >= r.limits.Frames {
+		if !r.rawFull {
+			r.rawFull = true
+			r.truncate(fmt.Sprintf("raw frames exceeded limits.frames (%d); later output was not recorded", r.limits.Frames))
+		}
+		return
+	}
+	r.rec.Frames = append(r.rec.Frames, Frame{Sequence: len(r.rec.Frames), AtMS: r.norm.ms(ms(at)), Data: r.norm.text(text)})
+	r.journal("frames", len(r.rec.Frames)-1)
+}
+
+// flush records text still held back at the end of the output.
+func (r *recorder) flush(at time.Duration) {
+	if !r.rawFull {
+		r.frame(r.text.flush(), at)
+	}
+}
+
+// rendered appends the current screen, within its own budget of
+// limits.frames frames and limits.output_bytes bytes (lines plus
+// serialized state).
+func (r *recorder) rendered(at time.Duration) {
+	if r.renderedFull {
+		return
+	}
+	f := r.scr.snapshot()
+	f.SerializedState = r.norm.text(f.SerializedState)
+	size := len(f.SerializedState)
+	for i, l := range f.Lines {
+		f.Lines[i] = r.norm.text(l)
+		size += len(f.Lines[i])
+	}
+	switch {
+	case len(r.rec.RenderedFrames) >= r.limits.Frames:
+		r.renderedFull = true
+		r.truncate(fmt.Sprintf("rendered frames exceeded limits.frames (%d); later screens were not recorded", r.limits.Frames))
+		return
+	case r.renderedBytes+size > r.limits.OutputBytes:
+		r.renderedFull = true
+		r.truncate(fmt.Sprintf("rendered frames exceeded limits.output_bytes (%d bytes); later screens were not recorded", r.limits.OutputBytes))
+		return
+	}
+	r.renderedBytes += size
+	f.Sequence, f.AtMS = len(r.rec.RenderedFrames), r.norm.ms(ms(at))
+	r.rec.RenderedFrames = append(r.rec.RenderedFrames, f)
+	r.journal("rendered_frames", f.Sequence)
+}
+
+// interaction records the outcome of one scheduled event.
+func (r *recorder) interaction(ev Event, at time.Duration, outcome string) {
+	data := ev.Signal
+	switch ev.Type {
+	case EventInput:
+		data = r.norm.text(ev.Data)
+		if ev.Sensitive {
+			data = RedactedInput(len(ev.Data))
+		}
+	case EventResize:
+		data = fmt.Sprintf("%dx%d", ev.Columns, ev.Rows)
+	}
+	r.rec.InteractionEvents = append(r.rec.InteractionEvents, InteractionEvent{
+		Sequence: len(r.rec.InteractionEvents), ScheduledAtMS: ev.AtMS, DispatchedAtMS: r.norm.ms(ms(at)),
+		Type: ev.Type, Data: data, Outcome: outcome,
+	})
+	r.journal("interaction_events", len(r.rec.InteractionEvents)-1)
+	if ev.Type == EventResize && outcome == OutcomeDispatched && !r.rawFull {
+		r.scr.resize(ev.Columns, ev.Rows)
+		r.rendered(at)
+	}
+}
+
+// samples records one observation of the tree's members: a sample for
+// each member seen for the first time or whose parent, process group,
+// session or command changed since its last sample (so a steady tree does
+// not fill the record), within limits.processes samples.
+func (r *recorder) samples(pids []int, at time.Duration) {
+	if r.seen == nil {
+		r.seen = map[int]string{}
+	}
+	for _, pid := range pids {
+		if r.samplesFull {
+			return
+		}
+		p, ok := readProc(pid)
+		if !ok {
+			continue
+		}
+		key := fmt.Sprintf("%d %v %v %s", p.ParentPID, deref(p.ProcessGroupID), deref(p.SessionID), p.Command)
+		if r.seen[pid] == key {
+			continue
+		}
+		r.seen[pid] = key
+		if len(r.rec.ProcessSamples) >= r.limits.Processes {
+			r.samplesFull = true
+			r.truncate(fmt.Sprintf("process samples exceeded limits.processes (%d); later samples were not recorded", r.limits.Processes))
+			return
+		}
+		r.norm.addPID(pid)
+		p.AtMS = r.norm.ms(ms(at))
+		p.Command = r.norm.text(p.Command)
+		r.rec.ProcessSamples = append(r.rec.ProcessSamples, p)
+		r.journal("process_samples", len(r.rec.ProcessSamples)-1)
+	}
+}
+
+// checkpoint records a filesystem checkpoint. Scenarios with filesystem
+// roots are refused before launch, so a checkpoint has no files; the
+// "before" and "after_settlement" checkpoints are still always recorded.
+func (r *recorder) checkpoint(name string, at time.Duration) {
+	r.rec.FilesystemCheckpoints = append(r.rec.FilesystemCheckpoints, FilesystemCheckpoint{
+		Name: name, AtMS: r.norm.ms(ms(at)), Files: []FileState{}, Effects: []FileEffect{},
+	})
+	r.journal("filesystem_checkpoints", len(r.rec.FilesystemCheckpoints)-1)
+}
+
+// readProc reads one process's sample from /proc (command line, or the
+// kernel's command name when the command line is empty).
+func readProc(pid int) (ProcessSample, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ProcessSample{}, false
+	}
+	open, closing := strings.IndexByte(string(b), '('), strings.LastIndexByte(string(b), ')')
+	if open < 0 || closing < open {
+		return ProcessSample{}, false
+	}
+	f := strings.Fields(string(b[closing+1:]))
+	if len(f) < 4 || f[0] == "Z" || f[0] == "X" {
+		return ProcessSample{}, false
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	pgid, err1 := strconv.Atoi(f[2])
+	sid, err2 := strconv.Atoi(f[3])
+	s := ProcessSample{PID: pid, ParentPID: ppid, Command: string(b[open+1 : closing])}
+	if err1 == nil {
+		s.ProcessGroupID = &pgid
+	}
+	if err2 == nil {
+		s.SessionID = &sid
+	}
+	if cmd, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && len(cmd) > 0 {
+		s.Command = strings.TrimRight(strings.ReplaceAll(string(cmd), "\x00", " "), " ")
+	}
+	return s, true
+}
+
+func ms(d time.Duration) int { return int(d / time.Millisecond) }
+
+func deref(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

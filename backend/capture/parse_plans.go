@@ -1,0 +1,137 @@
+package capture
+
+import (
+	"encoding/json"
+	"math"
+	"regexp"
+	"strings"
+)
+
+// DefaultLimits returns the limits of a scenario that sets none.
+func DefaultLimits() Limits {
+	return Limits{
+		OutputBytes: 1_000_000, Frames: 10_000, Files: 10_000, FileBytes: 10_000_000,
+		Processes: 1000, ProtocolEvents: 10_000, ProtocolBodyBytes: 1_000_000,
+		Connections: 100, FilesystemDepth: 16,
+	}
+}
+
+func (c *checker) limits(m members) Limits {
+	l := DefaultLimits()
+	v, ok := m["limits"]
+	if !ok {
+		return l
+	}
+	fields := []struct {
+		key string
+		max int
+		dst *int
+	}{
+		{"output_bytes", 10_000_000, &l.OutputBytes},
+		{"frames", 100_000, &l.Frames},
+		{"files", 100_000, &l.Files},
+		{"file_bytes", 100_000_000, &l.FileBytes},
+		{"processes", 10_000, &l.Processes},
+		{"protocol_events", 100_000, &l.ProtocolEvents},
+		{"protocol_body_bytes", 10_000_000, &l.ProtocolBodyBytes},
+		{"connections", 1000, &l.Connections},
+		{"filesystem_depth", 64, &l.FilesystemDepth},
+	}
+	keys := make([]string, len(fields))
+	for i, f := range fields {
+		keys[i] = f.key
+	}
+	lm, ok := c.object(v, "$.limits", keys...)
+	if !ok {
+		return l
+	}
+	for _, f := range fields {
+		*f.dst, _ = c.intField(lm, "$.limits", f.key, 1, f.max, *f.dst)
+	}
+	return l
+}
+
+func (c *checker) normalization(m members) Normalization {
+	n := Normalization{Paths: true, PIDs: true, Ports: true, TimeBucketMS: 10, Patterns: []Pattern{}}
+	v, ok := m["normalization"]
+	if !ok {
+		return n
+	}
+	nm, ok := c.object(v, "$.normalization", "paths", "pids", "ports", "time_bucket_ms", "patterns")
+	if !ok {
+		return n
+	}
+	const at = "$.normalization"
+	n.Paths = c.boolField(nm, at, "paths", true)
+	n.PIDs = c.boolField(nm, at, "pids", true)
+	n.Ports = c.boolField(nm, at, "ports", true)
+	n.TimeBucketMS, _ = c.intField(nm, at, "time_bucket_ms", 1, MaxTimeBucketMS, 10)
+	c.listField(nm, at, "patterns", 0, MaxPatterns, func(_ int, e *node, pat string) {
+		pm, ok := c.object(e, pat, "pattern", "replacement")
+		if !ok {
+			return
+		}
+		var p Pattern
+		if s, ok := c.reqStr(pm, pat, "pattern"); ok && c.length(s, pat+".pattern", 1, MaxPatternChars) {
+			if _, err := regexp.Compile(s); err != nil {
+				c.add(pat+".pattern", CodeInvalidPattern, "not a valid regular expression: %s", truncate(err.Error(), 200))
+			}
+			p.Pattern = s
+		}
+		if s, ok := c.reqStr(pm, pat, "replacement"); ok && c.length(s, pat+".replacement", 0, MaxReplacementChars) {
+			p.Replacement = s
+		}
+		n.Patterns = append(n.Patterns, p)
+	})
+	return n
+}
+
+// replay reads the replay object; a machine excludes static scripts.
+func (c *checker) replay(m members) Replay {
+	r := Replay{Machine: json.RawMessage("null"), HTTP: []json.RawMessage{},
+		WebsocketMessages: []json.RawMessage{}, WebsocketConnections: []json.RawMessage{}}
+	v, ok := m["replay"]
+	if !ok {
+		return r
+	}
+	rm, ok := c.object(v, "$.replay", "machine", "http", "websocket_messages", "websocket_connections")
+	if !ok {
+		return r
+	}
+	r.Machine = c.opaqueOrNull(rm, "$.replay", "machine")
+	lists := []struct {
+		key string
+		dst *[]json.RawMessage
+	}{{"http", &r.HTTP}, {"websocket_messages", &r.WebsocketMessages}, {"websocket_connections", &r.WebsocketConnections}}
+	var static []string
+	for _, l := range lists {
+		c.listField(rm, "$.replay", l.key, 0, math.MaxInt, func(_ int, e *node, at string) {
+			if e.kind != 'o' {
+				c.add(at, CodeWrongType, "must be an object, not %s", kindName(e.kind))
+				return
+			}
+			*l.dst = append(*l.dst, e.raw())
+		})
+		if len(*l.dst) > 0 {
+			static = append(static, l.key)
+		}
+	}
+	if string(r.Machine) != "null" && len(static) > 0 {
+		c.add("$.replay.machine", CodeConflict, "a replay machine cannot be combined with static scripts (%s)", strings.Join(static, ", "))
+	}
+	return r
+}
+
+// opaqueOrNull reads optional member key as an object or null (default
+// null), kept as compact JSON for another package to validate.
+func (c *checker) opaqueOrNull(m members, path, key string) json.RawMessage {
+	v, ok := m[key]
+	if !ok || v.kind == 'z' {
+		return json.RawMessage("null")
+	}
+	if v.kind != 'o' {
+		c.add(path+"."+key, CodeWrongType, "must be an object or null, not %s", kindName(v.kind))
+		return json.RawMessage("null")
+	}
+	return v.raw()
+}

@@ -1,0 +1,181 @@
+package capture
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/gatehouse/gatehouse/backend/proctree"
+)
+
+// pollInterval is the process sampling and settlement polling period.
+const pollInterval = 50 * time.Millisecond
+
+// drainTimeout bounds the wait for the last PTY output once the tree is
+// gone (or could not be ended).
+const drainTimeout = 2 * time.Second
+
+// chunk is one read from the PTY master.
+type chunk struct {
+	data []byte
+	at   time.Duration
+}
+
+// result is the outcome of one dispatched event.
+type result struct {
+	index   int
+	at      time.Duration
+	outcome string
+}
+
+// session is one launched target and the goroutines around it: a reader
+// of the PTY master, a dispatcher of scheduled events (so a blocked input
+// write never stalls recording), and the recording loop, which is the
+// only goroutine that touches the recorder.
+type session struct {
+	sc     *Scenario
+	tree   *proctree.Tree
+	master *os.File
+	start  time.Time
+	rec    *recorder
+
+	chunks         chan chunk
+	quit           chan struct{} // closed when nobody receives chunks any more
+	readerDone     chan struct{}
+	next           int           // events handed to the dispatcher so far
+	ended          chan struct{} // closed when the recording loop stops
+	jobs           chan int
+	results        chan result
+	dispatcherDone chan struct{}
+}
+
+// run launches the target and records it into rec. A non-nil error with
+// rec.Manifest.StartedAt still empty means nothing was launched.
+func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, opts Options, tempRoot string, rec *Record) error {
+	home, err := homeDir(tempRoot)
+	if err != nil {
+		return err
+	}
+	norm, err := newNormalizer(sc, tempRoot)
+	if err != nil {
+		return err
+	}
+	env := environment(sc, opts, home, rec)
+	master, tty, err := openPTY(sc.Terminal.Columns, sc.Terminal.Rows)
+	if err != nil {
+		return err
+	}
+	scr := newScreen(sc.Terminal)
+	defer scr.close()
+	marker := MarkerVariable + "=" + opts.RunID
+	started := opts.Now().UTC()
+	start := time.Now()
+	tree, err := sup.Start(proctree.Spec{
+		Path: sc.Executable, Args: append([]string{sc.Executable}, sc.Arguments...), Env: env,
+		Dir: sc.WorkingDirectory, Files: []*os.File{tty, tty, tty}, Marker: marker,
+		Name: "capture-" + opts.RunID, Setctty: true,
+	})
+	tty.Close()
+	if err != nil {
+		master.Close()
+		return fmt.Errorf("capture: launch %s: %w", sc.Executable, err)
+	}
+	rec.Manifest.StartedAt = started.Format(TimeLayout)
+	norm.addPID(tree.Pid())
+	s := &session{
+		sc: sc, tree: tree, master: master, start: start,
+		rec:    &recorder{rec: rec, limits: sc.Limits, norm: norm, text: stream{literals: norm.literals}, scr: scr},
+		chunks: make(chan chunk, 64), quit: make(chan struct{}), readerDone: make(chan struct{}),
+		jobs: make(chan int, len(sc.Events)), results: make(chan result, len(sc.Events)),
+		dispatcherDone: make(chan struct{}), ended: make(chan struct{}),
+	}
+	s.rec.checkpoint("before", 0)
+	go s.read()
+	go s.dispatch()
+	s.noteMechanism(sup)
+	return s.observe(ctx)
+}
+
+// read forwards PTY output until the master reports end of output (EIO
+// once no process holds the terminal) or is closed.
+func (s *session) read() {
+	defer close(s.readerDone)
+	defer close(s.chunks)
+	for {
+		buf := make([]byte, 32<<10)
+		n, err := s.master.Read(buf)
+		if n > 0 {
+			select {
+			case s.chunks <- chunk{buf[:n], time.Since(s.start)}:
+			case <-s.quit:
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// dispatch performs the scheduled events in order; an event is not
+// performed once the root has exited or the recording loop has stopped
+// (timeout, idle timeout, cancellation).
+func (s *session) dispatch() {
+	defer close(s.dispatcherDone)
+	for i := range s.jobs {
+		ev := s.sc.Events[i]
+		at := time.Since(s.start)
+		outcome := OutcomeDispatched
+		select {
+		case <-s.tree.Exited():
+			outcome = OutcomeTargetExited
+		case <-s.ended:
+			outcome = OutcomeTargetExited
+		default:
+			if err := s.perform(ev); err != nil {
+				outcome = OutcomeFailed
+			}
+		}
+		s.results <- result{i, at, outcome}
+	}
+}
+
+func (s *session) perform(ev Event) error {
+	switch ev.Type {
+	case EventInput:
+		_, err := s.master.Write([]byte(ev.Data))
+		return err
+	case EventResize:
+		return setSize(s.master, ev.Columns, ev.Rows)
+	case EventSignal:
+		sig := map[string]syscall.Signal{"SIGINT": syscall.SIGINT, "SIGTERM": syscall.SIGTERM, "SIGKILL": syscall.SIGKILL}[ev.Signal]
+		if sig == 0 {
+			return fmt.Errorf("capture: unknown signal %q", ev.Signal)
+		}
+		return syscall.Kill(s.tree.Pid(), sig)
+	}
+	return fmt.Errorf("capture: unknown event type %q", ev.Type)
+}
+
+// noteMechanism says which ownership mechanism the supervisor used and,
+// when only process groups and /proc sampling were available, keeps the
+// residual unknown of missed short-lived descendants.
+func (s *session) noteMechanism(sup *proctree.Supervisor) {
+	r := s.rec.rec
+	switch mech := sup.Mechanism(); mech {
+	case "cgroup":
+		r.Limitations = append(r.Limitations, "process ownership: per-tree cgroup v2 (membership from cgroup.procs and /proc, ended with cgroup.kill, confirmed empty); process_samples are 50 ms samples")
+	case "subreaper":
+		r.Limitations = append(r.Limitations, "process ownership: child subreaper plus session, process group and environment marker scans of /proc (cgroup unavailable: "+sup.CgroupUnavailable()+"); process_samples are 50 ms samples")
+	default:
+		r.Limitations = append(r.Limitations, "process ownership: session, process group and environment marker scans of /proc only (cgroup unavailable: "+sup.CgroupUnavailable()+")")
+		r.ResidualUnknowns = append(r.ResidualUnknowns, ResidualUnknown{Scope: "process", Reason: "processes were sampled every 50 ms without a cgroup or subreaper; short-lived or early-detached descendants may be missed"})
+	}
+	r.Limitations = append(r.Limitations,
+		"rendered frames come from github.com/charmbracelet/x/vt; their conformance with @xterm/headless is not measured by this engine",
+		"rendered frames: serialized_state is the visible rows joined with CRLF, not xterm.js serialize output",
+		"terminal query replies (DA, DSR, CPR) are not sent to the target",
+		"normalization: literal replacements (secrets, sensitive input, paths, pids) hold across raw chunk boundaries, pids only once sampled; regular-expression patterns apply within one raw chunk or rendered row")
+}
