@@ -79,6 +79,7 @@ e2e: deps frontend
 	$(call apt,chromium)
 	$(GO) build -tags e2e -o bin/gatehouse-e2e .
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/run.mjs
+	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/mcp.mjs
 
 fuzz: deps
 	@set -e; for t in $(FUZZ_TARGETS); do \
