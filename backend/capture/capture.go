@@ -67,12 +67,6 @@ var ErrCleanupIncomplete = errors.New("capture cleanup incomplete")
 // unsupported names what sc asks for that Capture cannot do yet.
 func unsupported(sc *Scenario) []string {
 	var out []string
-	if len(sc.FilesystemRoots) > 0 || len(sc.Checkpoints) > 0 {
-		out = append(out, "filesystem_roots and checkpoints")
-	}
-	if len(sc.CommandShims) > 0 {
-		out = append(out, "command_shims")
-	}
 	if string(sc.Replay.Machine) != "null" && len(sc.Replay.Machine) > 0 ||
 		len(sc.Replay.HTTP)+len(sc.Replay.WebsocketMessages)+len(sc.Replay.WebsocketConnections) > 0 {
 		out = append(out, "replay")
@@ -87,11 +81,13 @@ func unsupported(sc *Scenario) []string {
 // and records what it did (40-capture.md). The target gets
 // sc.WorkingDirectory, a fresh temporary HOME, TERM=xterm-256color, the
 // scenario's environment, the inherited names that are set, and
-// GATEHOUSE_PROCESS_RUN_ID; nothing else.
+// GATEHOUSE_PROCESS_RUN_ID; nothing else, except that with command shims
+// the shim directory is first on PATH and GATEHOUSE_SHIM_LEDGER_URL is set.
 //
 // Before launch it refuses (with a *PolicyError) what opts.Policy does not
-// allow, and (with ErrUnsupported) scenarios using filesystem roots or
-// checkpoints, command shims, replay or a reactive graph. After launch it
+// allow, and (with ErrUnsupported) scenarios using replay or a reactive
+// graph. Filesystem checkpoints are described at checkpoints, command
+// shims at the top of shim.go. After launch it
 // streams output into raw and rendered frames within the limits, dispatches
 // the timed events, stops the tree at timeout_ms or idle_timeout_ms, waits
 // for settlement after the root exits, and always ends every member of

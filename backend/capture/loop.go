@@ -27,6 +27,7 @@ func (s *session) observe(ctx context.Context) error {
 	if reason == ExitReasonExited {
 		r.Exit = s.exitStatus(reason)
 		s.rec.journal("exit", 0)
+		s.rootExitCheckpoints()
 		r.Settlement, err = s.settle(ctx)
 	} else {
 		// timeout, idle timeout or cancellation: the tree was alive at the
@@ -38,13 +39,15 @@ func (s *session) observe(ctx context.Context) error {
 		}
 		r.Exit = s.exitStatus(reason)
 		s.rec.journal("exit", 0)
+		s.rootExitCheckpoints()
 		r.Settlement = Settlement{State: SettlementAliveAtDeadline, CleanupOutcome: cleanupOutcome(c)}
 	}
 	if r.Exit.Reason == "" { // cancelled
 		r.Exit.Reason = ExitReasonTimeout
 	}
 	s.rec.journal("settlement", 0)
-	s.rec.checkpoint("after_settlement", time.Since(s.start))
+	s.rec.eventCheckpoints(TriggerSettled)
+	s.rec.checkpoint(CheckpointAfterSettlement, time.Since(s.start))
 	final := s.tree.Terminate(proctree.Grace)
 	r.Cleanup.OwnedProcessGroup = OwnedProcessGroupVerified
 	if !final.Verified {
@@ -83,6 +86,10 @@ func (s *session) untilExit(ctx context.Context) (string, error) {
 			s.armEvents(events)
 		case <-tick.C:
 			s.rec.samples(s.tree.Members(), time.Since(s.start))
+		case <-s.rec.fs.timerC():
+			s.rec.dueCheckpoints()
+		case c := <-shimCallsOf(s.shims):
+			s.rec.shim(c)
 		case <-s.tree.Exited():
 			return ExitReasonExited, nil
 		case <-timeout.C:
@@ -173,6 +180,10 @@ func (s *session) wait(ctx context.Context, tick <-chan time.Time) error {
 			s.rec.chunk(c.data, c.at)
 		case res := <-s.results:
 			s.rec.interaction(s.sc.Events[res.index], res.at, res.outcome)
+		case <-s.rec.fs.timerC():
+			s.rec.dueCheckpoints()
+		case c := <-shimCallsOf(s.shims):
+			s.rec.shim(c)
 		case <-tick:
 			return nil
 		case <-ctx.Done():
@@ -204,6 +215,8 @@ func (s *session) drain() {
 			s.rec.chunk(c.data, c.at)
 		case res := <-s.results:
 			s.rec.interaction(s.sc.Events[res.index], res.at, res.outcome)
+		case c := <-shimCallsOf(s.shims):
+			s.rec.shim(c)
 		case <-deadline.C:
 			s.rec.rec.Limitations = append(s.rec.rec.Limitations, "the terminal did not report the end of output in time; later output was not recorded")
 			s.chunks = nil
@@ -216,6 +229,9 @@ func (s *session) drain() {
 	for len(s.results) > 0 {
 		res := <-s.results
 		s.rec.interaction(s.sc.Events[res.index], res.at, res.outcome)
+	}
+	for _, c := range s.shims.stop() {
+		s.rec.shim(c)
 	}
 	s.rec.flush(time.Since(s.start))
 }

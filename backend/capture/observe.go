@@ -23,6 +23,7 @@ type recorder struct {
 	renderedFull  bool // rendered frames stopped at a limit
 	samplesFull   bool
 	seen          map[int]string // pid → identity of its last sample
+	fs            *checkpoints   // filesystem checkpoints (checkpoints.go)
 }
 
 // journal notes one observation in capture order.
@@ -60,6 +61,7 @@ func (r *recorder) chunk(data []byte, at time.Duration) {
 		r.scr.write(data)
 		r.rendered(at)
 	}
+	r.literalCheckpoints(text)
 }
 
 // frame appends a raw frame holding text (nothing when text is empty).
@@ -111,6 +113,9 @@ func (r *recorder) rendered(at time.Duration) {
 	}
 	r.renderedBytes += size
 	f.Sequence, f.AtMS = len(r.rec.RenderedFrames), r.norm.ms(ms(at))
+	if n := len(r.rec.RenderedFrames); n > 0 { // a resize dispatched before the last chunk was read
+		f.AtMS = max(f.AtMS, r.rec.RenderedFrames[n-1].AtMS)
+	}
 	r.rec.RenderedFrames = append(r.rec.RenderedFrames, f)
 	r.journal("rendered_frames", f.Sequence)
 }
@@ -170,16 +175,6 @@ func (r *recorder) samples(pids []int, at time.Duration) {
 		r.rec.ProcessSamples = append(r.rec.ProcessSamples, p)
 		r.journal("process_samples", len(r.rec.ProcessSamples)-1)
 	}
-}
-
-// checkpoint records a filesystem checkpoint. Scenarios with filesystem
-// roots are refused before launch, so a checkpoint has no files; the
-// "before" and "after_settlement" checkpoints are still always recorded.
-func (r *recorder) checkpoint(name string, at time.Duration) {
-	r.rec.FilesystemCheckpoints = append(r.rec.FilesystemCheckpoints, FilesystemCheckpoint{
-		Name: name, AtMS: r.norm.ms(ms(at)), Files: []FileState{}, Effects: []FileEffect{},
-	})
-	r.journal("filesystem_checkpoints", len(r.rec.FilesystemCheckpoints)-1)
 }
 
 // readProc reads one process's sample from /proc (command line, or the

@@ -7,10 +7,11 @@ const RecordSchemaVersion = 4
 
 // Record is a Process Capture v4 record (40-capture.md, "The capture
 // record"). Capture fills every list (never null). What this engine does
-// not observe yet (file states and effects, shim, protocol and replay
-// observations, a reactive run) stays empty, and Capture refuses scenarios
-// that would need it; the "before" and "after_settlement" checkpoints are
-// always recorded (without files).
+// not observe yet (protocol and replay observations, a reactive run)
+// stays empty, and Capture refuses scenarios that would need it; the
+// "before" and "after_settlement" checkpoints are always recorded (see
+// checkpoints for files and effects). Each element of ShimEvents is a
+// marshalled ShimEvent (shim.go).
 type Record struct {
 	SchemaVersion         int                    `json:"schema_version"`
 	Manifest              Manifest               `json:"manifest"`
@@ -161,7 +162,10 @@ type FilesystemCheckpoint struct {
 	Truncated bool         `json:"truncated"`
 }
 
-// FileState is one file of a snapshot.
+// FileState is one entry of a snapshot: Path "<filesystem-root-N>/rel",
+// Mode the stat(2) permission, setuid, setgid and sticky bits, Size the
+// bytes of a file or symlink target (0 otherwise), SHA256 for files only
+// (null past limits.file_bytes), SymlinkTarget for symlinks only.
 type FileState struct {
 	Path          string  `json:"path"`
 	Mode          int     `json:"mode"`
@@ -171,7 +175,8 @@ type FileState struct {
 	SymlinkTarget *string `json:"symlink_target"`
 }
 
-// FileEffect is how a file changed between two snapshots.
+// FileEffect is how a file changed between two snapshots (Capture omits
+// unchanged entries): Before is null when created, After when deleted.
 type FileEffect struct {
 	Path   string     `json:"path"`
 	Status string     `json:"status"` // created, deleted, modified or unchanged

@@ -40,6 +40,7 @@ type session struct {
 	master *os.File
 	start  time.Time
 	rec    *recorder
+	shims  *ledger // command shims; nil without (shim.go)
 
 	chunks         chan chunk
 	quit           chan struct{} // closed when nobody receives chunks any more
@@ -63,12 +64,20 @@ func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, opts Optio
 		return err
 	}
 	env := environment(sc, opts, home, rec)
+	shims, err := newLedger(sc, tempRoot)
+	if err != nil {
+		return err
+	}
+	defer shims.stop()
+	env = shims.environ(env)
 	master, tty, err := openPTY(sc.Terminal.Columns, sc.Terminal.Rows)
 	if err != nil {
 		return err
 	}
 	scr := newScreen(sc.Terminal)
 	defer scr.close()
+	cps := newCheckpoints(ctx, sc, norm)
+	cps.takeBefore() // the "before" checkpoint is taken before launch
 	marker := MarkerVariable + "=" + opts.RunID
 	started := opts.Now().UTC()
 	start := time.Now()
@@ -83,15 +92,18 @@ func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, opts Optio
 		return fmt.Errorf("capture: launch %s: %w", sc.Executable, err)
 	}
 	rec.Manifest.StartedAt = started.Format(TimeLayout)
+	shims.serve(start)
+	rec.Limitations = append(rec.Limitations, shims.notes()...)
 	norm.addPID(tree.Pid())
 	s := &session{
-		sc: sc, tree: tree, master: master, start: start,
-		rec:    &recorder{rec: rec, limits: sc.Limits, norm: norm, text: stream{literals: norm.literals}, scr: scr},
+		sc: sc, tree: tree, master: master, start: start, shims: shims,
+		rec:    &recorder{rec: rec, limits: sc.Limits, norm: norm, text: stream{literals: norm.literals}, scr: scr, fs: cps},
 		chunks: make(chan chunk, 64), quit: make(chan struct{}), readerDone: make(chan struct{}),
 		jobs: make(chan int, len(sc.Events)), results: make(chan result, len(sc.Events)),
 		dispatcherDone: make(chan struct{}), ended: make(chan struct{}),
 	}
-	s.rec.checkpoint("before", 0)
+	cps.launched(start)
+	s.rec.checkpoint(CheckpointBefore, 0)
 	go s.read()
 	go s.dispatch()
 	s.noteMechanism(sup)
