@@ -1,0 +1,457 @@
+package replay
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+const (
+	namePattern     = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+	variablePattern = "^[A-Za-z_][A-Za-z0-9_]{0,63}$"
+	methodPattern   = "^[A-Z][A-Z_-]{0,31}$"
+	pathPattern     = `"/" then visible ASCII, at most 2048 bytes`
+	maxStepChars    = 1024
+)
+
+// ParseMachine strictly parses one replay machine document (the machine
+// object itself). See ParseMachineAt.
+func ParseMachine(data []byte) (*Machine, []Issue) { return ParseMachineAt(data, "$") }
+
+// ParseMachineAt strictly parses one replay machine document whose issues
+// are reported below root (for example "$.replay.machine" for a machine
+// embedded in a scenario).
+//
+// The input must be at most MaxInputBytes of valid UTF-8 holding exactly
+// one JSON object, nested at most MaxDepth deep, with no duplicate member
+// names. Unknown members are rejected at every level. Members with a
+// default in the spec take it when absent (terminal false, max_visits
+// 100000, priority 100, the limits, empty headers, guards, captures and
+// actions, a null trigger body, an empty response body, sensitive false);
+// every other member is required. Every rule of the spec is checked (see
+// the Code* constants) and nothing is repaired: the result is either a
+// machine and no issues, or nil and every issue found (at most MaxIssues).
+// It never panics.
+func ParseMachineAt(data []byte, root string) (*Machine, []Issue) {
+	if len(data) > MaxInputBytes {
+		return nil, []Issue{{CodeTooLarge, root, fmt.Sprintf("the machine is %d bytes; the limit is %d bytes", len(data), MaxInputBytes)}}
+	}
+	issues := &issueList{}
+	v := decodeJSON(data, root, jsonLimits{depth: MaxDepth, values: MaxValues}, issues)
+	if v == nil || !issues.empty() {
+		return nil, issues.list
+	}
+	c := &checker{issues: issues}
+	m := c.machine(v, root)
+	if !issues.empty() {
+		return nil, issues.list
+	}
+	return m, nil
+}
+
+// machine checks a machine object, its elements and then the rules that
+// span the whole graph.
+func (c *checker) machine(v *value, path string) *Machine {
+	mm, _ := c.object(v, path, "initial_state", "states", "transitions", "max_transitions", "limits")
+	if mm == nil {
+		return nil
+	}
+	m := &Machine{States: []State{}, Transitions: []Transition{}}
+	initOK := false
+	if iv, ok := c.required(mm, path, "initial_state"); ok {
+		m.InitialState, initOK = c.name(iv, path+".initial_state", "state name", namePattern, isName)
+	}
+	statesOK := c.list(mm, path, "states", true, 1, MaxStateCount, func(_ int, e *value, at string) bool {
+		s, ok := c.state(e, at)
+		m.States = append(m.States, s)
+		return ok
+	})
+	transOK := c.list(mm, path, "transitions", true, 0, MaxTransitionCount, func(_ int, e *value, at string) bool {
+		t, ok := c.transition(e, at)
+		m.Transitions = append(m.Transitions, t)
+		return ok
+	})
+	m.MaxTransitions, _ = c.reqInt(mm, path, "max_transitions", 1, MaxCount)
+	m.Limits = c.limits(mm, path)
+	if initOK && statesOK && transOK {
+		c.graph(m, path)
+	}
+	m.validated = true
+	return m
+}
+
+func (c *checker) state(v *value, at string) (State, bool) {
+	m, ok := c.object(v, at, "name", "terminal", "max_visits")
+	if m == nil {
+		return State{}, false
+	}
+	var s State
+	nameOK := false
+	if nv, has := c.required(m, at, "name"); has {
+		s.Name, nameOK = c.name(nv, at+".name", "state name", namePattern, isName)
+	}
+	var termOK, visitsOK bool
+	s.Terminal, termOK = c.boolField(m, at, "terminal", false)
+	s.MaxVisits, visitsOK = c.intField(m, at, "max_visits", 1, MaxCount, DefaultMaxVisits)
+	return s, ok && nameOK && termOK && visitsOK
+}
+
+func (c *checker) limits(mm members, path string) Limits {
+	l := Limits{DefaultLimitConnections, DefaultLimitMessages, DefaultLimitBytes, DefaultLimitDurationMS}
+	v, ok := mm["limits"]
+	if !ok {
+		return l
+	}
+	at := path + ".limits"
+	m, _ := c.object(v, at, "connections", "messages", "bytes", "duration_ms")
+	if m == nil {
+		return l
+	}
+	l.Connections, _ = c.intField(m, at, "connections", 1, MaxLimitConnections, DefaultLimitConnections)
+	l.Messages, _ = c.intField(m, at, "messages", 1, MaxLimitMessages, DefaultLimitMessages)
+	l.Bytes, _ = c.intField(m, at, "bytes", 1, MaxLimitBytes, DefaultLimitBytes)
+	l.DurationMS, _ = c.intField(m, at, "duration_ms", 1, MaxLimitDurationMS, DefaultLimitDurationMS)
+	return l
+}
+
+func (c *checker) transition(v *value, at string) (Transition, bool) {
+	t := Transition{Guards: []Guard{}, Captures: []Capture{}, Actions: []Action{}}
+	m, ok := c.object(v, at, "id", "from", "to", "priority", "trigger", "guards", "captures", "actions", "max_uses")
+	if m == nil {
+		return t, false
+	}
+	nameField := func(key, what string) (string, bool) {
+		nv, has := c.required(m, at, key)
+		if !has {
+			return "", false
+		}
+		return c.name(nv, at+"."+key, what, namePattern, isName)
+	}
+	var idOK, fromOK, toOK, prioOK, trigOK, usesOK bool
+	t.ID, idOK = nameField("id", "transition id")
+	t.From, fromOK = nameField("from", "state name")
+	t.To, toOK = nameField("to", "state name")
+	t.Priority, prioOK = c.intField(m, at, "priority", 0, MaxCount, DefaultPriority)
+	if tv, has := c.required(m, at, "trigger"); has {
+		t.Trigger, trigOK = c.trigger(tv, at+".trigger")
+	}
+	guardsOK := c.list(m, at, "guards", false, 0, MaxGuards, func(_ int, e *value, gat string) bool {
+		g, ok := c.guard(e, gat)
+		t.Guards = append(t.Guards, g)
+		return ok
+	})
+	capsOK := c.list(m, at, "captures", false, 0, MaxCaptures, func(_ int, e *value, cat string) bool {
+		cp, ok := c.capture(e, cat)
+		t.Captures = append(t.Captures, cp)
+		return ok
+	})
+	actsOK := c.list(m, at, "actions", false, 0, MaxActions, func(_ int, e *value, aat string) bool {
+		a, ok := c.action(e, aat)
+		t.Actions = append(t.Actions, a)
+		return ok
+	})
+	t.MaxUses, usesOK = c.reqInt(m, at, "max_uses", 1, MaxCount)
+	if trigOK && guardsOK && capsOK && actsOK {
+		c.transitionRules(&t, at)
+	}
+	return t, ok && idOK && fromOK && toOK && prioOK && trigOK && guardsOK && capsOK && actsOK && usesOK
+}
+
+// trigger reads a trigger; its protocol decides which members it has.
+func (c *checker) trigger(v *value, at string) (Trigger, bool) {
+	var t Trigger
+	if v.kind != kindObject {
+		c.add(at, CodeWrongType, "must be an object, not %s", v.kind)
+		return t, false
+	}
+	pv, ok := v.member("protocol")
+	if !ok {
+		c.add(at+".protocol", CodeMissingField, "required field is missing")
+		return t, false
+	}
+	var allowed []string
+	switch pv.str {
+	case ProtocolHTTP:
+		allowed = []string{"protocol", "method", "path", "headers", "body"}
+	case ProtocolWebSocketConnect:
+		allowed = []string{"protocol", "path", "headers"}
+	case ProtocolWebSocketMessage:
+		allowed = []string{"protocol", "path", "body"}
+	}
+	if pv.kind != kindString || allowed == nil {
+		c.variant(members{"protocol": pv}, at, "protocol", ProtocolHTTP, ProtocolWebSocketConnect, ProtocolWebSocketMessage)
+		return t, false
+	}
+	t.Protocol = pv.str
+	m, good := c.object(v, at, allowed...)
+	if t.Protocol == ProtocolHTTP {
+		mv, has := c.required(m, at, "method")
+		if has {
+			var ok bool
+			t.Method, ok = c.name(mv, at+".method", "HTTP method", methodPattern, isMethod)
+			good = good && ok
+		} else {
+			good = false
+		}
+	}
+	if pv, has := c.required(m, at, "path"); has {
+		var ok bool
+		t.Path, ok = c.name(pv, at+".path", "path", pathPattern, isPath)
+		good = good && ok
+	} else {
+		good = false
+	}
+	if t.Protocol != ProtocolWebSocketMessage {
+		var ok bool
+		t.Headers, ok = c.headers(m, at, "headers")
+		good = good && ok
+		if hv, has := m["headers"]; has && hv.kind == kindObject {
+			for _, k := range hv.keys {
+				if IsCredentialHeader(k) {
+					c.add(at+".headers"+keyPath(k), CodeCredentialHeader, "a trigger may not match the credential header %q; capture it through a sensitive alias and compare it with a guard", truncate(k, 64))
+					good = false
+				}
+			}
+		}
+	}
+	if t.Protocol != ProtocolWebSocketConnect {
+		if bv, has := m["body"]; has && bv.kind != kindNull {
+			s, ok := c.text(bv, at+".body", MaxLimitBytes)
+			if ok {
+				t.Body = &s
+			}
+			good = good && ok
+		}
+	}
+	return t, good
+}
+
+func (c *checker) source(v *value, at string) (Source, bool) {
+	var s Source
+	if v.kind != kindObject {
+		c.add(at, CodeWrongType, "must be an object, not %s", v.kind)
+		return s, false
+	}
+	kv, ok := v.member("source")
+	if !ok {
+		c.add(at+".source", CodeMissingField, "required field is missing")
+		return s, false
+	}
+	kinds := []string{SourceRequestHeader, SourceRequestJSON, SourceWebSocketJSON, SourceActionJSON}
+	kind, ok := c.variant(members{"source": kv}, at, "source", kinds...)
+	if !ok {
+		return s, false
+	}
+	s.Source = kind
+	if kind == SourceRequestHeader {
+		m, good := c.object(v, at, "source", "name")
+		nv, has := c.required(m, at, "name")
+		if !has {
+			return s, false
+		}
+		name, ok := c.name(nv, at+".name", "header name", "RFC 9110 token, at most 128 characters", func(n string) bool {
+			return isToken(n) && len(n) <= MaxHeaderNameChars
+		})
+		s.Name = strings.ToLower(name)
+		return s, good && ok
+	}
+	m, good := c.object(v, at, "source", "path")
+	pv, has := c.required(m, at, "path")
+	if !has {
+		return s, false
+	}
+	steps, ok := c.array(pv, at+".path", 0, MaxPathSteps)
+	if !ok {
+		return s, false
+	}
+	s.Path = []PathStep{}
+	for i, e := range steps {
+		sat := at + ".path[" + strconv.Itoa(i) + "]"
+		switch e.kind {
+		case kindString:
+			k, ok := c.text(e, sat, maxStepChars)
+			good = good && ok
+			s.Path = append(s.Path, PathStep{Key: k})
+		case kindNumber:
+			n, ok := c.integer(e, sat, 0, math.MaxInt32)
+			good = good && ok
+			s.Path = append(s.Path, PathStep{Index: n, IsIndex: true})
+		default:
+			c.add(sat, CodeWrongType, "a path step must be a member name (string) or an array index (integer), not %s", e.kind)
+			good = false
+		}
+	}
+	return s, good
+}
+
+func (c *checker) guard(v *value, at string) (Guard, bool) {
+	var g Guard
+	m, good := c.object(v, at, "variable", "value")
+	if m == nil {
+		return g, false
+	}
+	if vv, has := c.required(m, at, "variable"); has {
+		var ok bool
+		g.Variable, ok = c.name(vv, at+".variable", "variable name", variablePattern, isVariable)
+		good = good && ok
+	} else {
+		good = false
+	}
+	if sv, has := c.required(m, at, "value"); has {
+		var ok bool
+		g.Value, ok = c.source(sv, at+".value")
+		good = good && ok
+	} else {
+		good = false
+	}
+	return g, good
+}
+
+func (c *checker) capture(v *value, at string) (Capture, bool) {
+	var cp Capture
+	m, good := c.object(v, at, "variable", "value", "sensitive")
+	if m == nil {
+		return cp, false
+	}
+	if vv, has := c.required(m, at, "variable"); has {
+		var ok bool
+		cp.Variable, ok = c.name(vv, at+".variable", "variable name", variablePattern, isVariable)
+		good = good && ok
+	} else {
+		good = false
+	}
+	if sv, has := c.required(m, at, "value"); has {
+		var ok bool
+		cp.Value, ok = c.source(sv, at+".value")
+		good = good && ok
+	} else {
+		good = false
+	}
+	var ok bool
+	cp.Sensitive, ok = c.boolField(m, at, "sensitive", false)
+	return cp, good && ok
+}
+
+func (c *checker) action(v *value, at string) (Action, bool) {
+	var a Action
+	if v.kind != kindObject {
+		c.add(at, CodeWrongType, "must be an object, not %s", v.kind)
+		return a, false
+	}
+	tv, ok := v.member("type")
+	if !ok {
+		c.add(at+".type", CodeMissingField, "required field is missing")
+		return a, false
+	}
+	kind, ok := c.variant(members{"type": tv}, at, "type", ActionHTTPResponse, ActionWebSocketSend, ActionDisconnect, ActionDelay)
+	if !ok {
+		return a, false
+	}
+	a.Type = kind
+	switch kind {
+	case ActionHTTPResponse:
+		m, good := c.object(v, at, "type", "status", "headers", "body")
+		var sOK, hOK bool
+		a.Status, sOK = c.reqInt(m, at, "status", MinStatus, MaxStatus)
+		a.Headers, hOK = c.headers(m, at, "headers")
+		if bv, has := m["body"]; has {
+			var bOK bool
+			a.Body, bOK = c.text(bv, at+".body", MaxLimitBytes)
+			good = good && bOK
+		}
+		return a, good && sOK && hOK
+	case ActionWebSocketSend:
+		m, good := c.object(v, at, "type", "data")
+		dv, has := c.required(m, at, "data")
+		if !has {
+			return a, false
+		}
+		var dOK bool
+		a.Data, dOK = c.text(dv, at+".data", MaxLimitBytes)
+		return a, good && dOK
+	case ActionDelay:
+		m, good := c.object(v, at, "type", "duration_ms")
+		var dOK bool
+		a.DurationMS, dOK = c.reqInt(m, at, "duration_ms", 0, MaxLimitDurationMS)
+		return a, good && dOK
+	}
+	_, good := c.object(v, at, "type")
+	return a, good
+}
+
+// transitionRules checks one well-formed transition on its own: its
+// actions against its trigger, its sources against its trigger and
+// actions, credential captures, and duplicate capture variables.
+func (c *checker) transitionRules(t *Transition, at string) {
+	proto := t.Trigger.Protocol
+	responses := 0
+	for k, a := range t.Actions {
+		aat := fmt.Sprintf("%s.actions[%d]", at, k)
+		switch {
+		case a.Type == ActionHTTPResponse && proto == ProtocolHTTP:
+			responses++
+		case a.Type == ActionHTTPResponse:
+			c.add(aat+".type", CodeActionNotAllowed, "a %s trigger cannot answer with an http_response", proto)
+		case (a.Type == ActionWebSocketSend || a.Type == ActionDisconnect) && proto == ProtocolHTTP:
+			c.add(aat+".type", CodeActionNotAllowed, "an http trigger cannot perform %s; it answers with exactly one http_response", a.Type)
+		}
+	}
+	if proto == ProtocolHTTP && responses != 1 {
+		c.add(at+".actions", CodeHTTPResponseCount, "an http trigger needs exactly one http_response action; it has %d", responses)
+	}
+	if text, ok := payloadText(t.Actions); ok {
+		if doc, ok := parseBody(text); ok {
+			t.payload = doc
+		}
+	}
+	check := func(s Source, sat string) {
+		switch s.Source {
+		case SourceRequestHeader:
+			if proto == ProtocolWebSocketMessage {
+				c.add(sat+".source", CodeSourceNotAllowed, "a websocket_message event has no request headers")
+			}
+		case SourceRequestJSON:
+			if proto != ProtocolHTTP {
+				c.add(sat+".source", CodeSourceNotAllowed, "request_json reads an HTTP request body; use websocket_json for WebSocket messages")
+			}
+		case SourceWebSocketJSON:
+			if proto != ProtocolWebSocketMessage {
+				c.add(sat+".source", CodeSourceNotAllowed, "websocket_json reads a websocket_message body")
+			}
+		case SourceActionJSON:
+			if _, ok := payloadText(t.Actions); !ok {
+				c.add(sat+".source", CodeSourceNotAllowed, "action_json reads the body of the transition's first http_response or websocket_send, and it has neither")
+			} else if t.payload == nil {
+				c.add(sat+".source", CodeUnresolvedActionPath, "the action payload read by action_json is not a JSON document")
+			} else if _, ok := t.payload.at(s.Path); !ok {
+				c.add(sat+".path", CodeUnresolvedActionPath, "the action payload holds nothing at this path (only its own members are followed)")
+			}
+		}
+	}
+	for k, g := range t.Guards {
+		check(g.Value, fmt.Sprintf("%s.guards[%d].value", at, k))
+	}
+	seen := map[string]int{}
+	for k, cp := range t.Captures {
+		cat := fmt.Sprintf("%s.captures[%d]", at, k)
+		check(cp.Value, cat+".value")
+		if first, dup := seen[cp.Variable]; dup {
+			c.add(cat+".variable", CodeDuplicateEntry, "variable %s is already captured by captures[%d] of this transition", cp.Variable, first)
+		} else {
+			seen[cp.Variable] = k
+		}
+		if cp.Value.Source == SourceRequestHeader && credentialHeaders[cp.Value.Name] && !cp.Sensitive {
+			c.add(cat+".sensitive", CodeCredentialNotSensitive, "the credential header %q may only be captured through a sensitive alias (\"sensitive\": true)", cp.Value.Name)
+		}
+		if cp.Sensitive && cp.Value.Source == SourceActionJSON && t.payload != nil {
+			if v, ok := t.payload.at(cp.Value.Path); ok && (v.kind != kindString || v.str == "") {
+				what := v.kind.String()
+				if v.kind == kindString {
+					what = "an empty string"
+				}
+				c.add(cat+".value.path", CodeSensitiveNotString, "a sensitive capture must hold a non-empty string, and the action payload holds %s here", what)
+			}
+		}
+	}
+}
