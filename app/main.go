@@ -33,6 +33,10 @@ func commands() []command {
 		{"policy", "show or set the skill execution policy", runPolicy},
 		{"agent", "add, list, disable or remove agent identities", runAgent},
 		{"mcp", "MCP over stdio, relayed to the running app (for agent hosts)", runMCP},
+		{"run-replay-machine", "run a replay machine against a list of events (no process, no socket)", runReplayMachine},
+		{"capture-process", "run an approved process scenario and write its capture Evidence", runCaptureProcess},
+		{"evidence", "verify Evidence files (envelope and capture record invariants)", runEvidence},
+		{"compare-process-captures", "compare two process capture Evidence files (optionally against a trace spec)", runCompare},
 	}
 }
 
@@ -116,8 +120,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.Usage()
-				return nil, flag.ErrHelp
+				return nil, flag.ErrHelp // the flag package has printed the usage
 			}
 			return nil, usageError("%s: %v", fs.Name(), err)
 		}

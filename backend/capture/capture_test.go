@@ -132,8 +132,10 @@ func checkRecord(t *testing.T, rec *Record, opts Options) {
 		}
 		last = f.AtMS
 	}
-	if _, err := json.Marshal(rec); err != nil {
+	if b, err := json.Marshal(rec); err != nil {
 		t.Error(err)
+	} else if issues := VerifyRecord(b); len(issues) > 0 {
+		t.Errorf("record does not verify: %v", IssueList(issues))
 	}
 }
 

@@ -61,7 +61,8 @@ var journalCollections = []string{"frames", "rendered_frames", "interaction_even
 // matched shim calls stay within their route's max_calls; and a
 // non-empty event_journal lists every observation exactly once, in
 // capture order (capture_order 0, 1, 2, … and each collection's indices
-// in order; exit and settlement once each).
+// in order; exit and settlement once each); limitations are strings and
+// residual_unknowns {scope, reason}.
 func VerifyRecord(raw json.RawMessage) []Issue {
 	v := &verifier{}
 	if _, err := evidence.Canonicalize(raw); err != nil {
@@ -89,7 +90,28 @@ func VerifyRecord(raw json.RawMessage) []Issue {
 	v.cleanup(rec)
 	v.shimCalls(rec)
 	v.journal(rec, lens)
+	v.notes(rec)
 	return v.issues.list
+}
+
+// notes checks the shapes of limitations and residual_unknowns.
+func (v *verifier) notes(rec map[string]json.RawMessage) {
+	if a, ok := v.array(rec, "$", "limitations"); ok {
+		for i, raw := range a {
+			if k := rawKind(raw); k != 's' {
+				v.add(fmt.Sprintf("$.limitations[%d]", i), CodeWrongType, "must be a string, not %s", rawKindName(k))
+			}
+		}
+	}
+	if a, ok := v.array(rec, "$", "residual_unknowns"); ok {
+		for i, raw := range a {
+			at := fmt.Sprintf("$.residual_unknowns[%d]", i)
+			if u := v.object(raw, at, "scope", "reason"); u != nil {
+				v.strAt(u, at, "scope", false)
+				v.strAt(u, at, "reason", false)
+			}
+		}
+	}
 }
 
 type verifier struct{ issues issueList }

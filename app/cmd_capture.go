@@ -1,0 +1,303 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	iopkg "io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/gatehouse/gatehouse/backend/capture"
+	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/policy"
+	"github.com/gatehouse/gatehouse/backend/proctree"
+	"github.com/gatehouse/gatehouse/backend/store"
+)
+
+const captureUsage = `capture-process SCENARIO.json|- > capture.json
+
+Runs the approved command of a Process Capture v4 scenario (FILE, or stdin
+for "-") in a pseudo-terminal and writes its Evidence (schema_version 2,
+predicate gatehouse.process-capture/v4) to stdout; a copy is saved as
+<data dir>/evidence/<evidence_id>.json. The operator policy (the stored
+capture policy, overridden by the GATEHOUSE_PROCESS_* variables) is checked
+before anything runs; running this command is the local user's approval,
+so auto-grant does not apply. The target runs with your permissions: this
+is an observation tool, not a sandbox. Ctrl-C cancels the capture, ends
+every process it started and removes its temporary files; nothing is
+written then. Progress goes to stderr only when stderr is a terminal.`
+
+// Evidence values of a capture (50-compare-replay.md, "Evidence envelope").
+const captureProviderName = "Gatehouse Process Capture"
+
+func runCaptureProcess(ctx context.Context, io IO, args []string) error {
+	fs := newFlags(io, "capture-process", captureUsage)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError("capture-process needs exactly one SCENARIO.json (or - for stdin)")
+	}
+	data, err := readLimited(io, pos[0], capture.MaxScenarioBytes)
+	if err != nil {
+		return err
+	}
+	sc, issues := capture.ParseScenario(data)
+	if len(issues) > 0 {
+		return &CLIError{Code: "invalid_scenario", Category: CategoryInvalid, Details: issues,
+			Message: fmt.Sprintf("the scenario has %d issue(s); nothing was run", len(issues))}
+	}
+	env, err := openEnv(ctx, io)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	pol, err := loadCapturePolicy(ctx, env)
+	if err != nil {
+		return err
+	}
+	if reason, msg := pol.CheckCapture(sc.PolicyRequest()); reason != "" {
+		return policyRefusal(reason, msg)
+	}
+
+	sup, err := proctree.NewSupervisor(proctree.Options{})
+	if err != nil {
+		return errorf("supervisor", CategoryInternal, "%v", err)
+	}
+	defer sup.Close()
+	// The temporary root lives below the runs directory under this
+	// instance's tag, so the next start sweeps what a crash leaves behind.
+	tmp := filepath.Join(env.RunsDir(), sup.Instance().Tag()+".capture-"+rand.Text())
+	if err := os.MkdirAll(env.RunsDir(), 0o700); err != nil {
+		return errorf("capture_failed", CategoryIO, "%v", err)
+	}
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return errorf("capture_failed", CategoryIO, "%v", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	progress := startProgress(io, sc)
+	rec, err := capture.Capture(ctx, sup, sc, capture.Options{
+		Policy: pol, GatehouseVersion: Version, ProviderVersion: Version, TempDir: tmp,
+		LookupEnv: func(name string) (string, bool) { v := io.Getenv(name); return v, v != "" },
+	})
+	progress.stop()
+	if err != nil {
+		return captureFailure(ctx, err)
+	}
+	ev, out, err := captureEvidence(rec)
+	if err != nil {
+		return err
+	}
+	path, err := saveEvidence(env.DataDir, ev.EvidenceID, out)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Stdout.Write(out); err != nil {
+		return errorf("output", CategoryIO, "%v", err)
+	}
+	if isTerminal(io.Stderr) {
+		code := "none"
+		if rec.Exit.Code != nil {
+			code = fmt.Sprint(*rec.Exit.Code)
+		}
+		fmt.Fprintf(io.Stderr, "gatehouse: captured: %s (exit code %s), settlement %s, %d frames, %d checkpoints, truncated=%v\n  evidence %s saved to %s\n",
+			rec.Exit.Reason, code, rec.Settlement.State, len(rec.Frames), len(rec.FilesystemCheckpoints), rec.Truncated, ev.EvidenceID, path)
+	}
+	return nil
+}
+
+// readLimited reads FILE or stdin ("-"), refusing more than limit bytes.
+func readLimited(io IO, name string, limit int64) ([]byte, error) {
+	var r iopkg.Reader = io.Stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, errorf("input", CategoryIO, "%v", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	b, err := iopkg.ReadAll(iopkg.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, errorf("input", CategoryIO, "%v", err)
+	}
+	if int64(len(b)) > limit {
+		return nil, errorf("too_large", CategoryInvalid, "%s is larger than %d bytes", name, limit)
+	}
+	return b, nil
+}
+
+// loadCapturePolicy is the capture operator policy in effect: the stored
+// settings (defaults when none are stored) with the environment overrides.
+// A malformed override is an error, not a silent "disabled".
+func loadCapturePolicy(ctx context.Context, env *Env) (policy.CaptureSettings, error) {
+	s := policy.DefaultCaptureSettings()
+	raw, err := env.DB.Get(ctx, policy.CaptureSettingsNamespace, policy.CaptureSettingsKey)
+	switch {
+	case err == nil:
+		parsed, issues := policy.ParseCaptureSettings(raw)
+		if len(issues) > 0 {
+			return s, &CLIError{Code: "capture_policy", Category: CategoryIO, Details: issues,
+				Message: "the stored capture policy is unreadable; nothing was run"}
+		}
+		s = parsed
+	case !errors.Is(err, store.ErrNotFound):
+		return s, errorf("capture_policy", CategoryIO, "%v", err)
+	}
+	eff, err := s.WithEnvOverrides(env.Getenv)
+	if err != nil {
+		return policy.DefaultCaptureSettings(), errorf("capture_policy", CategoryInvalid, "a capture policy override is malformed, so nothing was run: %v", err)
+	}
+	return eff, nil
+}
+
+func policyRefusal(reason, msg string) error {
+	return &CLIError{Code: reason, Category: "permission", Message: msg + "; nothing was run",
+		Details: map[string]string{"reason": reason}}
+}
+
+// captureFailure turns an error of capture.Capture into a structured error.
+func captureFailure(ctx context.Context, err error) error {
+	var pe *capture.PolicyError
+	switch {
+	case errors.As(err, &pe):
+		return policyRefusal(pe.Reason, pe.Message)
+	case ctx.Err() != nil:
+		return &CLIError{Code: "cancelled", Category: "cancelled", Exit: 130,
+			Message: "the capture was cancelled: its processes were ended and its temporary files removed; nothing was written"}
+	case errors.Is(err, capture.ErrUnsupported):
+		return errorf("unsupported", CategoryInvalid, "%v", err)
+	case errors.Is(err, capture.ErrCleanupIncomplete):
+		return errorf("cleanup_incomplete", CategoryInternal, "the capture ran but its cleanup could not be verified, so no Evidence was written: %v", err)
+	}
+	return errorf("capture_failed", CategoryIO, "%v", err)
+}
+
+// captureEvidence wraps rec in a sealed Evidence v2 envelope and returns it
+// with its JSON (indented, "<" and ">" not escaped, newline-terminated).
+func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, error) {
+	result, err := marshalPlain(rec, "")
+	if err != nil {
+		return nil, nil, errorf("internal", CategoryInternal, "encode the capture record: %v", err)
+	}
+	params, err := json.Marshal(map[string]string{
+		"full_scenario_sha256":       rec.Manifest.FullScenarioSHA256,
+		"comparison_contract_sha256": rec.Manifest.ComparisonContractSHA256,
+	})
+	if err != nil {
+		return nil, nil, errorf("internal", CategoryInternal, "%v", err)
+	}
+	ev := &evidence.Envelope{
+		Provider:         evidence.Provider{ID: evidence.ProcessProviderID, Name: captureProviderName, Version: Version},
+		PredicateType:    evidence.PredicateProcessCapture,
+		Operation:        evidence.OperationCaptureProcess,
+		Parameters:       params,
+		NormalizedResult: result,
+		Confidence:       evidence.Observed,
+		Authority:        evidence.AuthorityControlledReplay,
+		Limitations:      append([]string{}, rec.Limitations...),
+	}
+	if err := evidence.Seal(ev); err != nil {
+		return nil, nil, errorf("evidence", CategoryInternal, "the capture record cannot be sealed as Evidence: %v", err)
+	}
+	out, err := marshalPlain(ev, "  ")
+	if err != nil {
+		return nil, nil, errorf("internal", CategoryInternal, "encode the Evidence: %v", err)
+	}
+	return ev, out, nil
+}
+
+// marshalPlain is JSON without HTML escaping (placeholders such as
+// "<redacted>" stay readable), indented when indent is set, ending with a
+// newline.
+func marshalPlain(v any, indent string) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// saveEvidence writes data as <dataDir>/evidence/<id>.json (mode 0600,
+// atomically) and returns the path.
+func saveEvidence(dataDir, id string, data []byte) (string, error) {
+	if !evidence.ValidID(id) {
+		return "", errorf("internal", CategoryInternal, "refusing to save Evidence under the id %q", id)
+	}
+	dir := filepath.Join(dataDir, "evidence")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", errorf("evidence_not_saved", CategoryIO, "%v", err)
+	}
+	f, err := os.CreateTemp(dir, ".tmp-"+id+"-*") // created with mode 0600
+	if err != nil {
+		return "", errorf("evidence_not_saved", CategoryIO, "%v", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	path := filepath.Join(dir, id+".json")
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", errorf("evidence_not_saved", CategoryIO, "%v", err)
+	}
+	return path, nil
+}
+
+// progress reports a running capture on a terminal stderr.
+type progress struct {
+	done     chan struct{}
+	finished chan struct{}
+}
+
+func startProgress(io IO, sc *capture.Scenario) *progress {
+	p := &progress{done: make(chan struct{}), finished: make(chan struct{})}
+	if !isTerminal(io.Stderr) {
+		close(p.finished)
+		return p
+	}
+	go func() {
+		defer close(p.finished)
+		begin := time.Now()
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			fmt.Fprintf(io.Stderr, "\rgatehouse: capturing %s (timeout %d ms)… %ds\x1b[K", sanitize(sc.Executable), sc.TimeoutMS, int(time.Since(begin).Seconds()))
+			select {
+			case <-p.done:
+				fmt.Fprint(io.Stderr, "\r\x1b[K")
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return p
+}
+
+func (p *progress) stop() {
+	close(p.done)
+	<-p.finished
+}

@@ -1,0 +1,104 @@
+package compare
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// BenchmarkCompare compares two captures of n journaled events that differ
+// only in their last raw frame (the goal for 10,000 events is < 100 ms).
+func BenchmarkCompare(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			lr, rr := bigRecord(n), bigRecord(n)
+			frames := rr["frames"].(arr)
+			frames[len(frames)-1].(obj)["data"] = "changed"
+			l, r := env(b, lr), env(b, rr)
+			b.SetBytes(int64(len(l.NormalizedResult) + len(r.NormalizedResult)))
+			b.ResetTimer()
+			for b.Loop() {
+				res, err := Compare(l, r, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res.Terminal != Changed {
+					b.Fatal(res.Terminal)
+				}
+			}
+		})
+	}
+}
+
+// bigTraceSpec declares every interaction, shim, process and lifecycle
+// record of bigRecord(n): 54 events, 50 of them process samples by pid.
+func bigTraceSpec(b *testing.B) *TraceSpec {
+	any := `"cardinality":{"kind":"range","min":0,"max":10000}`
+	evs := []string{
+		`{"id":"input","source":"interaction","exact":{"type":"input","data":"y\r","outcome":"dispatched"},"ignore_fields":["sequence","scheduled_at_ms","dispatched_at_ms"],` + any + `}`,
+		`{"id":"git","source":"shim","exact":{"command":"git","route_index":0,"arguments":["--version"],"working_directory":"<working-directory>","outcome":"matched"},"ignore_fields":["sequence","at_ms"],` + any + `}`,
+	}
+	group := []string{`"input"`, `"git"`}
+	var edges []string
+	for pid := 100; pid < 150; pid++ {
+		id := fmt.Sprintf("p%d", pid)
+		evs = append(evs, fmt.Sprintf(`{"id":%q,"source":"process","exact":{"pid":%d,"parent_pid":1,"command":"node","process_group_id":%d,"session_id":%d},"ignore_fields":["at_ms"],%s}`, id, pid, pid, pid, any))
+		group = append(group, fmt.Sprintf("%q", id))
+	}
+	for _, g := range group {
+		edges = append(edges, `{"before":`+g+`,"after":"exit"}`)
+	}
+	edges = append(edges, `{"before":"exit","after":"settled"}`)
+	evs = append(evs, `{"id":"exit","source":"lifecycle","exact":{"event":"exit","code":0,"signal":null,"reason":"exited"},"ignore_fields":["elapsed_ms"]}`,
+		`{"id":"settled","source":"lifecycle","exact":{"event":"settlement","state":"quiesced","cleanup_outcome":"not_required"},"ignore_fields":["elapsed_ms"]}`)
+	s := `{"version":1,"events":[` + strings.Join(evs, ",") + `],"language":{"kind":"partial_order","happens_before":[` + strings.Join(edges, ",") +
+		`],"unordered_groups":[{"events":[` + strings.Join(group, ",") + `]}]}}`
+	ts, err := ParseTraceSpec([]byte(s))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ts
+}
+
+// BenchmarkCompareWithTrace is BenchmarkCompare plus a trace check (the
+// goal for 10,000 events, compare + trace, is < 100 ms).
+func BenchmarkCompareWithTrace(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			lr, rr := bigRecord(n), bigRecord(n)
+			frames := rr["frames"].(arr)
+			frames[len(frames)-1].(obj)["data"] = "changed"
+			l, r := env(b, lr), env(b, rr)
+			spec := bigTraceSpec(b)
+			b.ResetTimer()
+			for b.Loop() {
+				res, err := Compare(l, r, Options{Trace: spec})
+				if err != nil {
+					b.Fatal(err)
+				}
+				// Beyond 10,000 interactions the cardinality bound fails
+				// both sides alike, after the whole journal was projected.
+				if want := VerdictEquivalent; n > 60_000 && res.Trace.Verdict != VerdictNonconforming || n <= 60_000 && res.Trace.Verdict != want {
+					b.Fatalf("%s: %+v", res.Trace.Verdict, res.Trace.Diagnostic)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkParseTraceSpec parses a 256-event chain (the largest spec).
+func BenchmarkParseTraceSpec(b *testing.B) {
+	var evs, edges []string
+	for i := range MaxTraceEvents {
+		evs = append(evs, fmt.Sprintf(`{"id":"e%d","source":"terminal_raw","exact":{"data":"%d"}}`, i, i))
+		if i > 0 {
+			edges = append(edges, fmt.Sprintf(`{"before":"e%d","after":"e%d"}`, i-1, i))
+		}
+	}
+	data := []byte(`{"version":1,"events":[` + strings.Join(evs, ",") + `],"language":{"kind":"partial_order","happens_before":[` + strings.Join(edges, ",") + `]}}`)
+	for b.Loop() {
+		if _, err := ParseTraceSpec(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,613 @@
+// Package compare compares two Process Capture v4 Evidence records
+// (40-capture.md) dimension by dimension and reports the first divergence,
+// as 50-compare-replay.md ("Comparison") specifies, and optionally checks
+// both captures against a trace spec (see ParseTraceSpec).
+//
+// Compare reads each capture record from the JSON of its Evidence
+// envelope's normalized_result and validates it itself (shape and the
+// invariants 40-capture.md says every reader re-checks); it does not depend
+// on the capture package's Go types. Envelope turns a Result into sealed
+// comparison Evidence. Nothing here keeps package-level mutable state; all
+// functions are safe for concurrent use.
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/gatehouse/gatehouse/backend/evidence"
+)
+
+// Status classifies one dimension, or the comparison as a whole.
+type Status string
+
+// The statuses of 50-compare-replay.md.
+const (
+	// Unchanged: both sides observed canonically equal items.
+	Unchanged Status = "unchanged"
+	// Added: the left side observed nothing, the right side something.
+	Added Status = "added"
+	// Removed: the right side observed nothing, the left side something.
+	Removed Status = "removed"
+	// Changed: both sides observed something, and it differs.
+	Changed Status = "changed"
+	// Truncated: at least one capture is truncated.
+	Truncated Status = "truncated"
+	// Unknown: the captures were normalized differently, or a residual
+	// unknown covers the dimension.
+	Unknown Status = "unknown"
+)
+
+// dimNames are the comparison dimensions in the order used to break
+// first-divergence ties.
+var dimNames = [...]string{"terminal", "interaction", "exit", "filesystem", "protocol", "process", "shim"}
+
+// Dimensions returns the comparison dimensions in the order used to break
+// first-divergence ties: terminal, interaction, exit, filesystem,
+// protocol, process, shim.
+func Dimensions() []string { return slices.Clone(dimNames[:]) }
+
+type dim int
+
+const (
+	dimTerminal dim = iota
+	dimInteraction
+	dimExit
+	dimFilesystem
+	dimProtocol
+	dimProcess
+	dimShim
+	numDims
+)
+
+// Options configure one comparison.
+type Options struct {
+	// MaxCaptureAgeMS, when positive, refuses a capture whose
+	// manifest.completed_at is more than this many milliseconds before
+	// Now(). Zero means no age limit; negative values are invalid.
+	MaxCaptureAgeMS int64
+	// Now is the clock the age check reads; nil means time.Now.
+	Now func() time.Time
+	// Trace, when set, is checked against both captures' event journals
+	// and the result carries a trace verdict.
+	Trace *TraceSpec
+}
+
+// Result is the outcome of a comparison: the normalized_result of
+// comparison Evidence. Its JSON shape is that of 50-compare-replay.md.
+type Result struct {
+	Status          Status       `json:"status"`
+	Terminal        Status       `json:"terminal"`
+	Interaction     Status       `json:"interaction"`
+	Exit            Status       `json:"exit"`
+	Filesystem      Status       `json:"filesystem"`
+	Protocol        Status       `json:"protocol"`
+	Process         Status       `json:"process"`
+	Shim            Status       `json:"shim"`
+	FirstDivergence Divergence   `json:"first_divergence"`
+	Trace           *TraceResult `json:"trace,omitempty"`
+	Limitations     []string     `json:"limitations"`
+
+	counts [numDims][2]int // observations per dimension, left and right
+	params parameters
+}
+
+// parameters are what the comparison was asked to do; Envelope records
+// them as the Evidence parameters.
+type parameters struct {
+	MaxCaptureAgeMS *int64          `json:"max_capture_age_ms"`
+	CheckedAt       *string         `json:"checked_at"`
+	TraceSpec       json.RawMessage `json:"trace_spec"`
+}
+
+func (r *Result) status(d dim) *Status {
+	switch d {
+	case dimTerminal:
+		return &r.Terminal
+	case dimInteraction:
+		return &r.Interaction
+	case dimExit:
+		return &r.Exit
+	case dimFilesystem:
+		return &r.Filesystem
+	case dimProtocol:
+		return &r.Protocol
+	case dimProcess:
+		return &r.Process
+	}
+	return &r.Shim
+}
+
+// DimensionView is one row of a dimension table.
+type DimensionView struct {
+	Name   string
+	Status Status
+	// Left and Right count the observations compared on each side (0
+	// for a Result decoded from JSON).
+	Left, Right int
+}
+
+// DimensionViews returns the dimensions in Dimensions order.
+func (r Result) DimensionViews() []DimensionView {
+	out := make([]DimensionView, numDims)
+	for d := range numDims {
+		out[d] = DimensionView{dimNames[d], *r.status(d), r.counts[d][0], r.counts[d][1]}
+	}
+	return out
+}
+
+// Divergence statuses.
+const (
+	DivergenceFound   = "found"
+	DivergenceUnknown = "unknown"
+	DivergenceNone    = "none"
+)
+
+// Divergence is the first divergence: {status:"found", dimension, index,
+// left_at_ms, right_at_ms, left, right} (plus left_location and
+// right_location, the JSON paths of the two items in their Evidence),
+// {status:"unknown", reason} or {status:"none"}. Left or Right is nil, and
+// its time and location null, when that side has no item at Index.
+type Divergence struct {
+	Status        string
+	Dimension     string
+	Index         int
+	LeftAtMS      *int64
+	RightAtMS     *int64
+	Left          any
+	Right         any
+	LeftLocation  string
+	RightLocation string
+	Reason        string
+}
+
+// MarshalJSON writes the shape that belongs to the divergence's status.
+func (d Divergence) MarshalJSON() ([]byte, error) {
+	switch d.Status {
+	case DivergenceFound:
+		return json.Marshal(struct {
+			Status        string  `json:"status"`
+			Dimension     string  `json:"dimension"`
+			Index         int     `json:"index"`
+			LeftAtMS      *int64  `json:"left_at_ms"`
+			RightAtMS     *int64  `json:"right_at_ms"`
+			Left          any     `json:"left"`
+			Right         any     `json:"right"`
+			LeftLocation  *string `json:"left_location"`
+			RightLocation *string `json:"right_location"`
+		}{d.Status, d.Dimension, d.Index, d.LeftAtMS, d.RightAtMS, d.Left, d.Right, strOrNil(d.LeftLocation), strOrNil(d.RightLocation)})
+	case DivergenceUnknown:
+		return json.Marshal(struct {
+			Status string `json:"status"`
+			Reason string `json:"reason"`
+		}{d.Status, d.Reason})
+	}
+	return json.Marshal(struct {
+		Status string `json:"status"`
+	}{DivergenceNone})
+}
+
+func strOrNil(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// ReasonTruncated is the first-divergence reason when a capture is
+// truncated.
+const ReasonTruncated = "At least one capture is truncated."
+
+// Compare compares two Process Capture Evidence envelopes, left (the
+// authority) and right (the reconstruction).
+//
+// Preconditions, checked in this order, each failing with an *Error:
+// both envelopes are Process Capture Evidence whose normalized_result is a
+// JSON object (CodeInvalidCapture); the records' schema_version values are
+// equal (CodeIncompatibleSchemaVersions) and 4 (CodeUnsupportedSchemaVersion);
+// both records pass validation (CodeInvalidCapture, every failing path);
+// their manifests' comparison_contract_sha256 are equal
+// (CodeIncompatibleContracts); and, with opts.MaxCaptureAgeMS, neither
+// completed longer ago than that (CodeStaleCapture).
+//
+// Compare does not recompute the envelopes' evidence_id: obtain them from
+// evidence.Parse, which does, or from evidence.Seal.
+//
+// Observations, compared index by index with RFC 8785 equality (member
+// order irrelevant, numbers as doubles), and the time each carries for the
+// first divergence:
+//
+//   - terminal: frames and rendered_frames merged by (at_ms, raw first,
+//     sequence); at_ms.
+//   - interaction: interaction_events; dispatched_at_ms.
+//   - exit: the single item {exit, settlement}; no time (it sorts after
+//     every timed divergence).
+//   - filesystem: filesystem_checkpoints, then {files_after,
+//     filesystem_effects} when either is non-empty (at the last
+//     checkpoint's at_ms).
+//   - protocol: protocol_events, then replay_transitions; at_ms.
+//   - process: process_samples; shim: shim_events; at_ms.
+//
+// A residual unknown whose scope is not one of Dimensions() covers every
+// dimension. The first divergence is chosen only among dimensions that are
+// changed, added or removed.
+func Compare(left, right *evidence.Envelope, opts Options) (Result, error) {
+	if left == nil || right == nil || opts.MaxCaptureAgeMS < 0 {
+		var issues []Issue
+		if left == nil {
+			issues = append(issues, Issue{Side: "left", Path: "$", Code: "missing", Message: "no left envelope"})
+		}
+		if right == nil {
+			issues = append(issues, Issue{Side: "right", Path: "$", Code: "missing", Message: "no right envelope"})
+		}
+		if opts.MaxCaptureAgeMS < 0 {
+			issues = append(issues, Issue{Path: "max_capture_age_ms", Code: "out_of_range", Message: "must not be negative"})
+		}
+		return Result{}, newError(CodeInvalidRequest, issues)
+	}
+	lr, rr, err := readPair(left, right)
+	if err != nil {
+		return Result{}, err
+	}
+	if lr.contractSHA != rr.contractSHA {
+		const p = root + ".manifest.comparison_contract_sha256"
+		return Result{}, newError(CodeIncompatibleContracts, []Issue{
+			{Side: "left", Path: p, Code: "contract", Message: "left commits to comparison contract " + lr.contractSHA},
+			{Side: "right", Path: p, Code: "contract", Message: "right commits to comparison contract " + rr.contractSHA},
+		})
+	}
+	var params parameters
+	if opts.MaxCaptureAgeMS > 0 {
+		now := time.Now
+		if opts.Now != nil {
+			now = opts.Now
+		}
+		t := now()
+		if err := checkAge(t, opts.MaxCaptureAgeMS, lr, rr); err != nil {
+			return Result{}, err
+		}
+		ms, at := opts.MaxCaptureAgeMS, t.UTC().Format(time.RFC3339Nano)
+		params.MaxCaptureAgeMS, params.CheckedAt = &ms, &at
+	}
+	res := compareRecords(lr, rr)
+	if opts.Trace != nil {
+		tr := evaluateTrace(opts.Trace, lr, rr)
+		res.Trace = &tr
+		params.TraceSpec = opts.Trace.raw
+	}
+	res.params = params
+	return res, nil
+}
+
+// readPair decodes and validates both records, reporting every issue of
+// both sides together.
+func readPair(left, right *evidence.Envelope) (*record, *record, error) {
+	lc, rc := &recordChecker{side: "left"}, &recordChecker{side: "right"}
+	var rm map[string]any
+	done := make(chan struct{})
+	go func() { // the two sides are independent: decode them in parallel
+		defer close(done)
+		rm = rc.decode(right)
+	}()
+	lm := lc.decode(left)
+	<-done
+	if lm == nil || rm == nil {
+		return nil, nil, newError(CodeInvalidCapture, append(lc.issues, rc.issues...))
+	}
+	lv, okL := lc.schemaVersion(lm)
+	rv, okR := rc.schemaVersion(rm)
+	if !okL || !okR {
+		return nil, nil, newError(CodeInvalidCapture, append(lc.issues, rc.issues...))
+	}
+	if lv != rv {
+		const p = root + ".schema_version"
+		return nil, nil, newError(CodeIncompatibleSchemaVersions, []Issue{
+			{Side: "left", Path: p, Code: "schema_version", Message: fmt.Sprintf("left record has schema_version %d", lv)},
+			{Side: "right", Path: p, Code: "schema_version", Message: fmt.Sprintf("right record has schema_version %d", rv)},
+		})
+	}
+	if lv != RecordSchemaVersion {
+		return nil, nil, newError(CodeUnsupportedSchemaVersion, []Issue{{Path: root + ".schema_version", Code: "schema_version",
+			Message: fmt.Sprintf("both records have schema_version %d; this Gatehouse reads %d", lv, RecordSchemaVersion)}})
+	}
+	var rr *record
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		rr = rc.check(rm)
+	}()
+	lr := lc.check(lm)
+	<-done
+	if len(lc.issues)+len(rc.issues) > 0 {
+		return nil, nil, newError(CodeInvalidCapture, append(lc.issues, rc.issues...))
+	}
+	return lr, rr, nil
+}
+
+func checkAge(now time.Time, maxMS int64, sides ...*record) error {
+	var issues []Issue
+	for i, r := range sides {
+		age := now.Sub(r.completedAt).Milliseconds()
+		if age > maxMS {
+			issues = append(issues, Issue{Side: sideName(i), Path: root + ".manifest.completed_at", Code: "too_old",
+				Message: fmt.Sprintf("completed %d ms before the comparison; max_capture_age_ms is %d", age, maxMS)})
+		}
+	}
+	if issues != nil {
+		return newError(CodeStaleCapture, issues)
+	}
+	return nil
+}
+
+func sideName(i int) string {
+	if i == 0 {
+		return "left"
+	}
+	return "right"
+}
+
+// obs is one observation of a dimension.
+type obs struct {
+	value any
+	at    int64
+	hasAt bool
+	kind  string // the collection it comes from
+	index int
+}
+
+// observations builds the observation list of every dimension.
+func (r *record) observations() [numDims][]obs {
+	var o [numDims][]obs
+	list := func(name, timeField string) []obs {
+		items := r.lists[name]
+		out := make([]obs, len(items))
+		for i, it := range items {
+			m, _ := it.(map[string]any)
+			at, ok := integer(m[timeField])
+			out[i] = obs{value: it, at: at, hasAt: ok, kind: name, index: i}
+		}
+		return out
+	}
+	o[dimTerminal] = mergeTerminal(list("frames", "at_ms"), list("rendered_frames", "at_ms"))
+	o[dimInteraction] = list("interaction_events", "dispatched_at_ms")
+	o[dimExit] = []obs{{value: map[string]any{"exit": r.exit, "settlement": r.settlement}, kind: "exit", index: -1}}
+	fs := list("filesystem_checkpoints", "at_ms")
+	if len(r.filesAfter) > 0 || len(r.effects) > 0 {
+		final := obs{value: map[string]any{"files_after": r.filesAfter, "filesystem_effects": r.effects}, kind: "final", index: -1}
+		if n := len(fs); n > 0 {
+			final.at, final.hasAt = fs[n-1].at, fs[n-1].hasAt
+		}
+		fs = append(fs, final)
+	}
+	o[dimFilesystem] = fs
+	o[dimProtocol] = append(list("protocol_events", "at_ms"), list("replay_transitions", "at_ms")...)
+	o[dimProcess] = list("process_samples", "at_ms")
+	o[dimShim] = list("shim_events", "at_ms")
+	return o
+}
+
+// mergeTerminal merges raw and rendered frames by (at_ms, raw first,
+// sequence); both inputs are already in (at_ms, sequence) order.
+func mergeTerminal(raw, rendered []obs) []obs {
+	out := make([]obs, 0, len(raw)+len(rendered))
+	i, j := 0, 0
+	for i < len(raw) && j < len(rendered) {
+		if raw[i].at <= rendered[j].at {
+			out = append(out, raw[i])
+			i++
+		} else {
+			out = append(out, rendered[j])
+			j++
+		}
+	}
+	out = append(out, raw[i:]...)
+	return append(out, rendered[j:]...)
+}
+
+// location is the JSON path of an observation in its Evidence.
+func (o obs) location(other *obs) string {
+	switch o.kind {
+	case "exit":
+		return root + "." + pickDiffering(o, other, "exit", "settlement")
+	case "final":
+		return root + "." + pickDiffering(o, other, "files_after", "filesystem_effects")
+	}
+	return indexPath(root+"."+o.kind, o.index)
+}
+
+// pickDiffering names the first of two members of a composite
+// observation that differs from the other side's (the first one when
+// there is no other side).
+func pickDiffering(o obs, other *obs, a, b string) string {
+	if other == nil || other.kind != o.kind {
+		return a
+	}
+	x, _ := o.value.(map[string]any)
+	y, _ := other.value.(map[string]any)
+	if equalJSON(x[a], y[a]) {
+		return b
+	}
+	return a
+}
+
+// difference is the earliest differing item of one dimension.
+type difference struct {
+	index int
+	at    int64 // math.MaxInt64 when neither side has a time
+}
+
+// diffDim classifies one dimension's observations and finds its earliest
+// differing item by min(left, right) time (the lowest index on ties).
+func diffDim(l, r []obs) (Status, difference) {
+	best := difference{index: -1, at: math.MaxInt64}
+	n := max(len(l), len(r))
+	for i := range n {
+		var lo, ro *obs
+		if i < len(l) {
+			lo = &l[i]
+		}
+		if i < len(r) {
+			ro = &r[i]
+		}
+		if lo != nil && ro != nil && lo.kind == ro.kind && equalJSON(lo.value, ro.value) {
+			continue
+		}
+		t := int64(math.MaxInt64)
+		if lo != nil && lo.hasAt {
+			t = lo.at
+		}
+		if ro != nil && ro.hasAt {
+			t = min(t, ro.at)
+		}
+		if best.index < 0 || t < best.at {
+			best = difference{i, t}
+		}
+	}
+	switch {
+	case best.index < 0:
+		return Unchanged, best
+	case len(l) == 0:
+		return Added, best
+	case len(r) == 0:
+		return Removed, best
+	}
+	return Changed, best
+}
+
+// compareRecords compares two valid records with equal contracts.
+func compareRecords(l, r *record) Result {
+	res := Result{Limitations: []string{}}
+	lo, ro := l.observations(), r.observations()
+	for d := range numDims {
+		res.counts[d] = [2]int{len(lo[d]), len(ro[d])}
+	}
+	if l.truncated || r.truncated {
+		for d := range numDims {
+			*res.status(d) = Truncated
+		}
+		res.Status = Truncated
+		res.FirstDivergence = Divergence{Status: DivergenceUnknown, Reason: ReasonTruncated}
+		for i, rec := range []*record{l, r} {
+			if rec.truncated {
+				res.Limitations = append(res.Limitations, fmt.Sprintf("The %s capture is truncated; a truncated capture never compares as equivalent.", sideName(i)))
+			}
+		}
+		return res
+	}
+	var unknown [numDims][]string // why each dimension is unknown
+	if !equalJSON(l.normalization, r.normalization) {
+		for d := range numDims {
+			unknown[d] = append(unknown[d], "the captures were normalized differently")
+		}
+		res.Limitations = append(res.Limitations, "The captures were normalized differently, so their observations cannot be compared.")
+	}
+	for i, rec := range []*record{l, r} {
+		for _, ru := range rec.residual {
+			why := fmt.Sprintf("%s residual unknown: %s", sideName(i), clip(ru.reason, 500))
+			text := fmt.Sprintf("Residual unknown on the %s side (%s): %s", sideName(i), clip(ru.scope, 64), clip(ru.reason, 500))
+			if d, ok := dimIndex(ru.scope); ok {
+				unknown[d] = append(unknown[d], why)
+			} else {
+				for d := range numDims {
+					unknown[d] = append(unknown[d], why)
+				}
+				text += " (its scope is not a dimension, so it covers every dimension)"
+			}
+			res.Limitations = append(res.Limitations, text)
+		}
+	}
+	var diffs [numDims]difference
+	observed := false
+	for d := range numDims {
+		st, diff := diffDim(lo[d], ro[d])
+		diffs[d] = diff
+		if len(unknown[d]) > 0 {
+			st = Unknown
+		}
+		*res.status(d) = st
+		switch st {
+		case Added, Removed, Changed:
+			observed = true
+		}
+	}
+	res.Status = Unchanged
+	switch {
+	case observed:
+		res.Status = Changed
+	case anyStatus(&res, Unknown):
+		res.Status = Unknown
+	}
+	res.FirstDivergence = firstDivergence(&res, diffs, lo, ro, unknown)
+	return res
+}
+
+func anyStatus(res *Result, s Status) bool {
+	for d := range numDims {
+		if *res.status(d) == s {
+			return true
+		}
+	}
+	return false
+}
+
+func dimIndex(name string) (dim, bool) {
+	for d, n := range dimNames {
+		if n == name {
+			return dim(d), true
+		}
+	}
+	return 0, false
+}
+
+// firstDivergence picks the earliest differing item among the dimensions
+// with an observed difference (ties in Dimensions order).
+func firstDivergence(res *Result, diffs [numDims]difference, lo, ro [numDims][]obs, unknown [numDims][]string) Divergence {
+	best := dim(-1)
+	for d := range numDims {
+		switch *res.status(d) {
+		case Added, Removed, Changed:
+			if best < 0 || diffs[d].at < diffs[best].at {
+				best = d
+			}
+		}
+	}
+	if best < 0 {
+		if res.Status == Unknown {
+			reason := "No observed difference, but "
+			sep := ""
+			for d := range numDims {
+				if len(unknown[d]) > 0 {
+					reason += sep + dimNames[d] + " is unknown (" + unknown[d][0] + ")"
+					sep = "; "
+				}
+			}
+			return Divergence{Status: DivergenceUnknown, Reason: reason + "."}
+		}
+		return Divergence{Status: DivergenceNone}
+	}
+	i := diffs[best].index
+	dv := Divergence{Status: DivergenceFound, Dimension: dimNames[best], Index: i}
+	var lItem, rItem *obs
+	if i < len(lo[best]) {
+		lItem = &lo[best][i]
+	}
+	if i < len(ro[best]) {
+		rItem = &ro[best][i]
+	}
+	if lItem != nil {
+		dv.Left, dv.LeftLocation = lItem.value, lItem.location(rItem)
+		if lItem.hasAt {
+			dv.LeftAtMS = &lItem.at
+		}
+	}
+	if rItem != nil {
+		dv.Right, dv.RightLocation = rItem.value, rItem.location(lItem)
+		if rItem.hasAt {
+			dv.RightAtMS = &rItem.at
+		}
+	}
+	return dv
+}

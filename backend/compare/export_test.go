@@ -1,0 +1,15 @@
+package compare
+
+// Fixture builders for the external test package (cli_test.go).
+type (
+	Obj = obj
+	Arr = arr
+)
+
+var (
+	BaseRecord   = baseRecord
+	Finish       = finish
+	Frame        = frame
+	Rendered     = rendered
+	TestContract = testContract
+)

@@ -1,0 +1,78 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"unicode/utf8"
+)
+
+func stdDecode(data []byte) (any, error) {
+	if !json.Valid(data) {
+		return nil, &jsonError{0, "invalid"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+var jsonSeeds = []string{
+	`{}`, `[]`, `null`, `true`, `false`, `0`, `-0`, `1.5e+10`, `-12.0E-3`, `"a\"b\\c\/d\b\f\n\r\t"`,
+	`"\u00e9\ud83d\ude00"`, `"\ud800"`, `"\udc00x"`, `{"a":[1,{"b":null}],"c":"é"}`, ` [1 , 2 ] `,
+	`{"a":1,"a":2}`, `[1,]`, `{"a":1,}`, `01`, `1.`, `.5`, `1e`, `"\x01"`, `"abc`, `[`, `{"a"}`, `tru`, `[1] [2]`,
+}
+
+func TestParseJSONAgreesWithEncodingJSON(t *testing.T) {
+	for _, s := range jsonSeeds {
+		checkAgainstStd(t, []byte(s))
+	}
+}
+
+func TestParseJSONStrict(t *testing.T) {
+	for _, s := range []string{`{"a":1,"a":2}`, `{"x":{"a":1,"\u0061":2}}`, `"\ud800"`, `"\udc00\ud800"`} {
+		if _, err := parseJSON([]byte(s), true); err == nil {
+			t.Errorf("strict parse accepted %s", s)
+		}
+	}
+	deep := bytes.Repeat([]byte("["), maxJSONDepth+1)
+	if _, err := parseJSON(deep, false); err == nil {
+		t.Error("accepted nesting beyond the limit")
+	}
+	ok := append(bytes.Repeat([]byte("["), maxJSONDepth), bytes.Repeat([]byte("]"), maxJSONDepth)...)
+	if _, err := parseJSON(ok, false); err != nil {
+		t.Errorf("rejected nesting at the limit: %v", err)
+	}
+}
+
+func checkAgainstStd(t *testing.T, data []byte) {
+	t.Helper()
+	if !utf8.Valid(data) || bytes.Count(data, []byte("[")) > 400 || bytes.Count(data, []byte("{")) > 400 {
+		return // encoding/json rewrites invalid UTF-8 and limits depth differently
+	}
+	want, werr := stdDecode(data)
+	got, gerr := parseJSON(data, false)
+	if (werr == nil) != (gerr == nil) {
+		t.Fatalf("%q: encoding/json error %v, parseJSON error %v", data, werr, gerr)
+	}
+	if werr == nil && !reflect.DeepEqual(want, got) {
+		t.Fatalf("%q: encoding/json %#v, parseJSON %#v", data, want, got)
+	}
+}
+
+func FuzzParseJSON(f *testing.F) {
+	for _, s := range jsonSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkAgainstStd(t, data)
+		if v, err := parseJSON(data, true); err == nil && utf8.Valid(data) {
+			again, err := parseJSON(rawJSON(v), true)
+			if err != nil || !equalJSON(v, again) || canonKey(v, nil) != canonKey(again, nil) {
+				t.Fatalf("%q does not survive a round trip: %v", data, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,149 @@
+package compare
+
+import (
+	"fmt"
+	"math/rand"
+	"reflect"
+	"testing"
+)
+
+// randomRecord builds a random valid capture record.
+func randomRecord(rng *rand.Rand) obj {
+	r := baseRecord()
+	at := 0
+	next := func() int { at += rng.Intn(3); return at }
+	words := []string{"a", "b", "foo\rbar", "ünï", "\x1b[1m", ""}
+	pick := func() string { return words[rng.Intn(len(words))] }
+	var frames, rend, inter, samples, shims, proto, trans arr
+	for range rng.Intn(30) {
+		switch rng.Intn(7) {
+		case 0:
+			frames = append(frames, frame(len(frames), next(), pick()+"x"))
+		case 1:
+			rend = append(rend, rendered(len(rend), next(), pick()))
+		case 2:
+			t := next()
+			inter = append(inter, interaction(len(inter), t, pick()))
+		case 3:
+			samples = append(samples, sample(next(), 100+rng.Intn(3), pick()))
+		case 4:
+			shims = append(shims, shimEvent(len(shims), next(), "git"))
+		case 5:
+			proto = append(proto, protocolEvent(len(proto), next(), "/"+pick()))
+		case 6:
+			trans = append(trans, transition(len(trans), next(), pick()))
+		}
+	}
+	r["frames"], r["rendered_frames"], r["interaction_events"] = nz(frames), nz(rend), nz(inter)
+	r["process_samples"], r["shim_events"], r["protocol_events"], r["replay_transitions"] = nz(samples), nz(shims), nz(proto), nz(trans)
+	cps := arr{checkpoint("before", 0)}
+	for range rng.Intn(3) {
+		cps = append(cps, checkpoint(fmt.Sprintf("c%d", len(cps)), next(), fileState("<filesystem-root-0>/f", pick())))
+	}
+	r["filesystem_checkpoints"] = append(cps, checkpoint("after_settlement", next()))
+	if rng.Intn(2) == 0 {
+		r["files_after"] = arr{fileState("<filesystem-root-0>/f", pick())}
+	}
+	if rng.Intn(4) == 0 {
+		r["exit"] = obj{"code": nil, "signal": "SIGTERM", "reason": "timeout"}
+	}
+	if rng.Intn(6) == 0 {
+		r["residual_unknowns"] = arr{obj{"scope": dimNames[rng.Intn(len(dimNames))], "reason": "sampled"}}
+	}
+	if rng.Intn(10) == 0 {
+		r["truncated"] = true
+	}
+	return r
+}
+
+func nz(a arr) arr {
+	if a == nil {
+		return arr{}
+	}
+	return a
+}
+
+func TestPropertyCaptureAgainstItselfIsUnchanged(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for i := range 300 {
+		rec := randomRecord(rng)
+		e := env(t, rec)
+		res := mustCompare(t, e, e, Options{})
+		for _, v := range res.DimensionViews() {
+			switch v.Status {
+			case Added, Removed, Changed:
+				t.Fatalf("case %d: %s is %s against itself", i, v.Name, v.Status)
+			}
+		}
+		if res.FirstDivergence.Status == DivergenceFound {
+			t.Fatalf("case %d: divergence against itself: %+v", i, res.FirstDivergence)
+		}
+		// Without truncation or residual unknowns, exactly unchanged.
+		if rec["truncated"] == false && len(rec["residual_unknowns"].(arr)) == 0 {
+			if res.Status != Unchanged || res.FirstDivergence.Status != DivergenceNone {
+				t.Fatalf("case %d: %s / %+v", i, res.Status, res.FirstDivergence)
+			}
+		}
+	}
+}
+
+func TestPropertySwappingSidesSwapsAddedAndRemoved(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	mirror := map[Status]Status{Added: Removed, Removed: Added}
+	for i := range 300 {
+		a, b := randomRecord(rng), randomRecord(rng)
+		if rng.Intn(2) == 0 { // often compare near neighbours, not just strangers
+			b = clone(a)
+			mutate(rng, b)
+		}
+		ea, eb := env(t, a), env(t, b)
+		ab := mustCompare(t, ea, eb, Options{})
+		ba := mustCompare(t, eb, ea, Options{})
+		if ab.Status != ba.Status {
+			t.Fatalf("case %d: status %s vs %s", i, ab.Status, ba.Status)
+		}
+		va, vb := ab.DimensionViews(), ba.DimensionViews()
+		for d := range va {
+			want := va[d].Status
+			if m, ok := mirror[want]; ok {
+				want = m
+			}
+			if vb[d].Status != want {
+				t.Fatalf("case %d: %s is %s one way and %s the other", i, va[d].Name, va[d].Status, vb[d].Status)
+			}
+		}
+		fa, fb := ab.FirstDivergence, ba.FirstDivergence
+		if fa.Status != fb.Status || fa.Dimension != fb.Dimension || fa.Index != fb.Index || fa.Reason != fb.Reason {
+			t.Fatalf("case %d: divergence %+v vs %+v", i, fa, fb)
+		}
+		if !reflect.DeepEqual(fa.Left, fb.Right) || !reflect.DeepEqual(fa.Right, fb.Left) ||
+			!reflect.DeepEqual(fa.LeftAtMS, fb.RightAtMS) || fa.LeftLocation != fb.RightLocation {
+			t.Fatalf("case %d: sides not swapped: %+v vs %+v", i, fa, fb)
+		}
+	}
+}
+
+// mutate changes one random thing in a valid record, keeping it valid.
+func mutate(rng *rand.Rand, r obj) {
+	lists := []string{"frames", "rendered_frames", "interaction_events", "process_samples", "shim_events", "protocol_events", "replay_transitions"}
+	name := lists[rng.Intn(len(lists))]
+	items := r[name].(arr)
+	switch rng.Intn(4) {
+	case 0:
+		r[name] = arr{}
+	case 1:
+		if len(items) > 0 {
+			o := items[len(items)-1].(obj)
+			for _, k := range []string{"data", "command", "path", "transition_id", "serialized_state"} {
+				if _, ok := o[k]; ok {
+					o[k] = "mutated"
+					break
+				}
+			}
+		}
+	case 2:
+		r["exit"] = obj{"code": 3, "signal": nil, "reason": "exited"}
+	case 3:
+		r["files_after"] = arr{}
+	}
+}
