@@ -18,7 +18,13 @@ FUZZ_TARGETS := \
 	./backend/bundle:FuzzScanImports \
 	./backend/skills:FuzzParseFrontmatter \
 	./backend/policy:FuzzParseExecution \
-	./backend/policy:FuzzParseCaptureSettings
+	./backend/policy:FuzzParseCaptureSettings \
+	./backend/evidence:FuzzParse \
+	./backend/evidence:FuzzCanonicalize \
+	./backend/capture:FuzzParseScenario \
+	./backend/capture:FuzzVerifyRecord \
+	./backend/replay:FuzzParseMachine \
+	./backend/replay:FuzzParseRun
 
 DESKTOP_TAGS := desktop,production,webkit2_41
 
@@ -85,7 +91,7 @@ fuzz: deps
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; name=$${t##*:}; \
 	  echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
-	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg >/tmp/gatehouse-fuzz-$$name.log 2>&1 \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s $$pkg >/tmp/gatehouse-fuzz-$$name.log 2>&1 \
 	    || { cat /tmp/gatehouse-fuzz-$$name.log; exit 1; }; \
 	done
 

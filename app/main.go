@@ -92,7 +92,7 @@ func rootUsage() string {
 	cs := commands()
 	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
 	for _, c := range cs {
-		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
+		fmt.Fprintf(&b, "  %-26s %s\n", c.name, c.summary)
 	}
 	b.WriteString("\nRun `gatehouse <command> --help` for a command's arguments.\n")
 	b.WriteString("Data directory: $GATEHOUSE_DATA_DIR, else $XDG_DATA_HOME/gatehouse, else ~/.local/share/gatehouse.\n")
