@@ -24,7 +24,8 @@ FUZZ_TARGETS := \
 	./backend/capture:FuzzParseScenario \
 	./backend/capture:FuzzVerifyRecord \
 	./backend/replay:FuzzParseMachine \
-	./backend/replay:FuzzParseRun
+	./backend/replay:FuzzParseRun \
+	./backend/compare:FuzzParseTraceSpec
 
 DESKTOP_TAGS := desktop,production,webkit2_41
 
