@@ -131,6 +131,7 @@ func (s *mcpService) serverFor(agentID string) *mcp.Server {
 			"input":     map[string]any{"type": "object", "description": "the invocation, validated against the skill's inputSchema"},
 			"workspace": stringSchema("absolute path of the working directory"),
 		}, []string{"name", "input", "workspace"})}, t.runSkill)
+	s.addEvidenceTools(srv, t)
 	return srv
 }
 

@@ -1,0 +1,104 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatehouse/gatehouse/backend/compare"
+	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/replay"
+)
+
+var evidenceIDPattern = regexp.MustCompile(`^ev_[0-9a-f]{64}$`)
+
+// addEvidenceTools registers the tools that work on data only: replay
+// machines (no process, no socket) and comparisons of saved captures.
+func (s *mcpService) addEvidenceTools(srv *mcp.Server, t *mcpTools) {
+	srv.AddTool(&mcp.Tool{Name: "run_replay_machine", Description: "Run a replay machine against an ordered list of events. No process is started and no socket is opened.",
+		InputSchema: objectSchema(map[string]any{
+			"machine": map[string]any{"type": "object", "description": "the replay machine"},
+			"events":  map[string]any{"type": "array", "description": "ordered events", "items": map[string]any{"type": "object"}},
+		}, []string{"machine", "events"})}, t.runReplayMachine)
+	srv.AddTool(&mcp.Tool{Name: "compare_process_captures", Description: "Compare two saved process captures (by evidence id) per dimension, with the first divergence; optionally check a trace spec.",
+		InputSchema: objectSchema(map[string]any{
+			"left_evidence_id":   stringSchema("ev_… id of a saved capture"),
+			"right_evidence_id":  stringSchema("ev_… id of a saved capture"),
+			"trace_spec":         map[string]any{"type": "object", "description": "optional trace spec (version 1)"},
+			"max_capture_age_ms": map[string]any{"type": "integer", "minimum": 1},
+		}, []string{"left_evidence_id", "right_evidence_id"})}, t.compareCaptures)
+}
+
+func (t *mcpTools) runReplayMachine(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	raw := req.Params.Arguments
+	if len(raw) > replay.MaxInputBytes {
+		return toolError("input_too_large", "the run is too large"), nil
+	}
+	run, issues := replay.ParseRun(raw)
+	if len(issues) > 0 {
+		return jsonResult(map[string]any{"error": true, "code": "invalid_request", "issues": issues}, true), nil
+	}
+	res, err := replay.Execute(run)
+	if err != nil {
+		return toolError("internal", err.Error()), nil
+	}
+	return jsonResult(res, false), nil
+}
+
+// loadEvidence reads a capture saved under the data directory's evidence/
+// folder and re-verifies it.
+func (t *mcpTools) loadEvidence(id string) (*evidence.Envelope, *mcp.CallToolResult) {
+	if !evidenceIDPattern.MatchString(id) {
+		return nil, toolError("invalid_arguments", "evidence ids look like ev_ followed by 64 hex digits")
+	}
+	data, err := os.ReadFile(filepath.Join(t.s.f.env.DataDir, "evidence", id+".json"))
+	if err != nil {
+		return nil, toolError("evidence_not_found", "no saved capture "+id)
+	}
+	env, issues := evidence.Parse(data)
+	if len(issues) > 0 {
+		return nil, jsonResult(map[string]any{"error": true, "code": "invalid_evidence", "issues": issues}, true)
+	}
+	return env, nil
+}
+
+func (t *mcpTools) compareCaptures(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a struct {
+		Left   string          `json:"left_evidence_id"`
+		Right  string          `json:"right_evidence_id"`
+		Trace  json.RawMessage `json:"trace_spec"`
+		MaxAge int64           `json:"max_capture_age_ms"`
+	}
+	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
+		return toolError("invalid_arguments", err.Error()), nil
+	}
+	left, bad := t.loadEvidence(a.Left)
+	if bad != nil {
+		return bad, nil
+	}
+	right, bad := t.loadEvidence(a.Right)
+	if bad != nil {
+		return bad, nil
+	}
+	opts := compare.Options{MaxCaptureAgeMS: a.MaxAge}
+	if len(a.Trace) > 0 && string(a.Trace) != "null" {
+		spec, err := compare.ParseTraceSpec(a.Trace)
+		if err != nil {
+			return jsonResult(map[string]any{"error": true, "code": "invalid_trace_spec", "message": err.Error(), "details": err}, true), nil
+		}
+		opts.Trace = spec
+	}
+	res, err := compare.Compare(left, right, opts)
+	if err != nil {
+		return toolError("comparison_refused", err.Error()), nil
+	}
+	env, err := compare.Envelope(res, left, right)
+	if err != nil {
+		return toolError("internal", err.Error()), nil
+	}
+	return jsonResult(map[string]any{"evidence_id": env.EvidenceID, "result": res}, false), nil
+}

@@ -1,0 +1,95 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const replayRun = `{"events":[{"method":"GET","path":"/l","type":"http_request"}],"machine":{"initial_state":"start","max_transitions":100,"states":[{"name":"start"},{"name":"done","terminal":true}],"transitions":[{"actions":[{"body":"","status":200,"type":"http_response"}],"from":"start","id":"exit","max_uses":1,"to":"done","trigger":{"method":"GET","path":"/done","protocol":"http"}},{"actions":[{"body":"","status":200,"type":"http_response"}],"from":"start","id":"loop","max_uses":1,"to":"start","trigger":{"method":"GET","path":"/l","protocol":"http"}}]}}`
+
+func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	var out map[string]any
+	b, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(b, &out)
+	return out
+}
+
+func TestMCPReplayAndCompareTools(t *testing.T) {
+	// Two captures of the same program, made by the CLI before the server
+	// (and its process supervisor) starts in this test process.
+	work := t.TempDir()
+	scenario := filepath.Join(t.TempDir(), "s.json")
+	os.WriteFile(scenario, []byte(`{"approved":true,"executable":"/bin/sh","arguments":["-c","printf hello"],"working_directory":`+jsonString(work)+`,"timeout_ms":5000}`), 0o644)
+	capEnv := dataEnv(t)
+	for k, v := range map[string]string{"GATEHOUSE_PROCESS_CAPTURE_ENABLED": "1", "GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK": "1",
+		"GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON": `["/bin","/usr/bin"]`, "GATEHOUSE_PROCESS_WORKING_ROOTS_JSON": `["` + work + `"]`} {
+		capEnv[k] = v
+	}
+	var ids []string
+	for i := 0; i < 2; i++ {
+		r := cli(t, capEnv, "capture-process", scenario)
+		if r.status != 0 {
+			t.Fatalf("capture: %s", r.stderr)
+		}
+		ids = append(ids, decode[struct {
+			EvidenceID string `json:"evidence_id"`
+		}](t, r.stdout).EvidenceID)
+	}
+	ts := startServer(t)
+	dst := filepath.Join(ts.facade.env.DataDir, "evidence")
+	os.MkdirAll(dst, 0o700)
+	for _, id := range ids {
+		b, err := os.ReadFile(filepath.Join(capEnv["GATEHOUSE_DATA_DIR"], "evidence", id+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dst, id+".json"), b, 0o600)
+	}
+	_, token := addAgent(t, ts, "agent-evidence")
+	cs, err := mcpClient(t, ts, token, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	var args map[string]any
+	json.Unmarshal([]byte(replayRun), &args)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_replay_machine", Arguments: args})
+	if err != nil || res.IsError {
+		t.Fatalf("replay: %v %v", err, res)
+	}
+	if out := structured(t, res); out["final_state"] != "start" {
+		t.Fatalf("replay result %v", out)
+	}
+	res, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_replay_machine", Arguments: map[string]any{"machine": map[string]any{}, "events": []any{}}})
+	if !res.IsError {
+		t.Fatal("invalid machine accepted")
+	}
+
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "compare_process_captures", Arguments: map[string]any{"left_evidence_id": ids[0], "right_evidence_id": ids[1]}})
+	if err != nil || res.IsError {
+		t.Fatalf("compare: %v %+v", err, res)
+	}
+	out := structured(t, res)
+	if !strings.HasPrefix(out["evidence_id"].(string), "ev_") || out["result"].(map[string]any)["terminal"] != "unchanged" {
+		t.Fatalf("compare result %v", out)
+	}
+	for _, bad := range []string{"ev_nope", "ev_" + strings.Repeat("0", 64), "../../gatehouse"} {
+		res, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "compare_process_captures", Arguments: map[string]any{"left_evidence_id": bad, "right_evidence_id": ids[1]}})
+		if !res.IsError {
+			t.Fatalf("%s accepted", bad)
+		}
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
