@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	iopkg "io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -46,7 +45,7 @@ func runCaptureProcess(ctx context.Context, io IO, args []string) error {
 	if len(pos) != 1 {
 		return usageError("capture-process needs exactly one SCENARIO.json (or - for stdin)")
 	}
-	data, err := readLimited(io, pos[0], capture.MaxScenarioBytes)
+	data, err := readSource(io, pos[0], capture.MaxScenarioBytes)
 	if err != nil {
 		return err
 	}
@@ -103,6 +102,12 @@ func runCaptureProcess(ctx context.Context, io IO, args []string) error {
 	if err != nil {
 		return err
 	}
+	summary, _ := json.Marshal(map[string]any{"exit": rec.Exit, "settlement": rec.Settlement.State,
+		"frames": len(rec.Frames), "checkpoints": len(rec.FilesystemCheckpoints), "truncated": rec.Truncated})
+	if err := env.DB.IndexEvidence(ctx, store.EvidenceEntry{EvidenceID: ev.EvidenceID, PredicateType: ev.PredicateType,
+		Operation: ev.Operation, Path: path, Size: int64(len(out)), Summary: summary, CreatedAt: time.Now()}); err != nil {
+		return errorf("evidence_not_indexed", CategoryIO, "%v", err)
+	}
 	if _, err := io.Stdout.Write(out); err != nil {
 		return errorf("output", CategoryIO, "%v", err)
 	}
@@ -115,27 +120,6 @@ func runCaptureProcess(ctx context.Context, io IO, args []string) error {
 			rec.Exit.Reason, code, rec.Settlement.State, len(rec.Frames), len(rec.FilesystemCheckpoints), rec.Truncated, ev.EvidenceID, path)
 	}
 	return nil
-}
-
-// readLimited reads FILE or stdin ("-"), refusing more than limit bytes.
-func readLimited(io IO, name string, limit int64) ([]byte, error) {
-	var r iopkg.Reader = io.Stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, errorf("input", CategoryIO, "%v", err)
-		}
-		defer f.Close()
-		r = f
-	}
-	b, err := iopkg.ReadAll(iopkg.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, errorf("input", CategoryIO, "%v", err)
-	}
-	if int64(len(b)) > limit {
-		return nil, errorf("too_large", CategoryInvalid, "%s is larger than %d bytes", name, limit)
-	}
-	return b, nil
 }
 
 // loadCapturePolicy is the capture operator policy in effect: the stored

@@ -45,8 +45,11 @@ func runEvidence(ctx context.Context, io IO, args []string) error {
 		}
 		return nil
 	}
+	if args[0] == "list" {
+		return runEvidenceList(ctx, io, args[1:])
+	}
 	if args[0] != "verify" {
-		return usageError("evidence: unknown subcommand %q (verify)", args[0])
+		return usageError("evidence: unknown subcommand %q (verify or list)", args[0])
 	}
 	fs := newFlags(io, "evidence verify", evidenceUsage)
 	pos, err := parseFlags(fs, args[1:])
@@ -57,7 +60,7 @@ func runEvidence(ctx context.Context, io IO, args []string) error {
 		return usageError("evidence verify needs exactly one FILE (or - for stdin)")
 	}
 	// One byte past the limit lets Parse report the size itself.
-	data, err := readLimited(io, pos[0], evidence.MaxEnvelopeBytes+1)
+	data, err := readSource(io, pos[0], evidence.MaxEnvelopeBytes+1)
 	if err != nil {
 		return err
 	}
@@ -93,4 +96,33 @@ func verifyEvidence(data []byte) (EvidenceVerifyResult, []evidenceIssue) {
 		return EvidenceVerifyResult{}, out
 	}
 	return res, nil
+}
+
+// runEvidenceList prints the index of Evidence saved in the data directory.
+func runEvidenceList(ctx context.Context, io IO, args []string) error {
+	fs := newFlags(io, "evidence list", "evidence list [--json]\n\nThe captures saved in the data directory, newest first.")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("evidence list takes no arguments")
+	}
+	env, err := openEnv(ctx, io)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	list, err := env.DB.ListEvidence(ctx, 1000)
+	if err != nil {
+		return errorf("database", CategoryIO, "%v", err)
+	}
+	if *asJSON {
+		return writeJSON(io, map[string]any{"evidence": list})
+	}
+	for _, e := range list {
+		fmt.Fprintf(io.Stdout, "%s  %s  %s  %s\n", e.CreatedAt.Local().Format("2006-01-02 15:04:05"), e.EvidenceID, e.PredicateType, e.Summary)
+	}
+	return nil
 }

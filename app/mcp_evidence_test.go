@@ -93,3 +93,33 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+func TestCapturesAreIndexed(t *testing.T) {
+	work := t.TempDir()
+	scenario := filepath.Join(t.TempDir(), "s.json")
+	os.WriteFile(scenario, []byte(`{"approved":true,"executable":"/bin/sh","arguments":["-c","printf hi"],"working_directory":`+jsonString(work)+`,"timeout_ms":5000}`), 0o644)
+	env := dataEnv(t)
+	for k, v := range map[string]string{"GATEHOUSE_PROCESS_CAPTURE_ENABLED": "1", "GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK": "1",
+		"GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON": `["/bin","/usr/bin"]`, "GATEHOUSE_PROCESS_WORKING_ROOTS_JSON": `["` + work + `"]`} {
+		env[k] = v
+	}
+	r := cli(t, env, "capture-process", scenario)
+	if r.status != 0 {
+		t.Fatal(r.stderr)
+	}
+	id := decode[struct {
+		EvidenceID string `json:"evidence_id"`
+	}](t, r.stdout).EvidenceID
+	list := decode[struct {
+		Evidence []struct {
+			EvidenceID string `json:"evidence_id"`
+			Path       string `json:"path"`
+		}
+	}](t, cli(t, env, "evidence", "list", "--json").stdout)
+	if len(list.Evidence) != 1 || list.Evidence[0].EvidenceID != id {
+		t.Fatalf("index %+v", list)
+	}
+	if r := cli(t, env, "evidence", "verify", list.Evidence[0].Path); r.status != 0 {
+		t.Fatalf("indexed file does not verify: %s", r.stderr)
+	}
+}

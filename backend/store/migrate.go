@@ -62,6 +62,17 @@ CREATE TABLE agents (
 	disabled           INTEGER NOT NULL DEFAULT 0 CHECK (disabled IN (0, 1)),
 	created_at         TEXT NOT NULL
 ) STRICT;`},
+		{Version: 4, Name: "evidence index", SQL: `
+CREATE TABLE evidence (
+	evidence_id    TEXT PRIMARY KEY CHECK (length(evidence_id) = 67),
+	predicate_type TEXT NOT NULL,
+	operation      TEXT NOT NULL,
+	path           TEXT NOT NULL,
+	size           INTEGER NOT NULL,
+	summary        TEXT NOT NULL CHECK (json_valid(summary)),
+	created_at     TEXT NOT NULL
+) STRICT;
+CREATE INDEX evidence_by_time ON evidence (created_at);`},
 	}
 }
 
