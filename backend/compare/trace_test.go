@@ -139,12 +139,52 @@ func TestParseTraceSpecRejectsEachRule(t *testing.T) {
 		{"variant too many", spec(two, `{"kind":"finite_traces","variants":[{"id":"a","trace":["hello","input","hello"]}]}`), TraceCodeVariantCardinality, "$.language.variants[0].trace"},
 		{"variant unknown event", spec(two, `{"kind":"finite_traces","variants":[{"id":"a","trace":["hello","input","bye"]}]}`), TraceCodeUnknownReference, "$.language.variants[0].trace[2]"},
 		{"variant bad token", spec(two, `{"kind":"finite_traces","variants":[{"id":"a","trace":["hello",{"sorted":["input"]}]}]}`), TraceCodeUnknownField, "$.language.variants[0].trace[1].sorted"},
+		{"variant token without unordered", spec(two, `{"kind":"finite_traces","variants":[{"id":"a","trace":[{}]}]}`), TraceCodeMissingField, "$.language.variants[0].trace[0].unordered"},
+		{"unordered token of one", spec(two, `{"kind":"finite_traces","variants":[{"id":"a","trace":["hello",{"unordered":["input"]}]}]}`), TraceCodeOutOfRange, "$.language.variants[0].trace[1].unordered"},
+		{"events not an array", `{"version":1,"events":{},"language":{"kind":"partial_order"}}`, TraceCodeWrongType, "$.events"},
+		{"id not a string", spec(`{"id":7,"source":"shim","exact":{}}`, po(``)), TraceCodeWrongType, "$.events[0].id"},
+		{"event not an object", spec(`"hello"`, po(``)), TraceCodeWrongType, "$.events[0]"},
+		{"missing exact", spec(`{"id":"x","source":"shim"}`, po(``)), TraceCodeMissingField, "$.events[0].exact"},
+		{"cardinality not an object", spec(`{"id":"x","source":"shim","exact":{},"cardinality":"required"}`, po(``)), TraceCodeWrongType, "$.events[0].cardinality"},
+		{"cardinality without kind", spec(`{"id":"x","source":"shim","exact":{},"cardinality":{"count":2}}`, po(``)), TraceCodeMissingField, "$.events[0].cardinality.kind"},
+		{"count not an integer", spec(`{"id":"x","source":"shim","exact":{},"cardinality":{"kind":"exact","count":"2"}}`, po(``)), TraceCodeWrongType, "$.events[0].cardinality.count"},
+		{"count fractional", spec(`{"id":"x","source":"shim","exact":{},"cardinality":{"kind":"exact","count":1.5}}`, po(``)), TraceCodeWrongType, "$.events[0].cardinality.count"},
+		{"range missing max", spec(`{"id":"x","source":"shim","exact":{},"cardinality":{"kind":"range","min":0}}`, po(``)), TraceCodeMissingField, "$.events[0].cardinality.max"},
+		{"language not an object", spec(evHello, `"partial_order"`), TraceCodeWrongType, "$.language"},
+		{"language without kind", spec(evHello, `{"happens_before":[]}`), TraceCodeMissingField, "$.language.kind"},
+		{"language kind not a string", spec(evHello, `{"kind":1}`), TraceCodeWrongType, "$.language.kind"},
+		{"finite_traces without variants", spec(evHello, `{"kind":"finite_traces"}`), TraceCodeMissingField, "$.language.variants"},
+		{"happens_before not an array", spec(two, po(`,"happens_before":{"before":"hello","after":"input"}`)), TraceCodeWrongType, "$.language.happens_before"},
+		{"edge missing after", spec(two, po(`,"happens_before":[{"before":"hello"}]`)), TraceCodeMissingField, "$.language.happens_before[0].after"},
+		{"not_before unknown anchor", spec(two, po(`,"happens_before":[{"before":"hello","after":"input"}],"not_before":[{"event":"input","anchor":"nope"}]`)),
+			TraceCodeUnknownReference, "$.language.not_before[0].anchor"},
+		{"repeated not_before", spec(two, po(`,"unordered_groups":[{"events":["hello","input"]}],"not_before":[{"event":"input","anchor":"hello"},{"event":"input","anchor":"hello"}]`)),
+			TraceCodeRepeatedPair, "$.language.not_before[1]"},
+		{"group unknown event", spec(two, po(`,"unordered_groups":[{"events":["hello","nope"]}]`)), TraceCodeUnknownReference, "$.language.unordered_groups[0].events[1]"},
+		{"prefix unknown", spec(two, po(`,"happens_before":[{"before":"hello","after":"input"}],"prefix":["bye"]`)), TraceCodeUnknownReference, "$.language.prefix[0]"},
+		{"suffix over cardinality", spec(two, po(`,"happens_before":[{"before":"hello","after":"input"}],"suffix":["input","input"]`)), TraceCodeSuffixConflict, "$.language.suffix[1]"},
+		{"bad variant id", spec(two, `{"kind":"finite_traces","variants":[{"id":"","trace":["hello","input"]}]}`), TraceCodeInvalidValue, "$.language.variants[0].id"},
+		{"variant cardinality in unordered token", spec(two, `{"kind":"finite_traces","variants":[{"id":"a","trace":[{"unordered":["hello","hello"]},"input"]}]}`),
+			TraceCodeVariantCardinality, "$.language.variants[0].trace"},
+		{"version not a number", `{"version":"1","events":[` + evHello + `],"language":{"kind":"partial_order"}}`, TraceCodeUnsupportedVersion, "$.version"},
 	}
+	covered := map[string]bool{TraceCodeTooLarge: true, TraceCodeTooManyIssues: true} // TestParseTraceSpecBoundsIssues
 	for _, tc := range cases {
+		covered[tc.code] = true
 		t.Run(tc.name, func(t *testing.T) { wantRejected(t, tc.spec, tc.code, tc.path) })
 	}
 	big := make([]byte, MaxTraceSpecBytes+1)
 	wantRejected(t, string(big), TraceCodeTooLarge, "$")
+	// Every rejection code of trace.go has at least one case here.
+	for _, code := range []string{TraceCodeTooLarge, TraceCodeInvalidUTF8, TraceCodeInvalidJSON, TraceCodeUnknownField, TraceCodeMissingField,
+		TraceCodeWrongType, TraceCodeInvalidValue, TraceCodeOutOfRange, TraceCodeUnsupportedVersion, TraceCodeDuplicateID, TraceCodeIgnoreMismatch,
+		TraceCodeIgnoredInExact, TraceCodeOverlapping, TraceCodeUnknownReference, TraceCodeSelfEdge, TraceCodeCycle, TraceCodeNotBeforeConflict,
+		TraceCodeRepeatedPair, TraceCodeOrderedAndUnordered, TraceCodeUnrelatedPair, TraceCodePrefixConflict, TraceCodeSuffixConflict,
+		TraceCodeDuplicateVariantID, TraceCodeDuplicateVariant, TraceCodeVariantCardinality, TraceCodeTooManyIssues} {
+		if !covered[code] {
+			t.Errorf("no rejection case for %s", code)
+		}
+	}
 }
 
 func TestParseTraceSpecBoundsIssues(t *testing.T) {

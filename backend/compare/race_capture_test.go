@@ -1,0 +1,153 @@
+package compare
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatehouse/gatehouse/backend/capture"
+	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/policy"
+	"github.com/gatehouse/gatehouse/backend/proctree"
+)
+
+// raceScript starts two background writers; $1 and $2 delay the first
+// and the second, so the caller decides which one writes first. The
+// arguments are outside the comparison contract, so both runs share it.
+const raceScript = `(sleep "$1"; echo one) & (sleep "$2"; echo two) & wait`
+
+// captureRace captures /bin/sh -c raceScript sh delay1 delay2 for real
+// and returns its sealed Process Capture Evidence.
+func captureRace(t *testing.T, sup *proctree.Supervisor, workdir, delay1, delay2 string) *evidence.Envelope {
+	t.Helper()
+	doc, err := json.Marshal(map[string]any{
+		"approved": true, "executable": "/bin/sh", "arguments": []string{"-c", raceScript, "sh", delay1, delay2},
+		"working_directory": workdir, "environment": map[string]string{"PATH": "/usr/bin:/bin"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, issues := capture.ParseScenario(doc)
+	if len(issues) > 0 {
+		t.Fatalf("scenario rejected: %v", issues)
+	}
+	pol := policy.DefaultCaptureSettings()
+	pol.Enabled, pol.AllowExternalNetwork = true, true
+	pol.ExecutableRoots, pol.WorkingRoots = []string{"/"}, []string{"/"}
+	pol.AllowedEnv = []string{"PATH"}
+	rec, err := capture.Capture(context.Background(), sup, sc, capture.Options{
+		Policy: pol, TempDir: t.TempDir(), GatehouseVersion: "test", ProviderVersion: "test",
+		RunID: fmt.Sprintf("compare-race-%d-%d", os.Getpid(), time.Now().UnixNano()),
+	})
+	if err != nil {
+		t.Fatalf("capture: %v", err)
+	}
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &evidence.Envelope{
+		Provider:      evidence.Provider{ID: evidence.ProcessProviderID, Name: "Gatehouse process capture", Version: "test"},
+		PredicateType: evidence.PredicateProcessCapture, Operation: evidence.OperationCaptureProcess,
+		Parameters: json.RawMessage(`{}`), NormalizedResult: raw,
+		Confidence: evidence.Observed, Authority: evidence.AuthorityControlledReplay,
+		Limitations: append([]string{}, rec.Limitations...),
+	}
+	if err := evidence.Seal(e); err != nil {
+		t.Fatal(err)
+	}
+	var data []string
+	for _, f := range rec.Frames {
+		data = append(data, f.Data)
+	}
+	// The two writers must appear as two raw frames, in the forced order.
+	want := []string{"one\r\n", "two\r\n"}
+	if delay1 > delay2 {
+		want = []string{"two\r\n", "one\r\n"}
+	}
+	if strings.Join(data, "|") != strings.Join(want, "|") {
+		t.Fatalf("raw frames %q, want %q (exit %+v)", data, want, rec.Exit)
+	}
+	return e
+}
+
+// TestRacingWritersOfRealCaptures captures the same program twice, its two
+// background writers racing in opposite orders, and compares the captures
+// with a trace spec that leaves the writers unordered (equivalent) and
+// with one that orders them (different).
+func TestRacingWritersOfRealCaptures(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("process capture runs on Linux")
+	}
+	sup, err := proctree.NewSupervisor(proctree.Options{}) // the only one of this test process
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	workdir := t.TempDir()
+	oneFirst := captureRace(t, sup, workdir, "0", "0.5")
+	twoFirst := captureRace(t, sup, workdir, "0.5", "0")
+
+	var lm, rm struct {
+		Manifest struct {
+			Contract string `json:"comparison_contract_sha256"`
+			Scenario string `json:"full_scenario_sha256"`
+		} `json:"manifest"`
+	}
+	json.Unmarshal(oneFirst.NormalizedResult, &lm)
+	json.Unmarshal(twoFirst.NormalizedResult, &rm)
+	if lm.Manifest.Contract == "" || lm.Manifest.Contract != rm.Manifest.Contract || lm.Manifest.Scenario == rm.Manifest.Scenario {
+		t.Fatalf("contracts %s / %s, scenarios %s / %s: the runs must differ only outside the contract",
+			lm.Manifest.Contract, rm.Manifest.Contract, lm.Manifest.Scenario, rm.Manifest.Scenario)
+	}
+
+	const events = `{"id":"one","source":"terminal_raw","exact":{"data":"one\r\n"},"ignore_fields":["sequence","at_ms"]},` +
+		`{"id":"two","source":"terminal_raw","exact":{"data":"two\r\n"},"ignore_fields":["sequence","at_ms"]}`
+	unordered := mustSpec(t, spec(events, `{"kind":"partial_order","unordered_groups":[{"events":["one","two"]}]}`))
+	ordered := mustSpec(t, spec(events, `{"kind":"partial_order","happens_before":[{"before":"one","after":"two"}]}`))
+
+	res, err := Compare(oneFirst, twoFirst, Options{Trace: unordered})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Terminal != Changed { // the raw observations themselves differ
+		t.Errorf("terminal = %s", res.Terminal)
+	}
+	tr := res.Trace
+	if tr.Verdict != VerdictEquivalent || tr.Diagnostic != nil || tr.Left.Status != SidePass || tr.Right.Status != SidePass {
+		t.Fatalf("unordered: %+v (diagnostic %+v)", tr, tr.Diagnostic)
+	}
+	steps := func(s TraceSide) string {
+		var ids []string
+		for _, st := range s.Trace {
+			ids = append(ids, st.EventID)
+		}
+		return strings.Join(ids, ",")
+	}
+	if steps(tr.Left) != "one,two" || steps(tr.Right) != "two,one" {
+		t.Errorf("traces %s / %s", steps(tr.Left), steps(tr.Right))
+	}
+	if c := tr.Left.SatisfiedConstraints; c == nil || len(c.UnorderedGroups) != 1 {
+		t.Errorf("constraints %+v", c)
+	}
+	if _, err := Envelope(res, oneFirst, twoFirst); err != nil {
+		t.Errorf("Envelope: %v", err)
+	}
+
+	res, err = Compare(oneFirst, twoFirst, Options{Trace: ordered})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr = res.Trace
+	if tr.Verdict != VerdictDifferent || tr.Left.Status != SidePass || tr.Right.Status != SideFail {
+		t.Fatalf("ordered: %+v (diagnostic %+v)", tr, tr.Diagnostic)
+	}
+	if d := tr.Diagnostic; d == nil || d.Kind != DiagEdge || d.Side != "right" || strings.Join(d.EventIDs, ",") != "one,two" || len(d.Locations) != 2 {
+		t.Errorf("diagnostic %+v", tr.Diagnostic)
+	}
+}
