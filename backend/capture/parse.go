@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // MarkerVariable is the environment variable that carries a capture's run
@@ -64,63 +66,63 @@ func scenarioFields() []string {
 // route arguments) must not contain NUL.
 func ParseScenario(data []byte) (*Scenario, []Issue) {
 	if len(data) > MaxScenarioBytes {
-		return nil, []Issue{{CodeTooLarge, "$", fmt.Sprintf("scenario is %d bytes; the limit is %d bytes", len(data), MaxScenarioBytes)}}
+		return nil, []Issue{{Code: CodeTooLarge, Path: "$", Message: fmt.Sprintf("scenario is %d bytes; the limit is %d bytes", len(data), MaxScenarioBytes)}}
 	}
 	if !utf8.Valid(data) {
-		return nil, []Issue{{CodeInvalidUTF8, "$", "scenario is not valid UTF-8"}}
+		return nil, []Issue{{Code: CodeInvalidUTF8, Path: "$", Message: "scenario is not valid UTF-8"}}
 	}
-	var issues issueList
+	var issues strictjson.Collector
 	root := decodeDocument(data, &issues)
 	if root == nil {
-		return nil, issues.list
+		return nil, issues.List
 	}
-	c := &checker{issues: &issues}
+	c := &checker{strictjson.Checker{Issues: &issues}}
 	sc := c.scenario(root)
-	if len(issues.list) > 0 {
-		return nil, issues.list
+	if len(issues.List) > 0 {
+		return nil, issues.List
 	}
 	return sc, nil
 }
 
-func (c *checker) scenario(root *node) *Scenario {
+func (c *checker) scenario(root *strictjson.Node) *Scenario {
 	m, ok := c.object(root, "$", scenarioFields()...)
 	if !ok {
 		return nil
 	}
 	sc := &Scenario{}
-	if v, ok := c.required(m, "$", "approved"); ok {
+	if v, ok := c.Required(m, "$", "approved"); ok {
 		switch {
-		case v.kind != 'b':
-			c.add("$.approved", CodeWrongType, "must be the literal true, not %s", kindName(v.kind))
-		case !v.b:
-			c.add("$.approved", CodeInvalidValue, "must be the literal true")
+		case v.Kind != strictjson.Bool:
+			c.Add("$.approved", CodeWrongType, "must be the literal true, not %s", v.Kind)
+		case !v.Bool:
+			c.Add("$.approved", CodeInvalidValue, "must be the literal true")
 		default:
 			sc.Approved = true
 		}
 	}
-	if s, ok := c.reqStr(m, "$", "executable"); ok && c.absPath(s, "$.executable") {
+	if s, ok := c.ReqStr(m, "$", "executable"); ok && c.absPath(s, "$.executable") {
 		sc.Executable = s
 	}
 	sc.Arguments = []string{}
-	c.listField(m, "$", "arguments", 0, MaxArguments, func(_ int, e *node, at string) {
-		if s, ok := c.str(e, at); ok && c.noNUL(s, at) {
+	c.listField(m, "$", "arguments", 0, MaxArguments, func(_ int, e *strictjson.Node, at string) {
+		if s, ok := c.Str(e, at); ok && c.noNUL(s, at) {
 			sc.Arguments = append(sc.Arguments, s)
 		}
 	})
-	if s, ok := c.reqStr(m, "$", "working_directory"); ok && c.absPath(s, "$.working_directory") {
+	if s, ok := c.ReqStr(m, "$", "working_directory"); ok && c.absPath(s, "$.working_directory") {
 		sc.WorkingDirectory = s
 	}
 	sc.Environment = c.environment(m)
 	sc.InheritEnvironment = c.stringList(m, "$", "inherit_environment", MaxEnvNameLists, c.envName)
 	for i, name := range sc.InheritEnvironment {
 		if _, set := sc.Environment[name]; set {
-			c.add(fmt.Sprintf("$.inherit_environment[%d]", i), CodeConflict, "%s is both set in environment and inherited", name)
+			c.Add(fmt.Sprintf("$.inherit_environment[%d]", i), CodeConflict, "%s is both set in environment and inherited", name)
 		}
 	}
 	sc.SecretAliases = c.stringList(m, "$", "secret_aliases", MaxEnvNameLists, c.envName)
 	for i, name := range sc.SecretAliases {
 		if sc.Environment[name] == "" {
-			c.add(fmt.Sprintf("$.secret_aliases[%d]", i), CodeMissingSecret, "%s has no non-empty value in environment", name)
+			c.Add(fmt.Sprintf("$.secret_aliases[%d]", i), CodeMissingSecret, "%s has no non-empty value in environment", name)
 		}
 	}
 	sc.NetworkAccess = "host"
@@ -129,12 +131,12 @@ func (c *checker) scenario(root *node) *Scenario {
 	}
 	sc.FilesystemRoots = c.stringList(m, "$", "filesystem_roots", MaxFilesystemRoots, c.absPath)
 	sc.Terminal = c.terminal(m)
-	sc.TimeoutMS, ok = c.intField(m, "$", "timeout_ms", 1, MaxTimeoutMS, 30000)
+	sc.TimeoutMS, ok = c.IntField(m, "$", "timeout_ms", 1, MaxTimeoutMS, 30000)
 	sc.Events = c.events(m, sc.TimeoutMS, ok)
 	sc.Checkpoints = c.checkpoints(m)
 	sc.CommandShims = c.shims(m)
-	sc.IdleTimeoutMS, _ = c.intField(m, "$", "idle_timeout_ms", 1, MaxTimeoutMS, 30000)
-	sc.SettleMS, _ = c.intField(m, "$", "settle_ms", 0, MaxSettleMS, 100)
+	sc.IdleTimeoutMS, _ = c.IntField(m, "$", "idle_timeout_ms", 1, MaxTimeoutMS, 30000)
+	sc.SettleMS, _ = c.IntField(m, "$", "settle_ms", 0, MaxSettleMS, 100)
 	sc.Limits = c.limits(m)
 	sc.Normalization = c.normalization(m)
 	sc.Replay = c.replay(m)
@@ -143,29 +145,29 @@ func (c *checker) scenario(root *node) *Scenario {
 }
 
 // environment reads the environment object.
-func (c *checker) environment(m members) map[string]string {
+func (c *checker) environment(m strictjson.Members) map[string]string {
 	env := map[string]string{}
 	v, ok := m["environment"]
 	if !ok {
 		return env
 	}
-	if v.kind != 'o' {
-		c.add("$.environment", CodeWrongType, "must be an object of strings, not %s", kindName(v.kind))
+	if v.Kind != strictjson.Object {
+		c.Add("$.environment", CodeWrongType, "must be an object of strings, not %s", v.Kind)
 		return env
 	}
-	for i, k := range v.keys {
-		at := "$.environment" + keyPath(k)
+	for i, k := range v.Keys {
+		at := "$.environment" + strictjson.KeyPath(k)
 		if _, dup := env[k]; dup || !c.envName(k, at) {
 			continue
 		}
-		if s, ok := c.str(v.vals[i], at); ok && c.noNUL(s, at) {
+		if s, ok := c.Str(v.Vals[i], at); ok && c.noNUL(s, at) {
 			env[k] = s
 		}
 	}
 	return env
 }
 
-func (c *checker) terminal(m members) Terminal {
+func (c *checker) terminal(m strictjson.Members) Terminal {
 	t := Terminal{Columns: 80, Rows: 24, Scrollback: 1000}
 	v, ok := m["terminal"]
 	if !ok {
@@ -175,9 +177,9 @@ func (c *checker) terminal(m members) Terminal {
 	if !ok {
 		return t
 	}
-	t.Columns, _ = c.intField(tm, "$.terminal", "columns", 1, MaxTerminalSize, 80)
-	t.Rows, _ = c.intField(tm, "$.terminal", "rows", 1, MaxTerminalSize, 24)
-	t.Scrollback, _ = c.intField(tm, "$.terminal", "scrollback", 0, MaxScrollback, 1000)
+	t.Columns, _ = c.IntField(tm, "$.terminal", "columns", 1, MaxTerminalSize, 80)
+	t.Rows, _ = c.IntField(tm, "$.terminal", "rows", 1, MaxTerminalSize, 24)
+	t.Scrollback, _ = c.IntField(tm, "$.terminal", "scrollback", 0, MaxScrollback, 1000)
 	return t
 }
 

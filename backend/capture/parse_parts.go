@@ -3,19 +3,21 @@ package capture
 import (
 	"math"
 	"strings"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // variant reads the "type" discriminator of a union object.
-func (c *checker) variant(n *node, path string, types ...string) (string, bool) {
-	if n.kind != 'o' {
-		c.add(path, CodeWrongType, "must be an object, not %s", kindName(n.kind))
+func (c *checker) variant(n *strictjson.Node, path string, types ...string) (string, bool) {
+	if n.Kind != strictjson.Object {
+		c.Add(path, CodeWrongType, "must be an object, not %s", n.Kind)
 		return "", false
 	}
-	for i, k := range n.keys {
+	for i, k := range n.Keys {
 		if k != "type" {
 			continue
 		}
-		s, ok := c.str(n.vals[i], path+".type")
+		s, ok := c.Str(n.Vals[i], path+".type")
 		if !ok {
 			return "", false
 		}
@@ -24,19 +26,19 @@ func (c *checker) variant(n *node, path string, types ...string) (string, bool) 
 				return s, true
 			}
 		}
-		c.add(path+".type", CodeInvalidVariant, "%q is not one of %s", truncate(s, 64), strings.Join(types, ", "))
+		c.Add(path+".type", CodeInvalidVariant, "%q is not one of %s", strictjson.Truncate(s, 64), strings.Join(types, ", "))
 		return "", false
 	}
-	c.add(path+".type", CodeMissingField, "required field is missing")
+	c.Add(path+".type", CodeMissingField, "required field is missing")
 	return "", false
 }
 
 // events reads the event list: sorted by at_ms (ties keep their order),
 // none after timeout_ms (checked only when timeout_ms itself is valid).
-func (c *checker) events(m members, timeout int, timeoutOK bool) []Event {
+func (c *checker) events(m strictjson.Members, timeout int, timeoutOK bool) []Event {
 	out := []Event{}
 	prev := -1
-	c.listField(m, "$", "events", 0, MaxEvents, func(_ int, e *node, at string) {
+	c.listField(m, "$", "events", 0, MaxEvents, func(_ int, e *strictjson.Node, at string) {
 		ev, atOK := c.event(e, at)
 		out = append(out, ev)
 		if !atOK {
@@ -44,9 +46,9 @@ func (c *checker) events(m members, timeout int, timeoutOK bool) []Event {
 		}
 		switch {
 		case ev.AtMS < prev:
-			c.add(at+".at_ms", CodeNotSorted, "at_ms %d is earlier than the previous event's %d; events must be sorted by at_ms", ev.AtMS, prev)
+			c.Add(at+".at_ms", CodeNotSorted, "at_ms %d is earlier than the previous event's %d; events must be sorted by at_ms", ev.AtMS, prev)
 		case timeoutOK && ev.AtMS > timeout:
-			c.add(at+".at_ms", CodeAfterTimeout, "at_ms %d is after timeout_ms %d", ev.AtMS, timeout)
+			c.Add(at+".at_ms", CodeAfterTimeout, "at_ms %d is after timeout_ms %d", ev.AtMS, timeout)
 		}
 		prev = max(prev, ev.AtMS)
 	})
@@ -54,7 +56,7 @@ func (c *checker) events(m members, timeout int, timeoutOK bool) []Event {
 }
 
 // event reads one event and reports whether its at_ms is valid.
-func (c *checker) event(n *node, path string) (Event, bool) {
+func (c *checker) event(n *strictjson.Node, path string) (Event, bool) {
 	typ, ok := c.variant(n, path, EventInput, EventResize, EventSignal)
 	if !ok {
 		return Event{}, false
@@ -70,16 +72,16 @@ func (c *checker) event(n *node, path string) (Event, bool) {
 	}
 	em, _ := c.object(n, path, keys...)
 	ev := Event{Type: typ}
-	ev.AtMS, ok = c.reqInt(em, path, "at_ms", 0, MaxTimeoutMS)
+	ev.AtMS, ok = c.ReqInt(em, path, "at_ms", 0, MaxTimeoutMS)
 	switch typ {
 	case EventInput:
-		ev.Data, _ = c.reqStr(em, path, "data")
+		ev.Data, _ = c.ReqStr(em, path, "data")
 		ev.Sensitive = c.boolField(em, path, "sensitive", false)
 	case EventResize:
-		ev.Columns, _ = c.reqInt(em, path, "columns", 1, MaxTerminalSize)
-		ev.Rows, _ = c.reqInt(em, path, "rows", 1, MaxTerminalSize)
+		ev.Columns, _ = c.ReqInt(em, path, "columns", 1, MaxTerminalSize)
+		ev.Rows, _ = c.ReqInt(em, path, "rows", 1, MaxTerminalSize)
 	default:
-		if v, present := c.required(em, path, "signal"); present {
+		if v, present := c.Required(em, path, "signal"); present {
 			ev.Signal, _ = c.signalEnum(v, path+".signal")
 		}
 	}
@@ -88,30 +90,30 @@ func (c *checker) event(n *node, path string) (Event, bool) {
 
 // checkpoints reads the checkpoint list: unique names, "before" and
 // "after_settlement" reserved.
-func (c *checker) checkpoints(m members) []Checkpoint {
+func (c *checker) checkpoints(m strictjson.Members) []Checkpoint {
 	out := []Checkpoint{}
 	names := map[string]int{}
-	c.listField(m, "$", "checkpoints", 0, MaxCheckpoints, func(i int, e *node, at string) {
+	c.listField(m, "$", "checkpoints", 0, MaxCheckpoints, func(i int, e *strictjson.Node, at string) {
 		cm, ok := c.object(e, at, "name", "trigger")
 		if !ok {
 			return
 		}
 		var cp Checkpoint
-		if name, ok := c.reqStr(cm, at, "name"); ok {
+		if name, ok := c.ReqStr(cm, at, "name"); ok {
 			cp.Name = name
 			first, dup := names[name]
 			switch {
 			case !isName(name, 64, "_-"):
-				c.add(at+".name", CodeInvalidName, "%q does not match ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", truncate(name, 80))
+				c.Add(at+".name", CodeInvalidName, "%q does not match ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", strictjson.Truncate(name, 80))
 			case name == "before" || name == "after_settlement":
-				c.add(at+".name", CodeReservedName, "%q is reserved: Gatehouse always takes it", name)
+				c.Add(at+".name", CodeReservedName, "%q is reserved: Gatehouse always takes it", name)
 			case dup:
-				c.add(at+".name", CodeDuplicateEntry, "checkpoint %q is already named by checkpoints[%d]", name, first)
+				c.Add(at+".name", CodeDuplicateEntry, "checkpoint %q is already named by checkpoints[%d]", name, first)
 			default:
 				names[name] = i
 			}
 		}
-		if v, ok := c.required(cm, at, "trigger"); ok {
+		if v, ok := c.Required(cm, at, "trigger"); ok {
 			cp.Trigger = c.trigger(v, at+".trigger")
 		}
 		out = append(out, cp)
@@ -119,7 +121,7 @@ func (c *checker) checkpoints(m members) []Checkpoint {
 	return out
 }
 
-func (c *checker) trigger(n *node, path string) Trigger {
+func (c *checker) trigger(n *strictjson.Node, path string) Trigger {
 	typ, ok := c.variant(n, path, TriggerTime, TriggerTerminalLiteral, TriggerRootExit, TriggerSettled)
 	if !ok {
 		return Trigger{}
@@ -128,13 +130,13 @@ func (c *checker) trigger(n *node, path string) Trigger {
 	switch typ {
 	case TriggerTime:
 		tm, _ := c.object(n, path, "type", "at_ms")
-		t.AtMS, _ = c.reqInt(tm, path, "at_ms", 0, MaxTimeoutMS)
+		t.AtMS, _ = c.ReqInt(tm, path, "at_ms", 0, MaxTimeoutMS)
 	case TriggerTerminalLiteral:
 		tm, _ := c.object(n, path, "type", "value", "occurrence")
-		if s, ok := c.reqStr(tm, path, "value"); ok && c.length(s, path+".value", 1, MaxLiteralChars) {
+		if s, ok := c.ReqStr(tm, path, "value"); ok && c.length(s, path+".value", 1, MaxLiteralChars) {
 			t.Value = s
 		}
-		t.Occurrence, _ = c.intField(tm, path, "occurrence", 1, MaxOccurrence, 1)
+		t.Occurrence, _ = c.IntField(tm, path, "occurrence", 1, MaxOccurrence, 1)
 	default:
 		c.object(n, path, "type")
 	}
@@ -142,28 +144,28 @@ func (c *checker) trigger(n *node, path string) Trigger {
 }
 
 // shims reads the command shims: unique names, 1–100 routes each.
-func (c *checker) shims(m members) []CommandShim {
+func (c *checker) shims(m strictjson.Members) []CommandShim {
 	out := []CommandShim{}
 	names := map[string]int{}
-	c.listField(m, "$", "command_shims", 0, MaxCommandShims, func(i int, e *node, at string) {
+	c.listField(m, "$", "command_shims", 0, MaxCommandShims, func(i int, e *strictjson.Node, at string) {
 		sm, ok := c.object(e, at, "name", "routes")
 		if !ok {
 			return
 		}
 		shim := CommandShim{Routes: []ShimRoute{}}
-		if name, ok := c.reqStr(sm, at, "name"); ok {
+		if name, ok := c.ReqStr(sm, at, "name"); ok {
 			shim.Name = name
 			first, dup := names[name]
 			switch {
 			case !isName(name, 128, "._-"):
-				c.add(at+".name", CodeInvalidName, "%q does not match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", truncate(name, 140))
+				c.Add(at+".name", CodeInvalidName, "%q does not match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", strictjson.Truncate(name, 140))
 			case dup:
-				c.add(at+".name", CodeDuplicateEntry, "shim %q is already named by command_shims[%d]", name, first)
+				c.Add(at+".name", CodeDuplicateEntry, "shim %q is already named by command_shims[%d]", name, first)
 			default:
 				names[name] = i
 			}
 		}
-		c.listField(sm, at, "routes", 1, MaxShimRoutes, func(_ int, r *node, rat string) {
+		c.listField(sm, at, "routes", 1, MaxShimRoutes, func(_ int, r *strictjson.Node, rat string) {
 			shim.Routes = append(shim.Routes, c.route(r, rat))
 		})
 		out = append(out, shim)
@@ -171,38 +173,38 @@ func (c *checker) shims(m members) []CommandShim {
 	return out
 }
 
-func (c *checker) route(n *node, path string) ShimRoute {
+func (c *checker) route(n *strictjson.Node, path string) ShimRoute {
 	r := ShimRoute{Arguments: []string{}, Outputs: []ShimOutput{}, MaxCalls: 1}
 	rm, ok := c.object(n, path, "arguments", "outputs", "termination", "max_calls")
 	if !ok {
 		return r
 	}
-	c.listField(rm, path, "arguments", 0, math.MaxInt, func(_ int, e *node, at string) {
-		if s, ok := c.str(e, at); ok && c.noNUL(s, at) {
+	c.listField(rm, path, "arguments", 0, math.MaxInt, func(_ int, e *strictjson.Node, at string) {
+		if s, ok := c.Str(e, at); ok && c.noNUL(s, at) {
 			r.Arguments = append(r.Arguments, s)
 		}
 	})
-	c.listField(rm, path, "outputs", 0, MaxShimOutputs, func(_ int, e *node, at string) {
+	c.listField(rm, path, "outputs", 0, MaxShimOutputs, func(_ int, e *strictjson.Node, at string) {
 		om, ok := c.object(e, at, "at_ms", "stream", "data")
 		if !ok {
 			return
 		}
 		var o ShimOutput
-		o.AtMS, _ = c.reqInt(om, at, "at_ms", 0, MaxTimeoutMS)
-		if v, ok := c.required(om, at, "stream"); ok {
+		o.AtMS, _ = c.ReqInt(om, at, "at_ms", 0, MaxTimeoutMS)
+		if v, ok := c.Required(om, at, "stream"); ok {
 			o.Stream, _ = c.enum(v, at+".stream", "stdout", "stderr")
 		}
-		o.Data, _ = c.reqStr(om, at, "data")
+		o.Data, _ = c.ReqStr(om, at, "data")
 		r.Outputs = append(r.Outputs, o)
 	})
-	if v, ok := c.required(rm, path, "termination"); ok {
+	if v, ok := c.Required(rm, path, "termination"); ok {
 		r.Termination = c.termination(v, path+".termination")
 	}
-	r.MaxCalls, _ = c.intField(rm, path, "max_calls", 1, MaxShimCalls, 1)
+	r.MaxCalls, _ = c.IntField(rm, path, "max_calls", 1, MaxShimCalls, 1)
 	return r
 }
 
-func (c *checker) termination(n *node, path string) Termination {
+func (c *checker) termination(n *strictjson.Node, path string) Termination {
 	typ, ok := c.variant(n, path, TerminationExit, TerminationSignal)
 	if !ok {
 		return Termination{}
@@ -210,11 +212,11 @@ func (c *checker) termination(n *node, path string) Termination {
 	t := Termination{Type: typ}
 	if typ == TerminationExit {
 		tm, _ := c.object(n, path, "type", "code")
-		t.Code, _ = c.reqInt(tm, path, "code", 0, 255)
+		t.Code, _ = c.ReqInt(tm, path, "code", 0, 255)
 		return t
 	}
 	tm, _ := c.object(n, path, "type", "signal")
-	if v, ok := c.required(tm, path, "signal"); ok {
+	if v, ok := c.Required(tm, path, "signal"); ok {
 		t.Signal, _ = c.signalEnum(v, path+".signal")
 	}
 	return t

@@ -5,6 +5,8 @@ import (
 	"math"
 	"regexp"
 	"strings"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // DefaultLimits returns the limits of a scenario that sets none.
@@ -16,7 +18,7 @@ func DefaultLimits() Limits {
 	}
 }
 
-func (c *checker) limits(m members) Limits {
+func (c *checker) limits(m strictjson.Members) Limits {
 	l := DefaultLimits()
 	v, ok := m["limits"]
 	if !ok {
@@ -46,12 +48,12 @@ func (c *checker) limits(m members) Limits {
 		return l
 	}
 	for _, f := range fields {
-		*f.dst, _ = c.intField(lm, "$.limits", f.key, 1, f.max, *f.dst)
+		*f.dst, _ = c.IntField(lm, "$.limits", f.key, 1, f.max, *f.dst)
 	}
 	return l
 }
 
-func (c *checker) normalization(m members) Normalization {
+func (c *checker) normalization(m strictjson.Members) Normalization {
 	n := Normalization{Paths: true, PIDs: true, Ports: true, TimeBucketMS: 10, Patterns: []Pattern{}}
 	v, ok := m["normalization"]
 	if !ok {
@@ -65,20 +67,20 @@ func (c *checker) normalization(m members) Normalization {
 	n.Paths = c.boolField(nm, at, "paths", true)
 	n.PIDs = c.boolField(nm, at, "pids", true)
 	n.Ports = c.boolField(nm, at, "ports", true)
-	n.TimeBucketMS, _ = c.intField(nm, at, "time_bucket_ms", 1, MaxTimeBucketMS, 10)
-	c.listField(nm, at, "patterns", 0, MaxPatterns, func(_ int, e *node, pat string) {
+	n.TimeBucketMS, _ = c.IntField(nm, at, "time_bucket_ms", 1, MaxTimeBucketMS, 10)
+	c.listField(nm, at, "patterns", 0, MaxPatterns, func(_ int, e *strictjson.Node, pat string) {
 		pm, ok := c.object(e, pat, "pattern", "replacement")
 		if !ok {
 			return
 		}
 		var p Pattern
-		if s, ok := c.reqStr(pm, pat, "pattern"); ok && c.length(s, pat+".pattern", 1, MaxPatternChars) {
+		if s, ok := c.ReqStr(pm, pat, "pattern"); ok && c.length(s, pat+".pattern", 1, MaxPatternChars) {
 			if _, err := regexp.Compile(s); err != nil {
-				c.add(pat+".pattern", CodeInvalidPattern, "not a valid regular expression: %s", truncate(err.Error(), 200))
+				c.Add(pat+".pattern", CodeInvalidPattern, "not a valid regular expression: %s", strictjson.Truncate(err.Error(), 200))
 			}
 			p.Pattern = s
 		}
-		if s, ok := c.reqStr(pm, pat, "replacement"); ok && c.length(s, pat+".replacement", 0, MaxReplacementChars) {
+		if s, ok := c.ReqStr(pm, pat, "replacement"); ok && c.length(s, pat+".replacement", 0, MaxReplacementChars) {
 			p.Replacement = s
 		}
 		n.Patterns = append(n.Patterns, p)
@@ -87,7 +89,7 @@ func (c *checker) normalization(m members) Normalization {
 }
 
 // replay reads the replay object; a machine excludes static scripts.
-func (c *checker) replay(m members) Replay {
+func (c *checker) replay(m strictjson.Members) Replay {
 	r := Replay{Machine: json.RawMessage("null"), HTTP: []json.RawMessage{},
 		WebsocketMessages: []json.RawMessage{}, WebsocketConnections: []json.RawMessage{}}
 	v, ok := m["replay"]
@@ -105,33 +107,33 @@ func (c *checker) replay(m members) Replay {
 	}{{"http", &r.HTTP}, {"websocket_messages", &r.WebsocketMessages}, {"websocket_connections", &r.WebsocketConnections}}
 	var static []string
 	for _, l := range lists {
-		c.listField(rm, "$.replay", l.key, 0, math.MaxInt, func(_ int, e *node, at string) {
-			if e.kind != 'o' {
-				c.add(at, CodeWrongType, "must be an object, not %s", kindName(e.kind))
+		c.listField(rm, "$.replay", l.key, 0, math.MaxInt, func(_ int, e *strictjson.Node, at string) {
+			if e.Kind != strictjson.Object {
+				c.Add(at, CodeWrongType, "must be an object, not %s", e.Kind)
 				return
 			}
-			*l.dst = append(*l.dst, e.raw())
+			*l.dst = append(*l.dst, e.Raw())
 		})
 		if len(*l.dst) > 0 {
 			static = append(static, l.key)
 		}
 	}
 	if string(r.Machine) != "null" && len(static) > 0 {
-		c.add("$.replay.machine", CodeConflict, "a replay machine cannot be combined with static scripts (%s)", strings.Join(static, ", "))
+		c.Add("$.replay.machine", CodeConflict, "a replay machine cannot be combined with static scripts (%s)", strings.Join(static, ", "))
 	}
 	return r
 }
 
 // opaqueOrNull reads optional member key as an object or null (default
 // null), kept as compact JSON for another package to validate.
-func (c *checker) opaqueOrNull(m members, path, key string) json.RawMessage {
+func (c *checker) opaqueOrNull(m strictjson.Members, path, key string) json.RawMessage {
 	v, ok := m[key]
-	if !ok || v.kind == 'z' {
+	if !ok || v.Kind == strictjson.Null {
 		return json.RawMessage("null")
 	}
-	if v.kind != 'o' {
-		c.add(path+"."+key, CodeWrongType, "must be an object or null, not %s", kindName(v.kind))
+	if v.Kind != strictjson.Object {
+		c.Add(path+"."+key, CodeWrongType, "must be an object or null, not %s", v.Kind)
 		return json.RawMessage("null")
 	}
-	return v.raw()
+	return v.Raw()
 }

@@ -9,6 +9,8 @@ package capture
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // Limits of ParseScenario.
@@ -22,7 +24,7 @@ const (
 	MaxDepth = 256
 	// MaxIssues is the most issues ParseScenario reports; when there are
 	// more, the last one has code CodeTooManyIssues.
-	MaxIssues = 100
+	MaxIssues = strictjson.DefaultMaxIssues
 )
 
 // Scenario is one validated Process Capture scenario with every default

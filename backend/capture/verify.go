@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // Issue codes reported by VerifyRecord (besides CodeInvalidJSON,
@@ -66,12 +67,12 @@ var journalCollections = []string{"frames", "rendered_frames", "interaction_even
 func VerifyRecord(raw json.RawMessage) []Issue {
 	v := &verifier{}
 	if _, err := evidence.Canonicalize(raw); err != nil {
-		v.add("$", CodeInvalidJSON, "the record is not canonicalizable JSON: %s", truncate(err.Error(), 200))
-		return v.issues.list
+		v.add("$", CodeInvalidJSON, "the record is not canonicalizable JSON: %s", strictjson.Truncate(err.Error(), 200))
+		return v.issues.List
 	}
 	rec := v.object(raw, "$", recordFields...)
 	if rec == nil {
-		return v.issues.list
+		return v.issues.List
 	}
 	if n, ok := v.intAt(rec, "$", "schema_version"); ok && n != RecordSchemaVersion {
 		v.add("$.schema_version", CodeInvalidValue, "schema_version must be %d", RecordSchemaVersion)
@@ -91,7 +92,7 @@ func VerifyRecord(raw json.RawMessage) []Issue {
 	v.shimCalls(rec)
 	v.journal(rec, lens)
 	v.notes(rec)
-	return v.issues.list
+	return v.issues.List
 }
 
 // notes checks the shapes of limitations and residual_unknowns.
@@ -114,10 +115,10 @@ func (v *verifier) notes(rec map[string]json.RawMessage) {
 	}
 }
 
-type verifier struct{ issues issueList }
+type verifier struct{ issues strictjson.Collector }
 
 func (v *verifier) add(path, code, format string, args ...any) {
-	v.issues.add(path, code, format, args...)
+	v.issues.Add(path, code, format, args...)
 }
 
 // rawKind is the JSON type of a value: 'o', 'a', 's', 'n', 'b' or 'z' (null).
@@ -143,10 +144,7 @@ func rawKind(raw json.RawMessage) byte {
 }
 
 func rawKindName(k byte) string {
-	if k == 'z' {
-		return "null"
-	}
-	return kindName(k)
+	return strictjson.Kind(k).String() // "null" for 'z' and for 0
 }
 
 // object decodes an object; with allowed, it reports missing and unknown
@@ -158,7 +156,7 @@ func (v *verifier) object(raw json.RawMessage, path string, allowed ...string) m
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
-		v.add(path, CodeInvalidJSON, "%s", truncate(err.Error(), 200))
+		v.add(path, CodeInvalidJSON, "%s", strictjson.Truncate(err.Error(), 200))
 		return nil
 	}
 	if len(allowed) > 0 {
@@ -166,7 +164,7 @@ func (v *verifier) object(raw json.RawMessage, path string, allowed ...string) m
 		for _, k := range allowed {
 			known[k] = true
 			if _, ok := m[k]; !ok {
-				v.add(path+keyPath(k), CodeMissingField, "required field is missing")
+				v.add(path+strictjson.KeyPath(k), CodeMissingField, "required field is missing")
 			}
 		}
 		keys := make([]string, 0, len(m))
@@ -176,7 +174,7 @@ func (v *verifier) object(raw json.RawMessage, path string, allowed ...string) m
 		sort.Strings(keys)
 		for _, k := range keys {
 			if !known[k] {
-				v.add(path+keyPath(k), CodeUnknownField, "unknown field %q", truncate(k, 64))
+				v.add(path+strictjson.KeyPath(k), CodeUnknownField, "unknown field %q", strictjson.Truncate(k, 64))
 			}
 		}
 	}
@@ -190,12 +188,12 @@ func (v *verifier) array(m map[string]json.RawMessage, path, key string) ([]json
 		return nil, false
 	}
 	if k := rawKind(raw); k != 'a' {
-		v.add(path+keyPath(key), CodeWrongType, "must be an array, not %s", rawKindName(k))
+		v.add(path+strictjson.KeyPath(key), CodeWrongType, "must be an array, not %s", rawKindName(k))
 		return nil, false
 	}
 	var a []json.RawMessage
 	if err := json.Unmarshal(raw, &a); err != nil {
-		v.add(path+keyPath(key), CodeInvalidJSON, "%s", truncate(err.Error(), 200))
+		v.add(path+strictjson.KeyPath(key), CodeInvalidJSON, "%s", strictjson.Truncate(err.Error(), 200))
 		return nil, false
 	}
 	return a, true
@@ -209,7 +207,7 @@ func (v *verifier) integer(raw json.RawMessage, path string) (int64, bool) {
 	}
 	f, err := strconv.ParseFloat(string(bytes.TrimSpace(raw)), 64)
 	if err != nil || f != float64(int64(f)) {
-		v.add(path, CodeWrongType, "must be an integer, not %s", truncate(string(raw), 40))
+		v.add(path, CodeWrongType, "must be an integer, not %s", strictjson.Truncate(string(raw), 40))
 		return 0, false
 	}
 	return int64(f), true
@@ -222,7 +220,7 @@ func (v *verifier) intAt(m map[string]json.RawMessage, path, key string) (int64,
 	if !ok {
 		return 0, false
 	}
-	return v.integer(raw, path+keyPath(key))
+	return v.integer(raw, path+strictjson.KeyPath(key))
 }
 
 // strAt reads member key of m as a string; with nullable, null reads as
@@ -234,13 +232,13 @@ func (v *verifier) strAt(m map[string]json.RawMessage, path, key string, nullabl
 	}
 	if k := rawKind(raw); k != 's' {
 		if !(nullable && k == 'z') {
-			v.add(path+keyPath(key), CodeWrongType, "must be a string, not %s", rawKindName(k))
+			v.add(path+strictjson.KeyPath(key), CodeWrongType, "must be a string, not %s", rawKindName(k))
 		}
 		return "", false
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		v.add(path+keyPath(key), CodeInvalidJSON, "%s", truncate(err.Error(), 200))
+		v.add(path+strictjson.KeyPath(key), CodeInvalidJSON, "%s", strictjson.Truncate(err.Error(), 200))
 		return "", false
 	}
 	return s, true
@@ -252,7 +250,7 @@ func (v *verifier) boolAt(m map[string]json.RawMessage, path, key string) (bool,
 		return false, false
 	}
 	if k := rawKind(raw); k != 'b' {
-		v.add(path+keyPath(key), CodeWrongType, "must be true or false, not %s", rawKindName(k))
+		v.add(path+strictjson.KeyPath(key), CodeWrongType, "must be true or false, not %s", rawKindName(k))
 		return false, false
 	}
 	return bytes.HasPrefix(bytes.TrimSpace(raw), []byte("true")), true
@@ -304,7 +302,7 @@ func (v *verifier) manifest(rec map[string]json.RawMessage) {
 			return
 		}
 		if got := digestOf(value); d != got {
-			v.add(p+"."+digestKey, CodeCommitmentMismatch, "%s does not equal the digest of its value (%s)", truncate(d, 80), got)
+			v.add(p+"."+digestKey, CodeCommitmentMismatch, "%s does not equal the digest of its value (%s)", strictjson.Truncate(d, 80), got)
 		}
 	}
 	scenario, hasScenario := m["scenario"]
@@ -379,7 +377,7 @@ func (v *verifier) timeAt(m map[string]json.RawMessage, path, key string) (time.
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		v.add(path+"."+key, CodeInvalidValue, "%q is not an RFC 3339 time", truncate(s, 64))
+		v.add(path+"."+key, CodeInvalidValue, "%q is not an RFC 3339 time", strictjson.Truncate(s, 64))
 		return time.Time{}, false
 	}
 	return t, true
@@ -471,15 +469,15 @@ func (v *verifier) checkpoints(rec map[string]json.RawMessage) int {
 		name, ok := v.strAt(cp, at, "name", false)
 		if ok {
 			if first, dup := names[name]; dup {
-				v.add(at+".name", CodeCheckpointOrder, "checkpoint %q is already recorded at index %d", truncate(name, 64), first)
+				v.add(at+".name", CodeCheckpointOrder, "checkpoint %q is already recorded at index %d", strictjson.Truncate(name, 64), first)
 			} else {
 				names[name] = i
 			}
 			switch {
 			case i == 0 && name != CheckpointBefore:
-				v.add(at+".name", CodeCheckpointOrder, "the first checkpoint must be before, not %q", truncate(name, 64))
+				v.add(at+".name", CodeCheckpointOrder, "the first checkpoint must be before, not %q", strictjson.Truncate(name, 64))
 			case i == len(a)-1 && name != CheckpointAfterSettlement:
-				v.add(at+".name", CodeCheckpointOrder, "the last checkpoint must be after_settlement, not %q", truncate(name, 64))
+				v.add(at+".name", CodeCheckpointOrder, "the last checkpoint must be after_settlement, not %q", strictjson.Truncate(name, 64))
 			case i != 0 && name == CheckpointBefore, i != len(a)-1 && name == CheckpointAfterSettlement:
 				v.add(at+".name", CodeCheckpointOrder, "%s is not where it belongs", name)
 			}
@@ -540,7 +538,7 @@ func (v *verifier) fileState(raw json.RawMessage, at string) {
 	}
 	typ, ok := v.strAt(f, at, "type", false)
 	if ok && typ != FileTypeFile && typ != FileTypeSymlink && typ != FileTypeDirectory && typ != FileTypeOther {
-		v.add(at+".type", CodeInvalidValue, "%q is not file, symlink, directory or other", truncate(typ, 64))
+		v.add(at+".type", CodeInvalidValue, "%q is not file, symlink, directory or other", strictjson.Truncate(typ, 64))
 		ok = false
 	}
 	sum, hasSum := v.strAt(f, at, "sha256", true)
@@ -586,7 +584,7 @@ func (v *verifier) fileEffect(raw json.RawMessage, at string) {
 			v.add(at, CodeStateMismatch, "a %s entry has a before and an after", status)
 		}
 	default:
-		v.add(at+".status", CodeInvalidValue, "%q is not created, deleted, modified or unchanged", truncate(status, 64))
+		v.add(at+".status", CodeInvalidValue, "%q is not created, deleted, modified or unchanged", strictjson.Truncate(status, 64))
 	}
 }
 
@@ -601,11 +599,11 @@ func (v *verifier) exit(rec map[string]json.RawMessage) {
 	}
 	reason, ok := v.strAt(e, "$.exit", "reason", false)
 	if ok && reason != ExitReasonExited && reason != ExitReasonTimeout && reason != ExitReasonIdleTimeout {
-		v.add("$.exit.reason", CodeInvalidValue, "%q is not exited, timeout or idle_timeout", truncate(reason, 64))
+		v.add("$.exit.reason", CodeInvalidValue, "%q is not exited, timeout or idle_timeout", strictjson.Truncate(reason, 64))
 	}
 	if code, present := e["code"]; present && !isNull(code) {
 		if _, isInt := v.integer(code, "$.exit.code"); isInt && ok && reason != ExitReasonExited {
-			v.add("$.exit.code", CodeExitMismatch, "an exit code is recorded only when the reason is exited, not %s", truncate(reason, 64))
+			v.add("$.exit.code", CodeExitMismatch, "an exit code is recorded only when the reason is exited, not %s", strictjson.Truncate(reason, 64))
 		}
 	}
 	v.strAt(e, "$.exit", "signal", true)
@@ -637,7 +635,7 @@ func (v *verifier) settlement(rec map[string]json.RawMessage) {
 			v.add(p+".cleanup_outcome", CodeStateMismatch, "after %s the cleanup outcome is cleaned or failed", state)
 		}
 	default:
-		v.add(p+".state", CodeInvalidValue, "%q is not quiesced, alive_at_deadline or unverifiable", truncate(state, 64))
+		v.add(p+".state", CodeInvalidValue, "%q is not quiesced, alive_at_deadline or unverifiable", strictjson.Truncate(state, 64))
 	}
 }
 
@@ -702,12 +700,12 @@ func (v *verifier) shimCalls(rec map[string]json.RawMessage) {
 		key := fmt.Sprintf("%s\x00%d", ev.Command, *ev.RouteIndex)
 		limit, known := maxCalls[key]
 		if !known {
-			v.add(at+".route_index", CodeStateMismatch, "shim %q has no route %d", truncate(ev.Command, 64), *ev.RouteIndex)
+			v.add(at+".route_index", CodeStateMismatch, "shim %q has no route %d", strictjson.Truncate(ev.Command, 64), *ev.RouteIndex)
 			continue
 		}
 		calls[key]++
 		if calls[key] > limit {
-			v.add(at, CodeShimOveruse, "route %d of shim %q allows %d calls; this is call %d", *ev.RouteIndex, truncate(ev.Command, 64), limit, calls[key])
+			v.add(at, CodeShimOveruse, "route %d of shim %q allows %d calls; this is call %d", *ev.RouteIndex, strictjson.Truncate(ev.Command, 64), limit, calls[key])
 		}
 	}
 }
@@ -739,7 +737,7 @@ func (v *verifier) journal(rec map[string]json.RawMessage, lens map[string]int) 
 			continue
 		}
 		if !known[c] {
-			v.add(at+".collection", CodeInvalidValue, "%q is not a record collection", truncate(c, 64))
+			v.add(at+".collection", CodeInvalidValue, "%q is not a record collection", strictjson.Truncate(c, 64))
 			continue
 		}
 		if idx != seen[c] {

@@ -18,18 +18,18 @@ func (c *checker) graph(m *Machine, path string) {
 	for i, s := range m.States {
 		terminal = terminal || s.Terminal
 		if first, dup := stateIdx[s.Name]; dup {
-			c.add(fmt.Sprintf("%s.states[%d].name", path, i), CodeDuplicateEntry, "state %s is already declared by states[%d]", s.Name, first)
+			c.Add(fmt.Sprintf("%s.states[%d].name", path, i), CodeDuplicateEntry, "state %s is already declared by states[%d]", s.Name, first)
 			refsOK = false
 			continue
 		}
 		stateIdx[s.Name] = i
 	}
 	if !terminal {
-		c.add(path+".states", CodeNoTerminalState, "at least one state must be terminal")
+		c.Add(path+".states", CodeNoTerminalState, "at least one state must be terminal")
 	}
 	start, ok := stateIdx[m.InitialState]
 	if !ok {
-		c.add(path+".initial_state", CodeUnknownState, "no state is named %s", m.InitialState)
+		c.Add(path+".initial_state", CodeUnknownState, "no state is named %s", m.InitialState)
 		refsOK = false
 	}
 	ids := make(map[string]int, len(m.Transitions))
@@ -38,25 +38,25 @@ func (c *checker) graph(m *Machine, path string) {
 	to := make([]int, len(m.Transitions))
 	for i, t := range m.Transitions {
 		if first, dup := ids[t.ID]; dup {
-			c.add(tpath(i)+".id", CodeDuplicateEntry, "transition id %s is already used by transitions[%d]", t.ID, first)
+			c.Add(tpath(i)+".id", CodeDuplicateEntry, "transition id %s is already used by transitions[%d]", t.ID, first)
 		} else {
 			ids[t.ID] = i
 		}
 		var ok bool
 		if from[i], ok = stateIdx[t.From]; !ok {
-			c.add(tpath(i)+".from", CodeUnknownState, "no state is named %s", t.From)
+			c.Add(tpath(i)+".from", CodeUnknownState, "no state is named %s", t.From)
 			refsOK = false
 		} else if m.States[from[i]].Terminal {
-			c.add(tpath(i)+".from", CodeTerminalHasTransitions, "state %s is terminal and cannot have outgoing transitions", t.From)
+			c.Add(tpath(i)+".from", CodeTerminalHasTransitions, "state %s is terminal and cannot have outgoing transitions", t.From)
 		}
 		if to[i], ok = stateIdx[t.To]; !ok {
-			c.add(tpath(i)+".to", CodeUnknownState, "no state is named %s", t.To)
+			c.Add(tpath(i)+".to", CodeUnknownState, "no state is named %s", t.To)
 			refsOK = false
 		}
 		trig, _ := json.Marshal(t.Trigger) // header maps marshal in sorted order
 		key := t.From + "\x00" + strconv.Itoa(t.Priority) + "\x00" + string(trig)
 		if first, dup := ambiguity[key]; dup {
-			c.add(tpath(i), CodeAmbiguousTransition, "transitions[%d] already has the same from state, priority and trigger; give one a different priority or trigger", first)
+			c.Add(tpath(i), CodeAmbiguousTransition, "transitions[%d] already has the same from state, priority and trigger; give one a different priority or trigger", first)
 		} else {
 			ambiguity[key] = i
 		}
@@ -69,7 +69,7 @@ func (c *checker) graph(m *Machine, path string) {
 		for k, cp := range t.Captures {
 			if prev, seen := sensitive[cp.Variable]; seen {
 				if prev != cp.Sensitive {
-					c.add(fmt.Sprintf("%s.captures[%d].sensitive", tpath(i), k), CodeInconsistentSensitivity, "variable %s is captured elsewhere with sensitive %t", cp.Variable, prev)
+					c.Add(fmt.Sprintf("%s.captures[%d].sensitive", tpath(i), k), CodeInconsistentSensitivity, "variable %s is captured elsewhere with sensitive %t", cp.Variable, prev)
 				}
 				continue
 			}
@@ -83,7 +83,7 @@ func (c *checker) graph(m *Machine, path string) {
 				continue
 			}
 			if s, seen := sensitive[g.Variable]; seen && !s {
-				c.add(fmt.Sprintf("%s.guards[%d].variable", tpath(i), k), CodeCredentialNotSensitive, "the credential header %q may only be compared with a sensitive variable; %s is not sensitive", g.Value.Name, g.Variable)
+				c.Add(fmt.Sprintf("%s.guards[%d].variable", tpath(i), k), CodeCredentialNotSensitive, "the credential header %q may only be compared with a sensitive variable; %s is not sensitive", g.Value.Name, g.Variable)
 			}
 		}
 	}
@@ -149,7 +149,7 @@ func (c *checker) graph(m *Machine, path string) {
 	}
 	for i, s := range m.States {
 		if !reached[i] {
-			c.add(fmt.Sprintf("%s.states[%d]", path, i), CodeUnreachableState, "state %s cannot be reached from the initial state %s", s.Name, m.InitialState)
+			c.Add(fmt.Sprintf("%s.states[%d]", path, i), CodeUnreachableState, "state %s cannot be reached from the initial state %s", s.Name, m.InitialState)
 		}
 	}
 	for i, t := range m.Transitions {
@@ -162,9 +162,9 @@ func (c *checker) graph(m *Machine, path string) {
 			n, captured := varIdx[g.Variable]
 			switch {
 			case !captured:
-				c.add(at, CodeUncapturedVariable, "variable %s is never captured", g.Variable)
+				c.Add(at, CodeUncapturedVariable, "variable %s is never captured", g.Variable)
 			case set[n/64]&(1<<(n%64)) == 0:
-				c.add(at, CodeUncapturedVariable, "variable %s is not captured on every path from %s to %s before this guard uses it", g.Variable, m.InitialState, t.From)
+				c.Add(at, CodeUncapturedVariable, "variable %s is not captured on every path from %s to %s before this guard uses it", g.Variable, m.InitialState, t.From)
 			}
 		}
 	}

@@ -1,34 +1,31 @@
 package replay
 
-import (
-	"fmt"
-	"strings"
-)
+import "github.com/gatehouse/gatehouse/backend/internal/strictjson"
 
 // Issue codes. They are stable and machine readable; each rejection of
 // the replay machine schema, of a direct run or of its events has one.
 const (
 	// Document level.
-	CodeTooLarge      = "too_large"       // more bytes or JSON values than allowed
-	CodeInvalidUTF8   = "invalid_utf8"    // the input is not valid UTF-8
-	CodeInvalidJSON   = "invalid_json"    // malformed JSON, a byte order mark or trailing data
-	CodeTooDeep       = "too_deep"        // nesting beyond the depth limit
-	CodeDuplicateKey  = "duplicate_key"   // a member name twice in one object
-	CodeTooManyIssues = "too_many_issues" // more issues than MaxIssues
+	CodeTooLarge      = strictjson.CodeTooLarge      // more bytes or JSON values than allowed
+	CodeInvalidUTF8   = strictjson.CodeInvalidUTF8   // the input is not valid UTF-8
+	CodeInvalidJSON   = strictjson.CodeInvalidJSON   // malformed JSON, a byte order mark or trailing data
+	CodeTooDeep       = strictjson.CodeTooDeep       // nesting beyond the depth limit
+	CodeDuplicateKey  = strictjson.CodeDuplicateKey  // a member name twice in one object
+	CodeTooManyIssues = strictjson.CodeTooManyIssues // more issues than MaxIssues
 
 	// Schema level.
-	CodeWrongType      = "wrong_type"       // a value of the wrong JSON type (null included)
-	CodeUnknownField   = "unknown_field"    // a member the schema does not define
-	CodeMissingField   = "missing_field"    // a required member is absent
-	CodeInvalidValue   = "invalid_value"    // outside its enumeration, or a forbidden character
-	CodeInvalidVariant = "invalid_variant"  // an unknown protocol, action type or source
-	CodeNotInteger     = "not_integer"      // a fractional number where an integer is required
-	CodeOutOfRange     = "out_of_range"     // an integer outside its bounds
-	CodeInvalidLength  = "invalid_length"   // a string outside its length bounds
-	CodeInvalidName    = "invalid_name"     // a name, id, variable, method, path or header name not matching its pattern
-	CodeTooManyEntries = "too_many_entries" // an array or object longer than allowed
-	CodeTooFewEntries  = "too_few_entries"  // an array shorter than required
-	CodeDuplicateEntry = "duplicate_entry"  // a state name, transition id, header or variable twice
+	CodeWrongType      = strictjson.CodeWrongType      // a value of the wrong JSON type (null included)
+	CodeUnknownField   = strictjson.CodeUnknownField   // a member the schema does not define
+	CodeMissingField   = strictjson.CodeMissingField   // a required member is absent
+	CodeInvalidValue   = strictjson.CodeInvalidValue   // outside its enumeration, or a forbidden character
+	CodeInvalidVariant = "invalid_variant"             // an unknown protocol, action type or source
+	CodeNotInteger     = strictjson.CodeNotInteger     // a fractional number where an integer is required
+	CodeOutOfRange     = strictjson.CodeOutOfRange     // an integer outside its bounds
+	CodeInvalidLength  = strictjson.CodeInvalidLength  // a string outside its length bounds
+	CodeInvalidName    = "invalid_name"                // a name, id, variable, method, path or header name not matching its pattern
+	CodeTooManyEntries = strictjson.CodeTooManyEntries // an array or object longer than allowed
+	CodeTooFewEntries  = strictjson.CodeTooFewEntries  // an array shorter than required
+	CodeDuplicateEntry = "duplicate_entry"             // a state name, transition id, header or variable twice
 
 	// Machine rules (50-compare-replay.md, "Replay machine").
 	CodeNoTerminalState          = "no_terminal_state"           // no state is terminal
@@ -56,65 +53,17 @@ const (
 
 // MaxIssues is the most issues one parse reports; when there are more, the
 // last one has code CodeTooManyIssues.
-const MaxIssues = 100
+const MaxIssues = strictjson.DefaultMaxIssues
 
 // Issue is one reason an input was rejected: a stable Code (one of the
 // Code* constants), the JSON Path of the offending value ("$" for the
 // document, "$.machine.transitions[3].guards[0].variable",
 // `$.events[2].headers["x-key"]`) and a Message for people. Messages name
 // fields, ids and states but never repeat header values or bodies.
-type Issue struct {
-	Code    string `json:"code"`
-	Path    string `json:"path"`
-	Message string `json:"message"`
-}
-
-// String formats the issue as "code at path: message".
-func (i Issue) String() string { return fmt.Sprintf("%s at %s: %s", i.Code, i.Path, i.Message) }
+type Issue = strictjson.Issue
 
 // Issues is a non-empty list of issues used as an error.
 type Issues []Issue
 
 // Error lists the first few issues and how many there are in all.
-func (l Issues) Error() string {
-	const shown = 5
-	var b strings.Builder
-	fmt.Fprintf(&b, "invalid replay input: %d issue(s)", len(l))
-	for i, is := range l {
-		if i == shown {
-			fmt.Fprintf(&b, "; and %d more", len(l)-shown)
-			break
-		}
-		b.WriteString("; ")
-		b.WriteString(is.String())
-	}
-	return b.String()
-}
-
-// issueList collects issues up to max (MaxIssues when zero).
-type issueList struct {
-	list []Issue
-	max  int
-	full bool
-}
-
-func (l *issueList) add(path, code, format string, args ...any) {
-	if l.full {
-		return
-	}
-	limit := l.max
-	if limit == 0 {
-		limit = MaxIssues
-	}
-	if len(l.list) == limit-1 && limit > 1 {
-		l.list = append(l.list, Issue{CodeTooManyIssues, "$", fmt.Sprintf("more than %d issues; the rest are not reported", limit-1)})
-		l.full = true
-		return
-	}
-	l.list = append(l.list, Issue{code, path, fmt.Sprintf(format, args...)})
-	if len(l.list) >= limit {
-		l.full = true
-	}
-}
-
-func (l *issueList) empty() bool { return len(l.list) == 0 }
+func (l Issues) Error() string { return strictjson.ErrorText("invalid replay input", l) }

@@ -21,6 +21,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // Bounds of the machine schema.
@@ -138,7 +140,7 @@ type Transition struct {
 	Actions  []Action  `json:"actions"`
 	MaxUses  int       `json:"max_uses"`
 
-	payload *value // the action_json document (see ActionPayload), or nil
+	payload *strictjson.Node // the action_json document (see ActionPayload), or nil
 }
 
 // Trigger selects the events a transition answers. Header names are lower

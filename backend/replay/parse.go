@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 const (
@@ -35,44 +37,44 @@ func ParseMachine(data []byte) (*Machine, []Issue) { return ParseMachineAt(data,
 // It never panics.
 func ParseMachineAt(data []byte, root string) (*Machine, []Issue) {
 	if len(data) > MaxInputBytes {
-		return nil, []Issue{{CodeTooLarge, root, fmt.Sprintf("the machine is %d bytes; the limit is %d bytes", len(data), MaxInputBytes)}}
+		return nil, []Issue{{Code: CodeTooLarge, Path: root, Message: fmt.Sprintf("the machine is %d bytes; the limit is %d bytes", len(data), MaxInputBytes)}}
 	}
-	issues := &issueList{}
-	v := decodeJSON(data, root, jsonLimits{depth: MaxDepth, values: MaxValues}, issues)
-	if v == nil || !issues.empty() {
-		return nil, issues.list
+	issues := &strictjson.Collector{}
+	v := decodeJSON(data, root, jsonOptions(MaxDepth, MaxValues), issues)
+	if v == nil || !issues.Empty() {
+		return nil, issues.List
 	}
-	c := &checker{issues: issues}
+	c := newChecker(issues)
 	m := c.machine(v, root)
-	if !issues.empty() {
-		return nil, issues.list
+	if !issues.Empty() {
+		return nil, issues.List
 	}
 	return m, nil
 }
 
 // machine checks a machine object, its elements and then the rules that
 // span the whole graph.
-func (c *checker) machine(v *value, path string) *Machine {
-	mm, _ := c.object(v, path, "initial_state", "states", "transitions", "max_transitions", "limits")
+func (c *checker) machine(v *strictjson.Node, path string) *Machine {
+	mm, _ := c.Object(v, path, "initial_state", "states", "transitions", "max_transitions", "limits")
 	if mm == nil {
 		return nil
 	}
 	m := &Machine{States: []State{}, Transitions: []Transition{}}
 	initOK := false
-	if iv, ok := c.required(mm, path, "initial_state"); ok {
+	if iv, ok := c.Required(mm, path, "initial_state"); ok {
 		m.InitialState, initOK = c.name(iv, path+".initial_state", "state name", namePattern, isName)
 	}
-	statesOK := c.list(mm, path, "states", true, 1, MaxStateCount, func(_ int, e *value, at string) bool {
+	statesOK := c.List(mm, path, "states", true, 1, MaxStateCount, func(_ int, e *strictjson.Node, at string) bool {
 		s, ok := c.state(e, at)
 		m.States = append(m.States, s)
 		return ok
 	})
-	transOK := c.list(mm, path, "transitions", true, 0, MaxTransitionCount, func(_ int, e *value, at string) bool {
+	transOK := c.List(mm, path, "transitions", true, 0, MaxTransitionCount, func(_ int, e *strictjson.Node, at string) bool {
 		t, ok := c.transition(e, at)
 		m.Transitions = append(m.Transitions, t)
 		return ok
 	})
-	m.MaxTransitions, _ = c.reqInt(mm, path, "max_transitions", 1, MaxCount)
+	m.MaxTransitions, _ = c.ReqInt(mm, path, "max_transitions", 1, MaxCount)
 	m.Limits = c.limits(mm, path)
 	if initOK && statesOK && transOK {
 		c.graph(m, path)
@@ -81,48 +83,48 @@ func (c *checker) machine(v *value, path string) *Machine {
 	return m
 }
 
-func (c *checker) state(v *value, at string) (State, bool) {
-	m, ok := c.object(v, at, "name", "terminal", "max_visits")
+func (c *checker) state(v *strictjson.Node, at string) (State, bool) {
+	m, ok := c.Object(v, at, "name", "terminal", "max_visits")
 	if m == nil {
 		return State{}, false
 	}
 	var s State
 	nameOK := false
-	if nv, has := c.required(m, at, "name"); has {
+	if nv, has := c.Required(m, at, "name"); has {
 		s.Name, nameOK = c.name(nv, at+".name", "state name", namePattern, isName)
 	}
 	var termOK, visitsOK bool
-	s.Terminal, termOK = c.boolField(m, at, "terminal", false)
-	s.MaxVisits, visitsOK = c.intField(m, at, "max_visits", 1, MaxCount, DefaultMaxVisits)
+	s.Terminal, termOK = c.BoolField(m, at, "terminal", false)
+	s.MaxVisits, visitsOK = c.IntField(m, at, "max_visits", 1, MaxCount, DefaultMaxVisits)
 	return s, ok && nameOK && termOK && visitsOK
 }
 
-func (c *checker) limits(mm members, path string) Limits {
+func (c *checker) limits(mm strictjson.Members, path string) Limits {
 	l := Limits{DefaultLimitConnections, DefaultLimitMessages, DefaultLimitBytes, DefaultLimitDurationMS}
 	v, ok := mm["limits"]
 	if !ok {
 		return l
 	}
 	at := path + ".limits"
-	m, _ := c.object(v, at, "connections", "messages", "bytes", "duration_ms")
+	m, _ := c.Object(v, at, "connections", "messages", "bytes", "duration_ms")
 	if m == nil {
 		return l
 	}
-	l.Connections, _ = c.intField(m, at, "connections", 1, MaxLimitConnections, DefaultLimitConnections)
-	l.Messages, _ = c.intField(m, at, "messages", 1, MaxLimitMessages, DefaultLimitMessages)
-	l.Bytes, _ = c.intField(m, at, "bytes", 1, MaxLimitBytes, DefaultLimitBytes)
-	l.DurationMS, _ = c.intField(m, at, "duration_ms", 1, MaxLimitDurationMS, DefaultLimitDurationMS)
+	l.Connections, _ = c.IntField(m, at, "connections", 1, MaxLimitConnections, DefaultLimitConnections)
+	l.Messages, _ = c.IntField(m, at, "messages", 1, MaxLimitMessages, DefaultLimitMessages)
+	l.Bytes, _ = c.IntField(m, at, "bytes", 1, MaxLimitBytes, DefaultLimitBytes)
+	l.DurationMS, _ = c.IntField(m, at, "duration_ms", 1, MaxLimitDurationMS, DefaultLimitDurationMS)
 	return l
 }
 
-func (c *checker) transition(v *value, at string) (Transition, bool) {
+func (c *checker) transition(v *strictjson.Node, at string) (Transition, bool) {
 	t := Transition{Guards: []Guard{}, Captures: []Capture{}, Actions: []Action{}}
-	m, ok := c.object(v, at, "id", "from", "to", "priority", "trigger", "guards", "captures", "actions", "max_uses")
+	m, ok := c.Object(v, at, "id", "from", "to", "priority", "trigger", "guards", "captures", "actions", "max_uses")
 	if m == nil {
 		return t, false
 	}
 	nameField := func(key, what string) (string, bool) {
-		nv, has := c.required(m, at, key)
+		nv, has := c.Required(m, at, key)
 		if !has {
 			return "", false
 		}
@@ -132,26 +134,26 @@ func (c *checker) transition(v *value, at string) (Transition, bool) {
 	t.ID, idOK = nameField("id", "transition id")
 	t.From, fromOK = nameField("from", "state name")
 	t.To, toOK = nameField("to", "state name")
-	t.Priority, prioOK = c.intField(m, at, "priority", 0, MaxCount, DefaultPriority)
-	if tv, has := c.required(m, at, "trigger"); has {
+	t.Priority, prioOK = c.IntField(m, at, "priority", 0, MaxCount, DefaultPriority)
+	if tv, has := c.Required(m, at, "trigger"); has {
 		t.Trigger, trigOK = c.trigger(tv, at+".trigger")
 	}
-	guardsOK := c.list(m, at, "guards", false, 0, MaxGuards, func(_ int, e *value, gat string) bool {
+	guardsOK := c.List(m, at, "guards", false, 0, MaxGuards, func(_ int, e *strictjson.Node, gat string) bool {
 		g, ok := c.guard(e, gat)
 		t.Guards = append(t.Guards, g)
 		return ok
 	})
-	capsOK := c.list(m, at, "captures", false, 0, MaxCaptures, func(_ int, e *value, cat string) bool {
+	capsOK := c.List(m, at, "captures", false, 0, MaxCaptures, func(_ int, e *strictjson.Node, cat string) bool {
 		cp, ok := c.capture(e, cat)
 		t.Captures = append(t.Captures, cp)
 		return ok
 	})
-	actsOK := c.list(m, at, "actions", false, 0, MaxActions, func(_ int, e *value, aat string) bool {
+	actsOK := c.List(m, at, "actions", false, 0, MaxActions, func(_ int, e *strictjson.Node, aat string) bool {
 		a, ok := c.action(e, aat)
 		t.Actions = append(t.Actions, a)
 		return ok
 	})
-	t.MaxUses, usesOK = c.reqInt(m, at, "max_uses", 1, MaxCount)
+	t.MaxUses, usesOK = c.ReqInt(m, at, "max_uses", 1, MaxCount)
 	if trigOK && guardsOK && capsOK && actsOK {
 		c.transitionRules(&t, at)
 	}
@@ -159,19 +161,19 @@ func (c *checker) transition(v *value, at string) (Transition, bool) {
 }
 
 // trigger reads a trigger; its protocol decides which members it has.
-func (c *checker) trigger(v *value, at string) (Trigger, bool) {
+func (c *checker) trigger(v *strictjson.Node, at string) (Trigger, bool) {
 	var t Trigger
-	if v.kind != kindObject {
-		c.add(at, CodeWrongType, "must be an object, not %s", v.kind)
+	if v.Kind != strictjson.Object {
+		c.Add(at, CodeWrongType, "must be an object, not %s", v.Kind)
 		return t, false
 	}
-	pv, ok := v.member("protocol")
+	pv, ok := v.Member("protocol")
 	if !ok {
-		c.add(at+".protocol", CodeMissingField, "required field is missing")
+		c.Add(at+".protocol", CodeMissingField, "required field is missing")
 		return t, false
 	}
 	var allowed []string
-	switch pv.str {
+	switch pv.Str {
 	case ProtocolHTTP:
 		allowed = []string{"protocol", "method", "path", "headers", "body"}
 	case ProtocolWebSocketConnect:
@@ -179,14 +181,14 @@ func (c *checker) trigger(v *value, at string) (Trigger, bool) {
 	case ProtocolWebSocketMessage:
 		allowed = []string{"protocol", "path", "body"}
 	}
-	if pv.kind != kindString || allowed == nil {
-		c.variant(members{"protocol": pv}, at, "protocol", ProtocolHTTP, ProtocolWebSocketConnect, ProtocolWebSocketMessage)
+	if pv.Kind != strictjson.String || allowed == nil {
+		c.variant(strictjson.Members{"protocol": pv}, at, "protocol", ProtocolHTTP, ProtocolWebSocketConnect, ProtocolWebSocketMessage)
 		return t, false
 	}
-	t.Protocol = pv.str
-	m, good := c.object(v, at, allowed...)
+	t.Protocol = pv.Str
+	m, good := c.Object(v, at, allowed...)
 	if t.Protocol == ProtocolHTTP {
-		mv, has := c.required(m, at, "method")
+		mv, has := c.Required(m, at, "method")
 		if has {
 			var ok bool
 			t.Method, ok = c.name(mv, at+".method", "HTTP method", methodPattern, isMethod)
@@ -195,7 +197,7 @@ func (c *checker) trigger(v *value, at string) (Trigger, bool) {
 			good = false
 		}
 	}
-	if pv, has := c.required(m, at, "path"); has {
+	if pv, has := c.Required(m, at, "path"); has {
 		var ok bool
 		t.Path, ok = c.name(pv, at+".path", "path", pathPattern, isPath)
 		good = good && ok
@@ -206,17 +208,17 @@ func (c *checker) trigger(v *value, at string) (Trigger, bool) {
 		var ok bool
 		t.Headers, ok = c.headers(m, at, "headers")
 		good = good && ok
-		if hv, has := m["headers"]; has && hv.kind == kindObject {
-			for _, k := range hv.keys {
+		if hv, has := m["headers"]; has && hv.Kind == strictjson.Object {
+			for _, k := range hv.Keys {
 				if IsCredentialHeader(k) {
-					c.add(at+".headers"+keyPath(k), CodeCredentialHeader, "a trigger may not match the credential header %q; capture it through a sensitive alias and compare it with a guard", truncate(k, 64))
+					c.Add(at+".headers"+keyPath(k), CodeCredentialHeader, "a trigger may not match the credential header %q; capture it through a sensitive alias and compare it with a guard", strictjson.Truncate(k, 64))
 					good = false
 				}
 			}
 		}
 	}
 	if t.Protocol != ProtocolWebSocketConnect {
-		if bv, has := m["body"]; has && bv.kind != kindNull {
+		if bv, has := m["body"]; has && bv.Kind != strictjson.Null {
 			s, ok := c.text(bv, at+".body", MaxLimitBytes)
 			if ok {
 				t.Body = &s
@@ -227,26 +229,26 @@ func (c *checker) trigger(v *value, at string) (Trigger, bool) {
 	return t, good
 }
 
-func (c *checker) source(v *value, at string) (Source, bool) {
+func (c *checker) source(v *strictjson.Node, at string) (Source, bool) {
 	var s Source
-	if v.kind != kindObject {
-		c.add(at, CodeWrongType, "must be an object, not %s", v.kind)
+	if v.Kind != strictjson.Object {
+		c.Add(at, CodeWrongType, "must be an object, not %s", v.Kind)
 		return s, false
 	}
-	kv, ok := v.member("source")
+	kv, ok := v.Member("source")
 	if !ok {
-		c.add(at+".source", CodeMissingField, "required field is missing")
+		c.Add(at+".source", CodeMissingField, "required field is missing")
 		return s, false
 	}
 	kinds := []string{SourceRequestHeader, SourceRequestJSON, SourceWebSocketJSON, SourceActionJSON}
-	kind, ok := c.variant(members{"source": kv}, at, "source", kinds...)
+	kind, ok := c.variant(strictjson.Members{"source": kv}, at, "source", kinds...)
 	if !ok {
 		return s, false
 	}
 	s.Source = kind
 	if kind == SourceRequestHeader {
-		m, good := c.object(v, at, "source", "name")
-		nv, has := c.required(m, at, "name")
+		m, good := c.Object(v, at, "source", "name")
+		nv, has := c.Required(m, at, "name")
 		if !has {
 			return s, false
 		}
@@ -256,49 +258,49 @@ func (c *checker) source(v *value, at string) (Source, bool) {
 		s.Name = strings.ToLower(name)
 		return s, good && ok
 	}
-	m, good := c.object(v, at, "source", "path")
-	pv, has := c.required(m, at, "path")
+	m, good := c.Object(v, at, "source", "path")
+	pv, has := c.Required(m, at, "path")
 	if !has {
 		return s, false
 	}
-	steps, ok := c.array(pv, at+".path", 0, MaxPathSteps)
+	steps, ok := c.Array(pv, at+".path", 0, MaxPathSteps)
 	if !ok {
 		return s, false
 	}
 	s.Path = []PathStep{}
 	for i, e := range steps {
 		sat := at + ".path[" + strconv.Itoa(i) + "]"
-		switch e.kind {
-		case kindString:
+		switch e.Kind {
+		case strictjson.String:
 			k, ok := c.text(e, sat, maxStepChars)
 			good = good && ok
 			s.Path = append(s.Path, PathStep{Key: k})
-		case kindNumber:
-			n, ok := c.integer(e, sat, 0, math.MaxInt32)
+		case strictjson.Number:
+			n, ok := c.Integer(e, sat, 0, math.MaxInt32)
 			good = good && ok
 			s.Path = append(s.Path, PathStep{Index: n, IsIndex: true})
 		default:
-			c.add(sat, CodeWrongType, "a path step must be a member name (string) or an array index (integer), not %s", e.kind)
+			c.Add(sat, CodeWrongType, "a path step must be a member name (string) or an array index (integer), not %s", e.Kind)
 			good = false
 		}
 	}
 	return s, good
 }
 
-func (c *checker) guard(v *value, at string) (Guard, bool) {
+func (c *checker) guard(v *strictjson.Node, at string) (Guard, bool) {
 	var g Guard
-	m, good := c.object(v, at, "variable", "value")
+	m, good := c.Object(v, at, "variable", "value")
 	if m == nil {
 		return g, false
 	}
-	if vv, has := c.required(m, at, "variable"); has {
+	if vv, has := c.Required(m, at, "variable"); has {
 		var ok bool
 		g.Variable, ok = c.name(vv, at+".variable", "variable name", variablePattern, isVariable)
 		good = good && ok
 	} else {
 		good = false
 	}
-	if sv, has := c.required(m, at, "value"); has {
+	if sv, has := c.Required(m, at, "value"); has {
 		var ok bool
 		g.Value, ok = c.source(sv, at+".value")
 		good = good && ok
@@ -308,20 +310,20 @@ func (c *checker) guard(v *value, at string) (Guard, bool) {
 	return g, good
 }
 
-func (c *checker) capture(v *value, at string) (Capture, bool) {
+func (c *checker) capture(v *strictjson.Node, at string) (Capture, bool) {
 	var cp Capture
-	m, good := c.object(v, at, "variable", "value", "sensitive")
+	m, good := c.Object(v, at, "variable", "value", "sensitive")
 	if m == nil {
 		return cp, false
 	}
-	if vv, has := c.required(m, at, "variable"); has {
+	if vv, has := c.Required(m, at, "variable"); has {
 		var ok bool
 		cp.Variable, ok = c.name(vv, at+".variable", "variable name", variablePattern, isVariable)
 		good = good && ok
 	} else {
 		good = false
 	}
-	if sv, has := c.required(m, at, "value"); has {
+	if sv, has := c.Required(m, at, "value"); has {
 		var ok bool
 		cp.Value, ok = c.source(sv, at+".value")
 		good = good && ok
@@ -329,31 +331,31 @@ func (c *checker) capture(v *value, at string) (Capture, bool) {
 		good = false
 	}
 	var ok bool
-	cp.Sensitive, ok = c.boolField(m, at, "sensitive", false)
+	cp.Sensitive, ok = c.BoolField(m, at, "sensitive", false)
 	return cp, good && ok
 }
 
-func (c *checker) action(v *value, at string) (Action, bool) {
+func (c *checker) action(v *strictjson.Node, at string) (Action, bool) {
 	var a Action
-	if v.kind != kindObject {
-		c.add(at, CodeWrongType, "must be an object, not %s", v.kind)
+	if v.Kind != strictjson.Object {
+		c.Add(at, CodeWrongType, "must be an object, not %s", v.Kind)
 		return a, false
 	}
-	tv, ok := v.member("type")
+	tv, ok := v.Member("type")
 	if !ok {
-		c.add(at+".type", CodeMissingField, "required field is missing")
+		c.Add(at+".type", CodeMissingField, "required field is missing")
 		return a, false
 	}
-	kind, ok := c.variant(members{"type": tv}, at, "type", ActionHTTPResponse, ActionWebSocketSend, ActionDisconnect, ActionDelay)
+	kind, ok := c.variant(strictjson.Members{"type": tv}, at, "type", ActionHTTPResponse, ActionWebSocketSend, ActionDisconnect, ActionDelay)
 	if !ok {
 		return a, false
 	}
 	a.Type = kind
 	switch kind {
 	case ActionHTTPResponse:
-		m, good := c.object(v, at, "type", "status", "headers", "body")
+		m, good := c.Object(v, at, "type", "status", "headers", "body")
 		var sOK, hOK bool
-		a.Status, sOK = c.reqInt(m, at, "status", MinStatus, MaxStatus)
+		a.Status, sOK = c.ReqInt(m, at, "status", MinStatus, MaxStatus)
 		a.Headers, hOK = c.headers(m, at, "headers")
 		if bv, has := m["body"]; has {
 			var bOK bool
@@ -362,8 +364,8 @@ func (c *checker) action(v *value, at string) (Action, bool) {
 		}
 		return a, good && sOK && hOK
 	case ActionWebSocketSend:
-		m, good := c.object(v, at, "type", "data")
-		dv, has := c.required(m, at, "data")
+		m, good := c.Object(v, at, "type", "data")
+		dv, has := c.Required(m, at, "data")
 		if !has {
 			return a, false
 		}
@@ -371,12 +373,12 @@ func (c *checker) action(v *value, at string) (Action, bool) {
 		a.Data, dOK = c.text(dv, at+".data", MaxLimitBytes)
 		return a, good && dOK
 	case ActionDelay:
-		m, good := c.object(v, at, "type", "duration_ms")
+		m, good := c.Object(v, at, "type", "duration_ms")
 		var dOK bool
-		a.DurationMS, dOK = c.reqInt(m, at, "duration_ms", 0, MaxLimitDurationMS)
+		a.DurationMS, dOK = c.ReqInt(m, at, "duration_ms", 0, MaxLimitDurationMS)
 		return a, good && dOK
 	}
-	_, good := c.object(v, at, "type")
+	_, good := c.Object(v, at, "type")
 	return a, good
 }
 
@@ -392,13 +394,13 @@ func (c *checker) transitionRules(t *Transition, at string) {
 		case a.Type == ActionHTTPResponse && proto == ProtocolHTTP:
 			responses++
 		case a.Type == ActionHTTPResponse:
-			c.add(aat+".type", CodeActionNotAllowed, "a %s trigger cannot answer with an http_response", proto)
+			c.Add(aat+".type", CodeActionNotAllowed, "a %s trigger cannot answer with an http_response", proto)
 		case (a.Type == ActionWebSocketSend || a.Type == ActionDisconnect) && proto == ProtocolHTTP:
-			c.add(aat+".type", CodeActionNotAllowed, "an http trigger cannot perform %s; it answers with exactly one http_response", a.Type)
+			c.Add(aat+".type", CodeActionNotAllowed, "an http trigger cannot perform %s; it answers with exactly one http_response", a.Type)
 		}
 	}
 	if proto == ProtocolHTTP && responses != 1 {
-		c.add(at+".actions", CodeHTTPResponseCount, "an http trigger needs exactly one http_response action; it has %d", responses)
+		c.Add(at+".actions", CodeHTTPResponseCount, "an http trigger needs exactly one http_response action; it has %d", responses)
 	}
 	if text, ok := payloadText(t.Actions); ok {
 		if doc, ok := parseBody(text); ok {
@@ -409,23 +411,23 @@ func (c *checker) transitionRules(t *Transition, at string) {
 		switch s.Source {
 		case SourceRequestHeader:
 			if proto == ProtocolWebSocketMessage {
-				c.add(sat+".source", CodeSourceNotAllowed, "a websocket_message event has no request headers")
+				c.Add(sat+".source", CodeSourceNotAllowed, "a websocket_message event has no request headers")
 			}
 		case SourceRequestJSON:
 			if proto != ProtocolHTTP {
-				c.add(sat+".source", CodeSourceNotAllowed, "request_json reads an HTTP request body; use websocket_json for WebSocket messages")
+				c.Add(sat+".source", CodeSourceNotAllowed, "request_json reads an HTTP request body; use websocket_json for WebSocket messages")
 			}
 		case SourceWebSocketJSON:
 			if proto != ProtocolWebSocketMessage {
-				c.add(sat+".source", CodeSourceNotAllowed, "websocket_json reads a websocket_message body")
+				c.Add(sat+".source", CodeSourceNotAllowed, "websocket_json reads a websocket_message body")
 			}
 		case SourceActionJSON:
 			if _, ok := payloadText(t.Actions); !ok {
-				c.add(sat+".source", CodeSourceNotAllowed, "action_json reads the body of the transition's first http_response or websocket_send, and it has neither")
+				c.Add(sat+".source", CodeSourceNotAllowed, "action_json reads the body of the transition's first http_response or websocket_send, and it has neither")
 			} else if t.payload == nil {
-				c.add(sat+".source", CodeUnresolvedActionPath, "the action payload read by action_json is not a JSON document")
-			} else if _, ok := t.payload.at(s.Path); !ok {
-				c.add(sat+".path", CodeUnresolvedActionPath, "the action payload holds nothing at this path (only its own members are followed)")
+				c.Add(sat+".source", CodeUnresolvedActionPath, "the action payload read by action_json is not a JSON document")
+			} else if _, ok := follow(t.payload, s.Path); !ok {
+				c.Add(sat+".path", CodeUnresolvedActionPath, "the action payload holds nothing at this path (only its own members are followed)")
 			}
 		}
 	}
@@ -437,20 +439,20 @@ func (c *checker) transitionRules(t *Transition, at string) {
 		cat := fmt.Sprintf("%s.captures[%d]", at, k)
 		check(cp.Value, cat+".value")
 		if first, dup := seen[cp.Variable]; dup {
-			c.add(cat+".variable", CodeDuplicateEntry, "variable %s is already captured by captures[%d] of this transition", cp.Variable, first)
+			c.Add(cat+".variable", CodeDuplicateEntry, "variable %s is already captured by captures[%d] of this transition", cp.Variable, first)
 		} else {
 			seen[cp.Variable] = k
 		}
 		if cp.Value.Source == SourceRequestHeader && credentialHeaders[cp.Value.Name] && !cp.Sensitive {
-			c.add(cat+".sensitive", CodeCredentialNotSensitive, "the credential header %q may only be captured through a sensitive alias (\"sensitive\": true)", cp.Value.Name)
+			c.Add(cat+".sensitive", CodeCredentialNotSensitive, "the credential header %q may only be captured through a sensitive alias (\"sensitive\": true)", cp.Value.Name)
 		}
 		if cp.Sensitive && cp.Value.Source == SourceActionJSON && t.payload != nil {
-			if v, ok := t.payload.at(cp.Value.Path); ok && (v.kind != kindString || v.str == "") {
-				what := v.kind.String()
-				if v.kind == kindString {
+			if v, ok := follow(t.payload, cp.Value.Path); ok && (v.Kind != strictjson.String || v.Str == "") {
+				what := v.Kind.String()
+				if v.Kind == strictjson.String {
 					what = "an empty string"
 				}
-				c.add(cat+".value.path", CodeSensitiveNotString, "a sensitive capture must hold a non-empty string, and the action payload holds %s here", what)
+				c.Add(cat+".value.path", CodeSensitiveNotString, "a sensitive capture must hold a non-empty string, and the action payload holds %s here", what)
 			}
 		}
 	}

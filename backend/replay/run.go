@@ -3,6 +3,8 @@ package replay
 import (
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // Bounds of a direct run (`gatehouse run-replay-machine`, MCP
@@ -45,42 +47,42 @@ type Run struct {
 // WebSocket events. Issues never repeat a header value or a body.
 func ParseRun(data []byte) (*Run, []Issue) {
 	if len(data) > MaxInputBytes {
-		return nil, []Issue{{CodeTooLarge, "$", fmt.Sprintf("the run is %d bytes; the limit is %d bytes", len(data), MaxInputBytes)}}
+		return nil, []Issue{{Code: CodeTooLarge, Path: "$", Message: fmt.Sprintf("the run is %d bytes; the limit is %d bytes", len(data), MaxInputBytes)}}
 	}
-	issues := &issueList{}
-	v := decodeJSON(data, "$", jsonLimits{depth: MaxDepth, values: MaxValues}, issues)
-	if v == nil || !issues.empty() {
-		return nil, issues.list
+	issues := &strictjson.Collector{}
+	v := decodeJSON(data, "$", jsonOptions(MaxDepth, MaxValues), issues)
+	if v == nil || !issues.Empty() {
+		return nil, issues.List
 	}
-	c := &checker{issues: issues}
-	top, _ := c.object(v, "$", "machine", "events")
+	c := newChecker(issues)
+	top, _ := c.Object(v, "$", "machine", "events")
 	if top == nil {
-		return nil, issues.list
+		return nil, issues.List
 	}
 	run := &Run{Events: []Event{}}
-	if mv, ok := c.required(top, "$", "machine"); ok {
-		before := len(issues.list)
+	if mv, ok := c.Required(top, "$", "machine"); ok {
+		before := len(issues.List)
 		run.Machine = c.machine(mv, "$.machine")
-		if run.Machine != nil && len(issues.list) == before {
+		if run.Machine != nil && len(issues.List) == before {
 			c.directBounds(run.Machine, "$.machine")
 		}
 	}
 	kinds := map[string]bool{} // connection id -> websocket
 	last := 0
-	c.list(top, "$", "events", true, 0, MaxEvents, func(i int, e *value, at string) bool {
+	c.List(top, "$", "events", true, 0, MaxEvents, func(i int, e *strictjson.Node, at string) bool {
 		ev, ok := c.event(e, at, last)
 		if !ok {
 			return false
 		}
 		if ev.AtMS < last {
-			c.add(at+".at_ms", CodeNotSorted, "at_ms %d is earlier than the previous event's %d", ev.AtMS, last)
+			c.Add(at+".at_ms", CodeNotSorted, "at_ms %d is earlier than the previous event's %d", ev.AtMS, last)
 			return false
 		}
 		last = ev.AtMS
 		if ev.Connection != "" {
 			ws := ev.Type != EventHTTPRequest
 			if prev, seen := kinds[ev.Connection]; seen && prev != ws {
-				c.add(at+".connection", CodeConnectionConflict, "connection %s carries both HTTP and WebSocket events", ev.Connection)
+				c.Add(at+".connection", CodeConnectionConflict, "connection %s carries both HTTP and WebSocket events", ev.Connection)
 				return false
 			}
 			kinds[ev.Connection] = ws
@@ -88,8 +90,8 @@ func ParseRun(data []byte) (*Run, []Issue) {
 		run.Events = append(run.Events, ev)
 		return true
 	})
-	if !issues.empty() {
-		return nil, issues.list
+	if !issues.Empty() {
+		return nil, issues.List
 	}
 	return run, nil
 }
@@ -128,32 +130,32 @@ func (c *checker) directBounds(m *Machine, path string) {
 		ops += sens * min(t.MaxUses, m.MaxTransitions)
 		if bytes > MaxActionJSONBytes && !bytesDone {
 			bytesDone = true
-			c.add(at+".actions", CodeActionBytesExceeded, "the actions up to here hold %d bytes of JSON; a direct run allows at most %d", bytes, MaxActionJSONBytes)
+			c.Add(at+".actions", CodeActionBytesExceeded, "the actions up to here hold %d bytes of JSON; a direct run allows at most %d", bytes, MaxActionJSONBytes)
 		}
 		if fields > MaxActionFields && !fieldsDone {
 			fieldsDone = true
-			c.add(at+".actions", CodeActionFieldsExceeded, "the actions up to here hold %d text fields; a direct run allows at most %d", fields, MaxActionFields)
+			c.Add(at+".actions", CodeActionFieldsExceeded, "the actions up to here hold %d text fields; a direct run allows at most %d", fields, MaxActionFields)
 		}
 		if ops > MaxSensitiveCaptureOps && !opsDone {
 			opsDone = true
-			c.add(at+".captures", CodeSensitiveCaptureExceeded, "the transitions up to here can perform %d sensitive captures (sensitive captures × min(max_uses, max_transitions)); a direct run allows at most %d", ops, MaxSensitiveCaptureOps)
+			c.Add(at+".captures", CodeSensitiveCaptureExceeded, "the transitions up to here can perform %d sensitive captures (sensitive captures × min(max_uses, max_transitions)); a direct run allows at most %d", ops, MaxSensitiveCaptureOps)
 		}
 	}
 }
 
 // event reads one event; prevAt is the default at_ms.
-func (c *checker) event(v *value, at string, prevAt int) (Event, bool) {
+func (c *checker) event(v *strictjson.Node, at string, prevAt int) (Event, bool) {
 	var ev Event
-	if v.kind != kindObject {
-		c.add(at, CodeWrongType, "must be an object, not %s", v.kind)
+	if v.Kind != strictjson.Object {
+		c.Add(at, CodeWrongType, "must be an object, not %s", v.Kind)
 		return ev, false
 	}
-	tv, ok := v.member("type")
+	tv, ok := v.Member("type")
 	if !ok {
-		c.add(at+".type", CodeMissingField, "required field is missing")
+		c.Add(at+".type", CodeMissingField, "required field is missing")
 		return ev, false
 	}
-	typ, ok := c.variant(members{"type": tv}, at, "type", EventHTTPRequest, EventWebSocketConnect, EventWebSocketMessage)
+	typ, ok := c.variant(strictjson.Members{"type": tv}, at, "type", EventHTTPRequest, EventWebSocketConnect, EventWebSocketMessage)
 	if !ok {
 		return ev, false
 	}
@@ -167,17 +169,17 @@ func (c *checker) event(v *value, at string, prevAt int) (Event, bool) {
 	default:
 		allowed = []string{"type", "connection", "body", "at_ms"}
 	}
-	m, good := c.object(v, at, allowed...)
+	m, good := c.Object(v, at, allowed...)
 	quiet := func(key, what, pattern string, match func(string) bool) string {
-		fv, has := c.required(m, at, key)
+		fv, has := c.Required(m, at, key)
 		if !has {
 			good = false
 			return ""
 		}
-		s, ok := c.str(fv, at+"."+key)
+		s, ok := c.Str(fv, at+"."+key)
 		if ok && !match(s) {
 			// The value is not repeated: a path or id may carry a secret.
-			c.add(at+"."+key, CodeInvalidName, "not a valid %s (%s)", what, pattern)
+			c.Add(at+"."+key, CodeInvalidName, "not a valid %s (%s)", what, pattern)
 			ok = false
 		}
 		good = good && ok
@@ -186,10 +188,10 @@ func (c *checker) event(v *value, at string, prevAt int) (Event, bool) {
 	if cv, has := m["connection"]; has || typ != EventHTTPRequest {
 		if !has {
 			quiet("connection", "connection id", namePattern, isName)
-		} else if s, ok := c.str(cv, at+".connection"); !ok {
+		} else if s, ok := c.Str(cv, at+".connection"); !ok {
 			good = false
 		} else if !isName(s) {
-			c.add(at+".connection", CodeInvalidName, "not a valid connection id (%s)", namePattern)
+			c.Add(at+".connection", CodeInvalidName, "not a valid connection id (%s)", namePattern)
 			good = false
 		} else {
 			ev.Connection = s
@@ -207,13 +209,13 @@ func (c *checker) event(v *value, at string, prevAt int) (Event, bool) {
 	bodyAt := at + ".body"
 	switch bv, has := m["body"]; {
 	case typ == EventWebSocketMessage && !has:
-		c.add(bodyAt, CodeMissingField, "required field is missing")
+		c.Add(bodyAt, CodeMissingField, "required field is missing")
 		good = false
-	case has && bv.kind == kindNull && typ == EventHTTPRequest:
+	case has && bv.Kind == strictjson.Null && typ == EventHTTPRequest:
 	case has:
-		s, ok := c.str(bv, bodyAt)
+		s, ok := c.Str(bv, bodyAt)
 		if ok && utf8.RuneCountInString(s) > MaxLimitBytes {
-			c.add(bodyAt, CodeInvalidLength, "the body is longer than %d characters", MaxLimitBytes)
+			c.Add(bodyAt, CodeInvalidLength, "the body is longer than %d characters", MaxLimitBytes)
 			ok = false
 		}
 		if ok {
@@ -223,7 +225,7 @@ func (c *checker) event(v *value, at string, prevAt int) (Event, bool) {
 	}
 	ev.AtMS = prevAt
 	if av, has := m["at_ms"]; has {
-		n, ok := c.integer(av, at+".at_ms", 0, MaxEventAtMS)
+		n, ok := c.Integer(av, at+".at_ms", 0, MaxEventAtMS)
 		ev.AtMS = n
 		good = good && ok
 	}

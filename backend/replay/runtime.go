@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // Decision outcomes. OutcomeCommitted means a transition was taken; every
@@ -114,7 +116,7 @@ type Runtime struct {
 	visits    []int
 	uses      []int
 	committed int
-	vars      map[string]*value
+	vars      map[string]*strictjson.Node
 	secrets   []secret          // each distinct sensitive value once, under its first alias
 	secretSet map[string]bool   // the values in secrets
 	redactor  *strings.Replacer // for secrets; nil when stale
@@ -147,7 +149,7 @@ func NewRuntime(m *Machine) (*Runtime, error) {
 		stateIdx:  make(map[string]int, len(m.States)),
 		visits:    make([]int, len(m.States)),
 		uses:      make([]int, len(m.Transitions)),
-		vars:      map[string]*value{},
+		vars:      map[string]*strictjson.Node{},
 		secretSet: map[string]bool{},
 		conns:     map[string]*conn{},
 	}
@@ -313,10 +315,10 @@ func (r *Runtime) dispatch(ev Event) Decision {
 	}
 
 	// Capture validity.
-	values := make([]*value, len(t.Captures))
+	values := make([]*strictjson.Node, len(t.Captures))
 	for k, cp := range t.Captures {
 		v, ok := src.resolve(cp.Value, t)
-		if !ok || cp.Sensitive && (v.kind != kindString || v.str == "") {
+		if !ok || cp.Sensitive && (v.Kind != strictjson.String || v.Str == "") {
 			return refuse(OutcomeInvalidCapture, "capture")
 		}
 		values[k] = v
@@ -338,7 +340,7 @@ func (r *Runtime) dispatch(ev Event) Decision {
 		entry.Variables = append(entry.Variables, cp.Variable)
 		if cp.Sensitive {
 			entry.SensitiveAliases = append(entry.SensitiveAliases, cp.Variable)
-			if v := values[k].str; !r.secretSet[v] {
+			if v := values[k].Str; !r.secretSet[v] {
 				r.secretSet[v] = true
 				r.secrets = append(r.secrets, secret{v, cp.Variable})
 				r.redactor = nil
@@ -411,10 +413,10 @@ func triggerMatches(t *Trigger, ev *Event, path string) bool {
 type sources struct {
 	ev     *Event
 	parsed bool
-	body   *value
+	body   *strictjson.Node
 }
 
-func (s *sources) resolve(src Source, t *Transition) (*value, bool) {
+func (s *sources) resolve(src Source, t *Transition) (*strictjson.Node, bool) {
 	switch src.Source {
 	case SourceRequestHeader:
 		if s.ev.Type == EventWebSocketMessage {
@@ -424,7 +426,7 @@ func (s *sources) resolve(src Source, t *Transition) (*value, bool) {
 		if !ok {
 			return nil, false
 		}
-		return &value{kind: kindString, str: h}, true
+		return &strictjson.Node{Kind: strictjson.String, Str: h}, true
 	case SourceRequestJSON, SourceWebSocketJSON:
 		want := EventHTTPRequest
 		if src.Source == SourceWebSocketJSON {
@@ -442,12 +444,12 @@ func (s *sources) resolve(src Source, t *Transition) (*value, bool) {
 		if s.body == nil {
 			return nil, false
 		}
-		return s.body.at(src.Path)
+		return follow(s.body, src.Path)
 	case SourceActionJSON:
 		if t.payload == nil {
 			return nil, false
 		}
-		return t.payload.at(src.Path)
+		return follow(t.payload, src.Path)
 	}
 	return nil, false
 }
@@ -459,7 +461,7 @@ func (r *Runtime) guardsPass(t *Transition, src *sources) bool {
 			return false
 		}
 		got, ok := src.resolve(g.Value, t)
-		if !ok || !equal(want, got) {
+		if !ok || !strictjson.Equal(want, got) {
 			return false
 		}
 	}

@@ -1,0 +1,24 @@
+// Package strictjson is the strict JSON reader shared by the scenario
+// (capture) and replay machine (replay) parsers.
+//
+// It guarantees that:
+//
+//   - a document is decoded by a bounded token stream: nesting deeper than
+//     Options.MaxDepth and more than Options.MaxValues values stop decoding
+//     with an issue, never a panic or unbounded recursion;
+//   - exactly one JSON value is accepted, followed by nothing but
+//     whitespace; malformed input yields a nil tree and an issue;
+//   - objects keep their members in document order in an order-preserving
+//     Node tree with no prototype or map semantics, every duplicate member
+//     name is reported at its JSON path, and numbers keep their literal;
+//   - every issue carries a stable code and a JSON path ("$",
+//     "$.events[3].at_ms", `$.environment["A-B"]`) built by KeyPath, and a
+//     Collector never holds more than its bound, the last issue then being
+//     CodeTooManyIssues;
+//   - the Checker helpers (objects with allowed keys, string, integer,
+//     boolean and array accessors with bounds) report every violation they
+//     find and never repair a value.
+//
+// Callers choose their own wording and number rule through Options so that
+// each keeps its established, tested messages.
+package strictjson

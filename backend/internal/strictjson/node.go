@@ -1,0 +1,177 @@
+package strictjson
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Kind is the JSON type of a Node.
+type Kind byte
+
+// The JSON types.
+const (
+	Null   Kind = 'z'
+	Bool   Kind = 'b'
+	Number Kind = 'n'
+	String Kind = 's'
+	Array  Kind = 'a'
+	Object Kind = 'o'
+)
+
+// String names the kind for messages ("an object", "null").
+func (k Kind) String() string {
+	switch k {
+	case Object:
+		return "an object"
+	case Array:
+		return "an array"
+	case String:
+		return "a string"
+	case Number:
+		return "a number"
+	case Bool:
+		return "a boolean"
+	}
+	return "null"
+}
+
+// Node is one decoded JSON value. Objects keep their own members in
+// document order and nothing else: there is no prototype, so a key such as
+// "__proto__" or "constructor" is an ordinary member name that exists only
+// when the document holds it. Duplicate members are kept only when
+// Options.KeepDuplicates is set. Numbers keep their literal in Str.
+type Node struct {
+	Kind  Kind
+	Bool  bool
+	Str   string // string content, or the number literal
+	Keys  []string
+	Vals  []*Node
+	Elems []*Node
+}
+
+// Member returns the object's first own member named key.
+func (n *Node) Member(key string) (*Node, bool) {
+	if n.Kind != Object {
+		return nil, false
+	}
+	for i, k := range n.Keys {
+		if k == key {
+			return n.Vals[i], true
+		}
+	}
+	return nil, false
+}
+
+// AppendJSON appends the compact JSON encoding of n. Strings are escaped by
+// encoding/json, numbers keep their literal.
+func (n *Node) AppendJSON(buf []byte) []byte {
+	switch n.Kind {
+	case Object:
+		buf = append(buf, '{')
+		for i, k := range n.Keys {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			q, _ := json.Marshal(k)
+			buf = append(buf, q...)
+			buf = append(buf, ':')
+			buf = n.Vals[i].AppendJSON(buf)
+		}
+		return append(buf, '}')
+	case Array:
+		buf = append(buf, '[')
+		for i, e := range n.Elems {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = e.AppendJSON(buf)
+		}
+		return append(buf, ']')
+	case String:
+		q, _ := json.Marshal(n.Str)
+		return append(buf, q...)
+	case Number:
+		return append(buf, n.Str...)
+	case Bool:
+		return strconv.AppendBool(buf, n.Bool)
+	}
+	return append(buf, "null"...)
+}
+
+// Raw returns the compact JSON encoding of n.
+func (n *Node) Raw() json.RawMessage { return n.AppendJSON(nil) }
+
+// Equal compares two values structurally: object member order does not
+// matter and numbers compare by their numeric value.
+func Equal(a, b *Node) bool {
+	if a.Kind != b.Kind {
+		return false
+	}
+	switch a.Kind {
+	case Null:
+		return true
+	case Bool:
+		return a.Bool == b.Bool
+	case String:
+		return a.Str == b.Str
+	case Number:
+		if a.Str == b.Str {
+			return true
+		}
+		x, err1 := strconv.ParseFloat(a.Str, 64)
+		y, err2 := strconv.ParseFloat(b.Str, 64)
+		return err1 == nil && err2 == nil && x == y
+	case Array:
+		if len(a.Elems) != len(b.Elems) {
+			return false
+		}
+		for i := range a.Elems {
+			if !Equal(a.Elems[i], b.Elems[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if len(a.Keys) != len(b.Keys) {
+		return false
+	}
+	for i, k := range a.Keys {
+		bv, ok := b.Member(k)
+		if !ok || !Equal(a.Vals[i], bv) {
+			return false
+		}
+	}
+	return true
+}
+
+// KeyPath renders one member step of a JSON path: ".name" for
+// identifier-like names, `["…"]` otherwise, with long names shortened.
+func KeyPath(key string) string {
+	ident := key != ""
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			ident = false
+			break
+		}
+	}
+	k := Truncate(key, 64)
+	if ident {
+		return "." + k
+	}
+	q, _ := json.Marshal(k)
+	return "[" + string(q) + "]"
+}
+
+// Truncate shortens s to at most n bytes on a rune boundary, marking the cut.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
