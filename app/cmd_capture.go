@@ -72,41 +72,13 @@ func runCaptureProcess(ctx context.Context, io IO, args []string) error {
 		return errorf("supervisor", CategoryInternal, "%v", err)
 	}
 	defer sup.Close()
-	// The temporary root lives below the runs directory under this
-	// instance's tag, so the next start sweeps what a crash leaves behind.
-	tmp := filepath.Join(env.RunsDir(), sup.Instance().Tag()+".capture-"+rand.Text())
-	if err := os.MkdirAll(env.RunsDir(), 0o700); err != nil {
-		return errorf("capture_failed", CategoryIO, "%v", err)
-	}
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		return errorf("capture_failed", CategoryIO, "%v", err)
-	}
-	defer os.RemoveAll(tmp)
-
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	progress := startProgress(io, sc)
-	rec, err := capture.Capture(ctx, sup, sc, capture.Options{
-		Policy: pol, GatehouseVersion: Version, ProviderVersion: Version, TempDir: tmp,
-		LookupEnv: func(name string) (string, bool) { v := io.Getenv(name); return v, v != "" },
-	})
+	rec, ev, out, path, err := captureAndSave(ctx, env, sup, sc, pol)
 	progress.stop()
 	if err != nil {
-		return captureFailure(ctx, err)
-	}
-	ev, out, err := captureEvidence(rec)
-	if err != nil {
 		return err
-	}
-	path, err := saveEvidence(env.DataDir, ev.EvidenceID, out)
-	if err != nil {
-		return err
-	}
-	summary, _ := json.Marshal(map[string]any{"exit": rec.Exit, "settlement": rec.Settlement.State,
-		"frames": len(rec.Frames), "checkpoints": len(rec.FilesystemCheckpoints), "truncated": rec.Truncated})
-	if err := env.DB.IndexEvidence(ctx, store.EvidenceEntry{EvidenceID: ev.EvidenceID, PredicateType: ev.PredicateType,
-		Operation: ev.Operation, Path: path, Size: int64(len(out)), Summary: summary, CreatedAt: time.Now()}); err != nil {
-		return errorf("evidence_not_indexed", CategoryIO, "%v", err)
 	}
 	if _, err := io.Stdout.Write(out); err != nil {
 		return errorf("output", CategoryIO, "%v", err)
@@ -120,6 +92,44 @@ func runCaptureProcess(ctx context.Context, io IO, args []string) error {
 			rec.Exit.Reason, code, rec.Settlement.State, len(rec.Frames), len(rec.FilesystemCheckpoints), rec.Truncated, ev.EvidenceID, path)
 	}
 	return nil
+}
+
+// captureAndSave runs one capture of sc under the operator policy pol,
+// seals it as Evidence, saves it under the data directory's evidence/
+// folder and indexes it. The temporary root lives below the runs
+// directory under this instance's tag, so the next start sweeps what a
+// crash leaves behind. It is shared by the CLI and the MCP tool.
+func captureAndSave(ctx context.Context, env *Env, sup *proctree.Supervisor, sc *capture.Scenario, pol policy.CaptureSettings) (*capture.Record, *evidence.Envelope, []byte, string, error) {
+	tmp := filepath.Join(env.RunsDir(), sup.Instance().Tag()+".capture-"+rand.Text())
+	if err := os.MkdirAll(env.RunsDir(), 0o700); err != nil {
+		return nil, nil, nil, "", errorf("capture_failed", CategoryIO, "%v", err)
+	}
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return nil, nil, nil, "", errorf("capture_failed", CategoryIO, "%v", err)
+	}
+	defer os.RemoveAll(tmp)
+	rec, err := capture.Capture(ctx, sup, sc, capture.Options{
+		Policy: pol, GatehouseVersion: Version, ProviderVersion: Version, TempDir: tmp,
+		LookupEnv: func(name string) (string, bool) { v := env.Getenv(name); return v, v != "" },
+	})
+	if err != nil {
+		return nil, nil, nil, "", captureFailure(ctx, err)
+	}
+	ev, out, err := captureEvidence(rec)
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	path, err := saveEvidence(env.DataDir, ev.EvidenceID, out)
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	summary, _ := json.Marshal(map[string]any{"exit": rec.Exit, "settlement": rec.Settlement.State,
+		"frames": len(rec.Frames), "checkpoints": len(rec.FilesystemCheckpoints), "truncated": rec.Truncated})
+	if err := env.DB.IndexEvidence(ctx, store.EvidenceEntry{EvidenceID: ev.EvidenceID, PredicateType: ev.PredicateType,
+		Operation: ev.Operation, Path: path, Size: int64(len(out)), Summary: summary, CreatedAt: time.Now()}); err != nil {
+		return nil, nil, nil, "", errorf("evidence_not_indexed", CategoryIO, "%v", err)
+	}
+	return rec, ev, out, path, nil
 }
 
 // loadCapturePolicy is the capture operator policy in effect: the stored

@@ -25,8 +25,9 @@ import (
 // shows up in the app's consent dialog) but has no path to policy, trust
 // scopes, agents or settings.
 type mcpService struct {
-	f       *Facade
-	handler http.Handler
+	f        *Facade
+	handler  http.Handler
+	evidence connEvidence // captures made per session
 
 	mu       sync.Mutex
 	runs     map[*mcp.ServerSession]string               // session → consent run
@@ -132,6 +133,7 @@ func (s *mcpService) serverFor(agentID string) *mcp.Server {
 			"workspace": stringSchema("absolute path of the working directory"),
 		}, []string{"name", "input", "workspace"})}, t.runSkill)
 	s.addEvidenceTools(srv, t)
+	s.addCaptureTools(srv, t)
 	return srv
 }
 

@@ -123,3 +123,48 @@ func TestCapturesAreIndexed(t *testing.T) {
 		t.Fatalf("indexed file does not verify: %s", r.stderr)
 	}
 }
+
+func TestMCPCaptureToolAndConnectionLocalResources(t *testing.T) {
+	work := t.TempDir()
+	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_ENABLED", "1")
+	t.Setenv("GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK", "1")
+	t.Setenv("GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON", `["/bin","/usr/bin"]`)
+	t.Setenv("GATEHOUSE_PROCESS_WORKING_ROOTS_JSON", `["`+work+`"]`)
+	ts := startServer(t)
+	_, tokA := addAgent(t, ts, "capture-a")
+	_, tokB := addAgent(t, ts, "capture-b")
+	a, err := mcpClient(t, ts, tokA, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := mcpClient(t, ts, tokB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	scenario := map[string]any{"approved": true, "executable": "/bin/sh", "arguments": []string{"-c", "printf captured"}, "working_directory": work, "timeout_ms": 5000}
+	res, err := a.CallTool(context.Background(), &mcp.CallToolParams{Name: "capture_process_scenario", Arguments: scenario})
+	if err != nil || res.IsError {
+		t.Fatalf("capture: %v %+v", err, res.Content)
+	}
+	out := structured(t, res)
+	uri := out["resource"].(string)
+	read, err := a.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+	if err != nil || !strings.Contains(read.Contents[0].Text, "captured") {
+		t.Fatalf("own resource: %v", err)
+	}
+	if _, err := b.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err == nil {
+		t.Fatal("another connection read the capture")
+	}
+	outside := map[string]any{"approved": true, "executable": "/bin/sh", "arguments": []string{"-c", "true"}, "working_directory": t.TempDir(), "timeout_ms": 5000}
+	res, _ = a.CallTool(context.Background(), &mcp.CallToolParams{Name: "capture_process_scenario", Arguments: outside})
+	if !res.IsError || structured(t, res)["code"] != "working_directory_outside_roots" {
+		t.Fatalf("outside roots: %+v", structured(t, res))
+	}
+	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_AUTO_GRANT", "0")
+	res, _ = a.CallTool(context.Background(), &mcp.CallToolParams{Name: "capture_process_scenario", Arguments: scenario})
+	if !res.IsError || structured(t, res)["code"] != "grant_required" {
+		t.Fatalf("without auto-grant: %+v", structured(t, res))
+	}
+}

@@ -90,7 +90,7 @@ test('TS SDK client: tools, approved run with progress token, denied run, wrong 
 
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
-  assert.deepEqual(names, ['compare_process_captures', 'list_skills', 'read_skill', 'read_skill_resource', 'run_replay_machine', 'run_skill']);
+  assert.deepEqual(names, ['capture_process_scenario', 'compare_process_captures', 'list_skills', 'read_skill', 'read_skill_resource', 'run_replay_machine', 'run_skill']);
   for (const n of names) assert.doesNotMatch(n, /policy|agent|setting|trust|scope/);
 
   const listed = await client.callTool({ name: 'list_skills', arguments: {} });

@@ -1,0 +1,95 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatehouse/gatehouse/backend/capture"
+)
+
+// connEvidence remembers which captures each MCP session made: evidence
+// resources are connection-local.
+type connEvidence struct {
+	mu  sync.Mutex
+	ids map[*mcp.ServerSession]map[string]bool
+}
+
+func (c *connEvidence) add(ss *mcp.ServerSession, id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ids == nil {
+		c.ids = map[*mcp.ServerSession]map[string]bool{}
+	}
+	if c.ids[ss] == nil {
+		c.ids[ss] = map[string]bool{}
+		go func() { ss.Wait(); c.mu.Lock(); delete(c.ids, ss); c.mu.Unlock() }()
+	}
+	c.ids[ss][id] = true
+}
+
+func (c *connEvidence) has(ss *mcp.ServerSession, id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ids[ss][id]
+}
+
+const evidenceURIPrefix = "gatehouse://evidence/"
+
+// addCaptureTools registers capture_process_scenario and the
+// gatehouse://evidence/{id} resources of captures made on the connection.
+func (s *mcpService) addCaptureTools(srv *mcp.Server, t *mcpTools) {
+	srv.AddTool(&mcp.Tool{Name: "capture_process_scenario", Description: "Run one command in a PTY under the person's process-capture operator policy and record Process Capture v4 Evidence. " +
+		"The policy must allow the executable, working directory, environment and filesystem roots; the result names the Evidence resource.",
+		InputSchema: map[string]any{"type": "object", "description": "a Process Capture v4 scenario (see the Gatehouse docs)"}}, t.captureScenario)
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: evidenceURIPrefix + "{id}", Name: "evidence", MIMEType: "application/json",
+		Description: "Evidence of a capture made on this connection"}, t.readEvidence)
+}
+
+func (t *mcpTools) captureScenario(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	f := t.s.f
+	sc, issues := capture.ParseScenario(req.Params.Arguments)
+	if len(issues) > 0 {
+		return jsonResult(map[string]any{"error": true, "code": "invalid_scenario", "issues": issues}, true), nil
+	}
+	pol, err := loadCapturePolicy(ctx, f.env)
+	if err != nil {
+		return toolError(codeOf(err), messageOf(err)), nil
+	}
+	if reason, msg := pol.CheckCapture(sc.PolicyRequest()); reason != "" {
+		return toolError(reason, msg), nil
+	}
+	if !pol.AutoGrant {
+		// Without auto-grant the boundary is only a ceiling and the agent
+		// needs a once/session grant approved in the app; that dialog does
+		// not exist yet, so such captures are refused, never run.
+		return toolError("grant_required", "auto-grant is off: a capture needs a grant approved in the Gatehouse app, which this version cannot ask for yet"), nil
+	}
+	rec, ev, _, _, err := captureAndSave(ctx, f.env, f.sup, sc, pol)
+	if err != nil {
+		return toolError(codeOf(err), messageOf(err)), nil
+	}
+	t.s.evidence.add(req.Session, ev.EvidenceID)
+	return jsonResult(map[string]any{
+		"evidence_id": ev.EvidenceID, "resource": evidenceURIPrefix + ev.EvidenceID,
+		"exit": rec.Exit, "settlement": rec.Settlement.State, "truncated": rec.Truncated,
+		"frames": len(rec.Frames), "limitations": rec.Limitations,
+	}, false), nil
+}
+
+func (t *mcpTools) readEvidence(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	id := strings.TrimPrefix(uri, evidenceURIPrefix)
+	if !evidenceIDPattern.MatchString(id) || !t.s.evidence.has(req.Session, id) {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	data, err := os.ReadFile(filepath.Join(t.s.f.env.DataDir, "evidence", id+".json"))
+	if err != nil {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(data)}}}, nil
+}
