@@ -39,7 +39,7 @@ define apt
 	fi
 endef
 
-.PHONY: all build run test vet gotest nodetest frontend frontend-test e2e fuzz bench deps desktop desktop-smoke clean
+.PHONY: all build run test vet gotest nodetest frontend frontend-test e2e fuzz bench bench-mcp deps desktop desktop-smoke clean
 
 all: build
 
@@ -103,6 +103,10 @@ bench: deps
 	PHASES=1 $(GO) test -count=1 -run PhaseTimes -v ./backend/runner | grep -E 'phase_test|ok'
 	GATEHOUSE_SOAK=1 $(GO) test -count=1 -run NoLeaks -v ./backend/runner | grep -E 'attempts|ok|FAIL'
 	$(GO) test -count=1 -run ColdStart -v ./app | grep -E 'cold start|ok|FAIL'
+
+## bench-mcp: run_skill over MCP vs a CLI run of the same trusted skill
+bench-mcp: build
+	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse node e2e/overhead.mjs
 
 ## desktop: bin/gatehouse-desktop, the Wails window (WebKitGTK)
 desktop: deps frontend
