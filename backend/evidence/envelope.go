@@ -170,25 +170,7 @@ type Environment struct {
 	Isolation    Isolation `json:"isolation"`
 }
 
-// idProjection is the value whose digest is the evidence_id: the envelope
-// without evidence_id and with the subject reduced to its identity.
-type idProjection struct {
-	SchemaVersion    int               `json:"schema_version"`
-	Subject          *subjectIdentity  `json:"subject"`
-	Provider         Provider          `json:"provider"`
-	PredicateType    string            `json:"predicate_type"`
-	Operation        string            `json:"operation"`
-	Parameters       json.RawMessage   `json:"parameters"`
-	RawResult        json.RawMessage   `json:"raw_result"`
-	NormalizedResult json.RawMessage   `json:"normalized_result"`
-	Confidence       Confidence        `json:"confidence"`
-	Authority        Authority         `json:"authority"`
-	Environment      *Environment      `json:"environment"`
-	Limitations      []string          `json:"limitations"`
-	Locations        []json.RawMessage `json:"locations"`
-	EvidenceLinks    []string          `json:"evidence_links"`
-}
-
+// subjectIdentity is the part of a Subject that enters the evidence_id.
 type subjectIdentity struct {
 	Digest       SubjectDigest `json:"digest"`
 	Format       string        `json:"format"`
@@ -205,23 +187,24 @@ func ComputeID(e *Envelope) (string, error) {
 	if e == nil {
 		return "", errors.New("evidence: compute evidence_id: nil envelope")
 	}
-	p := idProjection{
-		SchemaVersion:    e.SchemaVersion,
-		Provider:         e.Provider,
-		PredicateType:    e.PredicateType,
-		Operation:        e.Operation,
-		Parameters:       rawOrNull(e.Parameters),
-		RawResult:        rawOrNull(e.RawResult),
-		NormalizedResult: rawOrNull(e.NormalizedResult),
-		Confidence:       e.Confidence,
-		Authority:        e.Authority,
-		Environment:      e.Environment,
-		Limitations:      nonNil(e.Limitations),
-		Locations:        nonNil(e.Locations),
-		EvidenceLinks:    nonNil(e.EvidenceLinks),
+	// The projection is the envelope itself, as JSON, without evidence_id
+	// and with the subject reduced to its identity.
+	c := *e
+	c.EvidenceID = ""
+	c.Parameters, c.RawResult, c.NormalizedResult = rawOrNull(e.Parameters), rawOrNull(e.RawResult), rawOrNull(e.NormalizedResult)
+	c.Limitations, c.Locations, c.EvidenceLinks = nonNil(e.Limitations), nonNil(e.Locations), nonNil(e.EvidenceLinks)
+	c.Subject = nil
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return "", fmt.Errorf("evidence: compute evidence_id: %w", err)
 	}
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return "", fmt.Errorf("evidence: compute evidence_id: %w", err)
+	}
+	delete(p, "evidence_id")
 	if e.Subject != nil {
-		p.Subject = &subjectIdentity{Digest: e.Subject.Digest, Format: e.Subject.Format, Architecture: e.Subject.Architecture}
+		p["subject"], _ = json.Marshal(subjectIdentity{Digest: e.Subject.Digest, Format: e.Subject.Format, Architecture: e.Subject.Architecture})
 	}
 	d, err := Digest(p)
 	if err != nil {
