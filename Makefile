@@ -10,6 +10,8 @@ export CGO_ENABLED := 1
 
 FUZZTIME    ?= 5s
 # package:FuzzTarget pairs run briefly by `make fuzz` (and so by `make test`).
+# A run that ends with the engine's own "context deadline exceeded" while it
+# minimizes a new input, with no failing input written, is not a failure.
 FUZZ_TARGETS := \
 	./backend/bundle:FuzzParseManifest \
 	./backend/bundle:FuzzCheckSchema \
@@ -92,8 +94,12 @@ fuzz: deps
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; name=$${t##*:}; \
 	  echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
-	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s $$pkg >/tmp/gatehouse-fuzz-$$name.log 2>&1 \
-	    || { cat /tmp/gatehouse-fuzz-$$name.log; exit 1; }; \
+	  log=/tmp/gatehouse-fuzz-$$name.log; \
+	  if ! $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s $$pkg >$$log 2>&1; then \
+	    if grep -q 'context deadline exceeded' $$log && ! grep -q 'Failing input' $$log; then \
+	      echo "  (the fuzz engine hit its own deadline while minimizing; no failing input)"; \
+	    else cat $$log; exit 1; fi; \
+	  fi; \
 	done
 
 ## bench: benchmarks reported side by side with their baselines
