@@ -36,10 +36,12 @@ type Facade struct {
 	firstCall     chan struct{} // closed by the first AppInfo call (desktop smoke test)
 	firstCallOnce sync.Once
 
-	mu        sync.Mutex
-	proposals map[string]*ProposalView // live request details, by proposal id
-	active    map[string]*activeRun    // runs started from the UI, by run id
-	stop      []func()
+	mu         sync.Mutex
+	proposals  map[string]*ProposalView // live request details, by proposal id
+	planViews  map[string]*PlanView     // workflow plan details, by plan id
+	grantViews map[string]*GrantView    // capture grant details, by grant id
+	active     map[string]*activeRun    // runs started from the UI, by run id
+	stop       []func()
 }
 
 // newFacade wires the backend for a long-running shell ("browser" or
@@ -51,7 +53,7 @@ func newFacade(env *Env, shell string, window consentWindow) (*Facade, error) {
 		return nil, err
 	}
 	f := &Facade{env: env, shell: shell, sup: sup, events: newHub(), firstCall: make(chan struct{}),
-		proposals: map[string]*ProposalView{}, active: map[string]*activeRun{}}
+		proposals: map[string]*ProposalView{}, planViews: map[string]*PlanView{}, grantViews: map[string]*GrantView{}, active: map[string]*activeRun{}}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	f.journal = runner.NewJournal(env.DB, func(err error) { fmt.Fprintf(env.Stderr, "gatehouse: warning: %v\n", err) })
 	f.runner, err = runner.New(runner.Config{Supervisor: sup, RunsDir: env.RunsDir(), Journal: f.journal, History: env.DB})
@@ -107,6 +109,10 @@ func (f *Facade) forwardEvents() {
 	}()
 	go func() {
 		for e := range props {
+			if e.Kind != consent.KindProposal {
+				f.notePlanOrGrant(e)
+				continue
+			}
 			if e.Type == "raised" {
 				continue // published with its details by the asker
 			}

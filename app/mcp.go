@@ -104,6 +104,8 @@ func (s *mcpService) runFor(ss *mcp.ServerSession, agentID string) string {
 	go func() {
 		ss.Wait()
 		s.f.consent.EndRun(id)
+		s.f.forgetProposalsLater(id)
+		s.f.forgetPlansAndGrantsLater(id)
 		s.mu.Lock()
 		delete(s.runs, ss)
 		s.mu.Unlock()
@@ -132,6 +134,7 @@ func (s *mcpService) serverFor(agentID string) *mcp.Server {
 			"input":     map[string]any{"type": "object", "description": "the invocation, validated against the skill's inputSchema"},
 			"workspace": stringSchema("absolute path of the working directory"),
 		}, []string{"name", "input", "workspace"})}, t.runSkill)
+	s.addWorkflowTool(srv, t)
 	s.addEvidenceTools(srv, t)
 	s.addCaptureTools(srv, t)
 	return srv

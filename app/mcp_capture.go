@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gatehouse/gatehouse/backend/capture"
+	"github.com/gatehouse/gatehouse/backend/consent"
 )
 
 // connEvidence remembers which captures each MCP session made: evidence
@@ -64,10 +66,12 @@ func (t *mcpTools) captureScenario(ctx context.Context, req *mcp.CallToolRequest
 		return toolError(reason, msg), nil
 	}
 	if !pol.AutoGrant {
-		// Without auto-grant the boundary is only a ceiling and the agent
-		// needs a once/session grant approved in the app; that dialog does
-		// not exist yet, so such captures are refused, never run.
-		return toolError("grant_required", "auto-grant is off: a capture needs a grant approved in the Gatehouse app, which this version cannot ask for yet"), nil
+		// Without auto-grant the boundary is only a ceiling: the capture
+		// needs a grant of this connection, approved by the person in the
+		// app for once or for the session.
+		if code, msg := t.captureGrant(ctx, req.Session, sc); code != "" {
+			return toolError(code, msg), nil
+		}
 	}
 	rec, ev, _, _, err := captureAndSave(ctx, f.env, f.sup, sc, pol)
 	if err != nil {
@@ -92,4 +96,36 @@ func (t *mcpTools) readEvidence(ctx context.Context, req *mcp.ReadResourceReques
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(data)}}}, nil
+}
+
+// captureGrant spends a live grant of this connection that covers the
+// scenario, or asks the person for one in the app and waits. It returns a
+// refusal code and message, or "" when the capture may run.
+func (t *mcpTools) captureGrant(ctx context.Context, ss *mcp.ServerSession, sc *capture.Scenario) (code, msg string) {
+	f := t.s.f
+	runID := t.s.runFor(ss, t.agentID)
+	pr := sc.PolicyRequest()
+	want := consent.GrantRequest{Executable: pr.Executable, WorkingDir: pr.WorkingDir, EnvNames: pr.EnvNames,
+		FilesystemRoots: pr.FilesystemRoots, ExternalNetwork: pr.ExternalNetwork}
+	if _, err := f.consent.UseGrant(runID, t.agentID, want); err == nil {
+		return "", ""
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer t.s.track(ss.ID(), cancel)()
+	go watchSession(ctx, ss, cancel)
+	g, err := f.askGrant(ctx, runID, t.agentID, want, append([]string{sc.Executable}, sc.Arguments...))
+	if err != nil {
+		if c := consent.Code(err); c != "" {
+			return c, err.Error()
+		}
+		return "cancelled", "the capture stopped waiting for a grant: " + err.Error()
+	}
+	if g.State != consent.Approved {
+		return string(g.State), fmt.Sprintf("the capture grant was %s", g.State)
+	}
+	if _, err := f.consent.UseGrant(runID, t.agentID, want); err != nil {
+		return consent.Code(err), err.Error()
+	}
+	return "", ""
 }

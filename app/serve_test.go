@@ -27,6 +27,13 @@ type testServer struct {
 
 func startServer(t *testing.T) *testServer {
 	t.Helper()
+	return startServerWith(t, consentWindow{})
+}
+
+// startServerWith starts the server with a consent clock of the test's
+// choosing (a fake clock makes expiry testable without waiting).
+func startServerWith(t *testing.T, window consentWindow) *testServer {
+	t.Helper()
 	var out, errb strings.Builder
 	dataDir := filepath.Join(t.TempDir(), "data")
 	io := IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string {
@@ -43,7 +50,7 @@ func startServer(t *testing.T) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := newFacade(env, "browser", consentWindow{})
+	f, err := newFacade(env, "browser", window)
 	if err != nil {
 		t.Fatal(err)
 	}

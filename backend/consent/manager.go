@@ -17,10 +17,21 @@ type Proposal struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
-// Event reports a proposal's change to subscribers (the UI).
+// Event kinds: what an Event is about.
+const (
+	KindProposal = "proposal"
+	KindPlan     = "plan"
+	KindGrant    = "grant"
+)
+
+// Event reports a change to subscribers (the UI). Kind says which of
+// Proposal, Plan or Grant it is about; the others are zero.
 type Event struct {
+	Kind     string   `json:"kind"`
 	Type     string   `json:"type"` // raised, or the new state
 	Proposal Proposal `json:"proposal"`
+	Plan     *Plan    `json:"plan,omitempty"`
+	Grant    *Grant   `json:"grant,omitempty"`
 }
 
 type proposal struct {
@@ -34,6 +45,7 @@ type run struct {
 	ended       bool
 	proposals   []*proposal
 	plan        *plan
+	grants      []*grant
 }
 
 // Manager is the in-memory consent state of one process. It is safe for
@@ -42,16 +54,19 @@ type run struct {
 type Manager struct {
 	clock Clock
 
-	mu    sync.Mutex
-	runs  map[string]*run
-	props map[string]*proposal
-	subs  map[chan Event]struct{}
+	mu     sync.Mutex
+	runs   map[string]*run
+	props  map[string]*proposal
+	plans  map[string]*plan
+	grants map[string]*grant
+	subs   map[chan Event]struct{}
 }
 
 // NewManager returns an empty Manager using clock (SystemClock in
 // production, a fake in tests).
 func NewManager(clock Clock) *Manager {
-	return &Manager{clock: clock, runs: map[string]*run{}, props: map[string]*proposal{}, subs: map[chan Event]struct{}{}}
+	return &Manager{clock: clock, runs: map[string]*run{}, props: map[string]*proposal{}, plans: map[string]*plan{},
+		grants: map[string]*grant{}, subs: map[chan Event]struct{}{}}
 }
 
 // Subscribe returns future events and a function ending the subscription.
@@ -73,7 +88,11 @@ func (m *Manager) Subscribe(buffer int) (<-chan Event, func()) {
 
 // publish must be called with m.mu held.
 func (m *Manager) publish(typ string, p *proposal) {
-	e := Event{Type: typ, Proposal: p.Proposal}
+	m.broadcast(Event{Kind: KindProposal, Type: typ, Proposal: p.Proposal})
+}
+
+// broadcast must be called with m.mu held.
+func (m *Manager) broadcast(e Event) {
 	for ch := range m.subs {
 		select {
 		case ch <- e:
@@ -92,7 +111,7 @@ func (m *Manager) StartRun(agentID string) string {
 }
 
 // EndRun completes or aborts a run: every pending or approved proposal of
-// it is cancelled, and its plan with them.
+// it is cancelled, and its plan and capture grants with them.
 func (m *Manager) EndRun(runID string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -107,7 +126,22 @@ func (m *Manager) EndRun(runID string) error {
 			m.setLocked(p, Cancelled)
 		}
 	}
+	if p := r.plan; p != nil {
+		m.expirePlanLocked(p)
+		if p.State == PlanPending || p.State == PlanApproved {
+			m.setPlanLocked(p, PlanCancelled)
+		}
+		delete(m.plans, p.ID)
+	}
 	r.plan = nil
+	for _, g := range r.grants {
+		m.expireGrantLocked(g)
+		if !g.State.Terminal() {
+			m.setGrantLocked(g, Cancelled)
+		}
+		delete(m.grants, g.ID)
+	}
+	r.grants = nil
 	delete(m.runs, runID)
 	for _, p := range r.proposals {
 		delete(m.props, p.ID)
@@ -230,24 +264,11 @@ func (m *Manager) Wait(ctx context.Context, id string) (Proposal, error) {
 	m.expireLocked(p)
 	done := p.done
 	m.mu.Unlock()
-	// Expiry is measured on the injected clock, which need not run at the
-	// speed of real timers, so the window is re-checked at least every
-	// quarter second rather than trusted to one long timer.
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-done:
-			got, _ := m.Get(id)
-			return got, nil
-		case <-tick.C:
-			if got, _ := m.Get(id); got.State != Pending {
-				return got, nil
-			}
-		case <-ctx.Done():
-			return Proposal{}, ctx.Err()
-		}
+	if err := waitUntil(ctx, done, func() bool { got, _ := m.Get(id); return got.State != Pending }); err != nil {
+		return Proposal{}, err
 	}
+	got, _ := m.Get(id)
+	return got, nil
 }
 
 // Consume spends an approved proposal for exactly the binding b, once.

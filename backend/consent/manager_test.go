@@ -279,10 +279,10 @@ func TestWorkflowPlans(t *testing.T) {
 	}
 	_, err = m.ConsumeStep(b)
 	wantCode(t, err, "workflow_authorization_missing") // not approved yet
-	if _, err := m.DecidePlan(b.RunID, plan.ID, true); err != nil {
+	if _, err := m.DecidePlan(plan.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	_, err = m.DecidePlan(b.RunID, plan.ID, true)
+	_, err = m.DecidePlan(plan.ID, true)
 	wantCode(t, err, "already_decided")
 	if i, err := m.ConsumeStep(b); err != nil || i != 0 {
 		t.Fatalf("step %d %v", i, err)

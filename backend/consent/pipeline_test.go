@@ -275,7 +275,7 @@ func TestWorkflowMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.p.Consent.DecidePlan(r.RunID, plan.ID, true)
+	w.p.Consent.DecidePlan(plan.ID, true)
 	if res := w.run(t, r); res.Envelope.Status != runner.StatusSucceeded {
 		t.Fatalf("planned step: %+v", res.Envelope)
 	}

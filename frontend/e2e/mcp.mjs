@@ -29,8 +29,8 @@ function tmp(label) {
 }
 
 /** Starts `gatehouse serve` on a fresh data directory; returns its origin and UI token. */
-async function startServer() {
-  const env = { ...process.env, HOME: tmp('home'), GATEHOUSE_DATA_DIR: path.join(tmp('data'), 'd') };
+async function startServer(extraEnv = {}) {
+  const env = { ...process.env, HOME: tmp('home'), GATEHOUSE_DATA_DIR: path.join(tmp('data'), 'd'), ...extraEnv };
   delete env.XDG_DATA_HOME;
   const proc = spawn(BIN, ['serve', '--addr', '127.0.0.1:0'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let stderr = '';
@@ -90,7 +90,7 @@ test('TS SDK client: tools, approved run with progress token, denied run, wrong 
 
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
-  assert.deepEqual(names, ['capture_process_scenario', 'compare_process_captures', 'list_skills', 'read_skill', 'read_skill_resource', 'run_replay_machine', 'run_skill']);
+  assert.deepEqual(names, ['capture_process_scenario', 'compare_process_captures', 'list_skills', 'propose_workflow', 'read_skill', 'read_skill_resource', 'run_replay_machine', 'run_skill']);
   for (const n of names) assert.doesNotMatch(n, /policy|agent|setting|trust|scope/);
 
   const listed = await client.callTool({ name: 'list_skills', arguments: {} });
@@ -141,4 +141,77 @@ test('browser: an agent request raises the consent dialog; clicking Approve retu
   const res = await call;
   assert.equal(res.structuredContent.status, 'succeeded');
   assert.equal(res.structuredContent.output.words, 3);
+});
+
+/** Opens the app in Chromium and waits until it is ready. */
+async function openApp(srv, label) {
+  const context = await chromium.launchPersistentContext(tmp(label), {
+    executablePath: process.env.GATEHOUSE_CHROMIUM || '/usr/bin/chromium', headless: true, viewport: { width: 1280, height: 800 },
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  cleanups.push(() => context.close());
+  const page = context.pages()[0] ?? (await context.newPage());
+  await page.goto(srv.url);
+  await page.getByTestId('nav-runs').waitFor({ timeout: WAIT });
+  return page;
+}
+
+/** Waits until the dialog's button (armed after a short delay) can be clicked, then clicks it. */
+async function clickArmed(page, testid) {
+  await page.waitForFunction((id) => {
+    const b = document.querySelector(`[data-testid="${id}"]`);
+    return b && !b.disabled;
+  }, testid, { timeout: WAIT });
+  await page.getByTestId(testid).click();
+}
+
+test('browser: propose_workflow raises the plan dialog; approving lets each step run once', { timeout: 120_000 }, async () => {
+  const srv = await startServer();
+  await ui(srv, 'SetPolicy', { policy: { mode: 'workflow', safeMode: false, trusted: [] } });
+  const { token } = await ui(srv, 'AddAgent', { name: 'plan-agent', canExecuteSkills: true });
+  const client = await agentClient(srv, token);
+  const page = await openApp(srv, 'profile-plan');
+  const workspace = ws();
+  const steps = [
+    { name: 'text-metrics', input: { text: 'first step' }, workspace },
+    { name: 'text-metrics', input: { text: 'the second step' }, workspace },
+  ];
+  const call = client.callTool({ name: 'propose_workflow', arguments: { steps } }, undefined, { timeout: WAIT * 2 });
+  const dialog = page.locator('[data-testid="consent-dialog"][data-kind="plan"]');
+  await dialog.waitFor({ timeout: WAIT });
+  await page.getByTestId('plan-step-1').getByText('the second step').waitFor({ timeout: WAIT });
+  await page.screenshot({ path: path.join('test-results', 'screenshots', 'mcp-plan-dialog.png') });
+  await clickArmed(page, 'consent-approve');
+  const res = await call;
+  assert.equal(res.structuredContent.state, 'approved');
+  const first = await client.callTool({ name: 'run_skill', arguments: steps[0] });
+  assert.equal(first.structuredContent.status, 'succeeded');
+  const again = await client.callTool({ name: 'run_skill', arguments: steps[0] });
+  assert.equal(again.structuredContent.errors[0].code, 'off_plan');
+  const second = await client.callTool({ name: 'run_skill', arguments: steps[1] });
+  assert.equal(second.structuredContent.output.words, 3);
+});
+
+test('browser: a capture without auto-grant raises the grant dialog; "Allow for this session" covers the next capture', { timeout: 120_000 }, async () => {
+  const work = ws();
+  const srv = await startServer({
+    GATEHOUSE_PROCESS_CAPTURE_ENABLED: '1', GATEHOUSE_PROCESS_CAPTURE_AUTO_GRANT: '0', GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK: '1',
+    GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON: '["/bin","/usr/bin"]', GATEHOUSE_PROCESS_WORKING_ROOTS_JSON: JSON.stringify([work]),
+  });
+  const { token } = await ui(srv, 'AddAgent', { name: 'capture-agent', canExecuteSkills: false });
+  const client = await agentClient(srv, token);
+  const page = await openApp(srv, 'profile-grant');
+  const scenario = { approved: true, executable: '/bin/sh', arguments: ['-c', 'echo hello from a granted capture'], working_directory: work, timeout_ms: 5000 };
+  const call = client.callTool({ name: 'capture_process_scenario', arguments: scenario }, undefined, { timeout: WAIT * 2 });
+  await page.locator('[data-testid="consent-dialog"][data-kind="grant"]').waitFor({ timeout: WAIT });
+  await page.getByTestId('grant-command').getByText('hello from a granted capture').waitFor({ timeout: WAIT });
+  await page.screenshot({ path: path.join('test-results', 'screenshots', 'mcp-grant-dialog.png') });
+  await clickArmed(page, 'grant-session');
+  const res = await call;
+  assert.equal(res.isError, undefined, JSON.stringify(res.structuredContent));
+  assert.match(res.structuredContent.resource, /^gatehouse:\/\/evidence\//);
+  const next = await client.callTool({ name: 'capture_process_scenario', arguments: scenario }, undefined, { timeout: WAIT });
+  assert.ok(next.structuredContent.evidence_id, JSON.stringify(next.structuredContent));
+  const { grants } = await ui(srv, 'PendingGrants');
+  assert.equal(grants.length, 0);
 });

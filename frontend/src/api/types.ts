@@ -140,6 +140,52 @@ export interface ProposalView {
   warning: string;
 }
 
+export type PlanState = 'pending' | 'approved' | 'denied' | 'expired' | 'stale' | 'cancelled';
+
+export interface PlanStep {
+  skill: string;
+  skillRoot: string;
+  revision: string;
+  entrypoint: string;
+  files: { path: string; size: number }[];
+  workspace: string;
+  timeoutMs: number;
+  maxOutputBytes: number;
+  /** Pretty-printed exact invocation JSON. */
+  invocation: string;
+  consumed: boolean;
+}
+
+/** A workflow plan raised by an agent's propose_workflow call. */
+export interface PlanView {
+  id: string;
+  runId: string;
+  state: PlanState;
+  createdAt: string;
+  expiresAt: string;
+  agent: { id: string; name: string };
+  steps: PlanStep[];
+  warning: string;
+}
+
+export type GrantState = 'pending' | 'approved' | 'denied' | 'consumed' | 'expired' | 'cancelled';
+export type GrantScope = 'once' | 'session';
+
+/** A capture grant asked for by an MCP connection when auto-grant is off. */
+export interface GrantView {
+  id: string;
+  runId: string;
+  state: GrantState;
+  scope?: GrantScope;
+  uses: number;
+  createdAt: string;
+  expiresAt: string;
+  agent: { id: string; name: string };
+  request: { executable: string; workingDir: string; envNames: string[]; filesystemRoots: string[]; externalNetwork: boolean };
+  command: string[];
+  warning: string;
+}
+
 // ---- runs ---------------------------------------------------------------
 
 export type RunStatus = 'succeeded' | 'failed' | 'timeout' | 'cancelled' | 'output_limit' | 'cleanup_failed' | 'refused';
@@ -322,6 +368,10 @@ export interface ApiMethods {
   StartRun: { args: { skill: string; input: string; workspace: string }; result: { runId: string } };
   PendingProposals: { args: Record<string, never>; result: { proposals: ProposalView[] } };
   Decide: { args: { proposalId: string; approve: boolean }; result: ProposalView };
+  PendingPlans: { args: Record<string, never>; result: { plans: PlanView[] } };
+  DecidePlan: { args: { planId: string; approve: boolean }; result: PlanView };
+  PendingGrants: { args: Record<string, never>; result: { grants: GrantView[] } };
+  DecideGrant: { args: { grantId: string; approve: boolean; scope?: GrantScope }; result: GrantView };
   CancelRun: { args: { runId: string }; result: { cancelled: boolean } };
   ListRuns: {
     args: { limit?: number; status?: string; skill?: string; agent?: string };
@@ -357,6 +407,8 @@ export interface SettingsEvent {
 
 export interface EventPayloads {
   proposal: ProposalEvent;
+  plan: { type: string; plan: PlanView };
+  grant: { type: string; grant: GrantView };
   run: RunEvent;
   settings: SettingsEvent;
 }

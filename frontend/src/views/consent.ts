@@ -1,6 +1,8 @@
-// The consent dialog: a modal over every view, raised by `proposal` events
-// (and by PendingProposals at start and after a reconnect). Several
-// proposals queue ("1 of 3"). Safety choices:
+// The consent dialog: a modal over every view, raised by `proposal`, `plan`
+// and `grant` events (and by the Pending* calls at start and after a
+// reconnect). Single runs, workflow plans and capture grants share one
+// queue ("1 of 3"); consent_requests.ts builds the plan and grant parts.
+// Safety choices:
 // - focus starts on the dialog itself, never on Approve, and Enter does
 //   nothing by itself; Esc denies the shown pending request;
 // - Approve stays disarmed for a moment whenever the shown request changes,
@@ -8,17 +10,22 @@
 // - the rest of the app is `inert` while the dialog is open.
 
 import { api, ApiError, onEvent, onReconnect } from '../api/client';
-import type { ProposalView, RunEvent } from '../api/types';
+import type { GrantScope, GrantView, PlanView, ProposalView, RunEvent } from '../api/types';
 import { h, icon, replace } from '../lib/dom';
 import { countdown, formatBytes, formatDateTime, formatDuration, formatWhen, unwrap } from '../lib/format';
 import { PROPOSAL_STATE, proposalState, runEventLabel, runStatus } from '../lib/labels';
 import { badge, codeBlock, errorBox, hashChip, pathText, progressBar } from '../lib/ui';
+import { grantDetails, grantState, grantTitle, planDetails, planState, planTitle } from './consent_requests';
 
 const ARM_DELAY_MS = 700;
 
+type Kind = 'proposal' | 'plan' | 'grant';
+type Req = ProposalView | PlanView | GrantView;
+
 interface Card {
-  p: ProposalView;
-  deciding?: 'approve' | 'deny';
+  kind: Kind;
+  p: Req;
+  deciding?: 'approve' | 'deny' | GrantScope;
   error?: unknown;
   /** The proposal left the pending list without an event reaching us. */
   gone?: boolean;
@@ -49,18 +56,15 @@ export function initConsent(modalHost: HTMLElement, app: HTMLElement): void {
   appRoot = app;
   onEvent('proposal', (e) => {
     if (!e || !e.proposal) return;
-    const existing = cards.find((c) => c.p.id === e.proposal.id);
-    if (existing) {
-      // The proposal's own state wins; the event type is the fallback.
-      const state = (e.proposal.state in PROPOSAL_STATE ? e.proposal.state : e.type) as ProposalView['state'];
-      existing.p = { ...existing.p, ...e.proposal, state: e.type === 'raised' ? e.proposal.state : state };
-      existing.gone = false;
-    } else if (e.type === 'raised' || e.proposal.state === 'pending') {
-      add(e.proposal);
-    } else {
-      return; // a proposal this window never showed
-    }
-    render();
+    // The proposal's own state wins; the event type is the fallback.
+    const state = (e.proposal.state in PROPOSAL_STATE ? e.proposal.state : e.type) as ProposalView['state'];
+    upsert('proposal', { ...e.proposal, state: e.type === 'raised' ? e.proposal.state : state } as ProposalView, e.type);
+  });
+  onEvent('plan', (e) => {
+    if (e && e.plan) upsert('plan', e.plan, e.type);
+  });
+  onEvent('grant', (e) => {
+    if (e && e.grant) upsert('grant', e.grant, e.type);
   });
   onEvent('run', (e) => onRunEvent(e));
   onReconnect(() => void loadPending());
@@ -81,14 +85,34 @@ export function showConsent(): void {
   render();
 }
 
+/** Applies an event about one request: updates its card, or adds a card
+ * for a request raised (or still pending) that this window never showed. */
+function upsert(kind: Kind, p: Req, type: string): void {
+  const existing = cards.find((c) => c.p.id === p.id);
+  if (existing) {
+    existing.p = { ...existing.p, ...p } as Req;
+    existing.gone = false;
+  } else if (type === 'raised' || p.state === 'pending') {
+    add(kind, p);
+  } else {
+    return;
+  }
+  render();
+}
+
 async function loadPending(): Promise<void> {
   try {
-    const { proposals } = await api.PendingProposals({});
-    const ids = new Set(proposals.map((p) => p.id));
-    for (const p of proposals) {
+    const [{ proposals }, { plans }, { grants }] = await Promise.all([api.PendingProposals({}), api.PendingPlans({}), api.PendingGrants({})]);
+    const all: [Kind, Req][] = [
+      ...proposals.map((p): [Kind, Req] => ['proposal', p]),
+      ...plans.map((p): [Kind, Req] => ['plan', p]),
+      ...grants.map((g): [Kind, Req] => ['grant', g]),
+    ];
+    const ids = new Set(all.map(([, p]) => p.id));
+    for (const [kind, p] of all) {
       const c = cards.find((x) => x.p.id === p.id);
       if (c) c.p = p;
-      else add(p);
+      else add(kind, p);
     }
     for (const c of cards) {
       if (isPending(c) && !ids.has(c.p.id)) c.gone = true;
@@ -99,8 +123,8 @@ async function loadPending(): Promise<void> {
   }
 }
 
-function add(p: ProposalView): void {
-  cards.push({ p });
+function add(kind: Kind, p: Req): void {
+  cards.push({ kind, p });
   cards.sort((a, b) => Date.parse(a.p.createdAt) - Date.parse(b.p.createdAt));
   const shown = cards.findIndex((c) => c.p.id === shownId);
   if (shown >= 0) current = shown;
@@ -126,18 +150,18 @@ function onRunEvent(e: RunEvent): void {
   // matching `proposal` event was lost on the way.
   if (e.type === 'decided' && e.detail && typeof e.detail === 'object') {
     const d = e.detail as { proposalId?: string; state?: string };
-    const c = cards.find((x) => x.p.id === d.proposalId);
+    const c = cards.find((x) => x.kind === 'proposal' && x.p.id === d.proposalId);
     if (c && isPending(c) && d.state && d.state !== 'pending' && d.state in PROPOSAL_STATE) {
-      c.p = { ...c.p, state: d.state as ProposalView['state'] };
+      c.p = { ...(c.p as ProposalView), state: d.state as ProposalView['state'] };
       changed = true;
     }
   }
   if (e.type === 'completed' && cards.some((c) => c.p.runId === e.runId && isPending(c))) void loadPending();
   for (const c of cards) {
-    if (c.p.runId !== e.runId || (c.p.state !== 'approved' && c.p.state !== 'consumed')) continue;
+    if (c.kind !== 'proposal' || c.p.runId !== e.runId || (c.p.state !== 'approved' && c.p.state !== 'consumed')) continue;
     if (e.type === 'proposed' || e.type === 'decided') continue;
     if (!c.attemptId) {
-      if (e.skill && e.skill !== c.p.skill) continue;
+      if (e.skill && e.skill !== (c.p as ProposalView).skill) continue;
       c.attemptId = e.attemptId;
     } else if (e.attemptId !== c.attemptId) continue;
     c.lastStep = e;
@@ -168,21 +192,28 @@ function onKey(e: KeyboardEvent): void {
   }
 }
 
-async function decide(c: Card, approve: boolean): Promise<void> {
+/** Sends the person's decision for the card's kind of request. A grant is
+ * approved for a scope (once or session); everything else just approved. */
+async function decide(c: Card, approve: boolean, scope?: GrantScope): Promise<void> {
   if (c.deciding) return;
   if (approve && (Date.now() - armedAt < ARM_DELAY_MS || locallyExpired(c))) return;
-  c.deciding = approve ? 'approve' : 'deny';
+  c.deciding = approve ? (scope ?? 'approve') : 'deny';
   c.error = undefined;
   render();
   try {
-    const v = await api.Decide({ proposalId: c.p.id, approve });
-    if (v && v.id) c.p = { ...c.p, ...v };
-    else c.p = { ...c.p, state: approve ? 'approved' : 'denied' };
+    const v: Req =
+      c.kind === 'plan'
+        ? await api.DecidePlan({ planId: c.p.id, approve })
+        : c.kind === 'grant'
+          ? await api.DecideGrant({ grantId: c.p.id, approve, scope: approve ? scope : undefined })
+          : await api.Decide({ proposalId: c.p.id, approve });
+    if (v && v.id) c.p = { ...c.p, ...v } as Req;
+    else c.p = { ...c.p, state: approve ? 'approved' : 'denied' } as Req;
   } catch (err) {
     c.error = err;
     // The proposal may have expired or been replaced meanwhile: re-sync.
     if (err instanceof ApiError && err.details && typeof err.details === 'object' && 'state' in (err.details as object)) {
-      c.p = { ...c.p, state: (err.details as { state: ProposalView['state'] }).state };
+      c.p = { ...c.p, state: (err.details as { state: string }).state } as Req;
     }
     void loadPending();
   } finally {
@@ -195,7 +226,7 @@ async function decide(c: Card, approve: boolean): Promise<void> {
  * still following a run that has not finished. */
 function settled(c: Card): boolean {
   if (isPending(c)) return false;
-  const following = (c.p.state === 'approved' || c.p.state === 'consumed') && !c.result;
+  const following = c.kind === 'proposal' && (c.p.state === 'approved' || c.p.state === 'consumed') && !c.result;
   return !!c.seenFinal && !following;
 }
 
@@ -291,11 +322,25 @@ function dialog(c: Card): HTMLElement {
     ? { label: 'Approved', tone: 'ok' as const, text: 'You approved this run; Gatehouse ran it once and it has finished.' }
     : approved && c.lastStep
       ? { label: 'Approved', tone: 'ok' as const, text: 'You approved this run; it is running now. Cancel it from Runs if you need to.' }
-      : c.gone ? { label: 'No longer waiting', tone: 'neutral' as const, text: 'This request is no longer waiting for a decision (it was decided, withdrawn or expired while this window was not connected).' } : proposalState(c.p.state);
+      : c.gone
+        ? { label: 'No longer waiting', tone: 'neutral' as const, text: 'This request is no longer waiting for a decision (it was decided, withdrawn or expired while this window was not connected).' }
+        : c.kind === 'plan' ? planState(c.p.state) : c.kind === 'grant' ? grantState(c.p.state) : proposalState(c.p.state);
   const expiredHere = locallyExpired(c);
   const pendingTotal = pendingCount();
   const left = Date.parse(c.p.expiresAt) - Date.now();
-  const p = c.p;
+  const p = c.p as ProposalView;
+  const title =
+    c.kind === 'plan'
+      ? planTitle(c.p as PlanView, pending)
+      : c.kind === 'grant'
+        ? grantTitle(c.p as GrantView, pending)
+        : pending ? `Run “${p.skill}”?` : `Request to run “${p.skill}”`;
+  const subtitle =
+    c.kind === 'plan'
+      ? `${c.p.agent.name || c.p.agent.id} proposes a plan of exact skill runs. Approve allows each step once, as shown; anything else stays refused.`
+      : c.kind === 'grant'
+        ? `${c.p.agent.name || c.p.agent.id} asks to run a command in a recorded terminal (Process Capture).`
+        : `${p.agent.name || p.agent.id} asks to run a script from this skill.`;
 
   const queueNav =
     cards.length > 1
@@ -314,8 +359,8 @@ function dialog(c: Card): HTMLElement {
     h(
       'div',
       { class: 'consent-title' },
-      h('h2', { id: 'consent-title' }, pending ? `Run “${p.skill}”?` : `Request to run “${p.skill}”`),
-      h('p', { class: 'muted small' }, `${p.agent.name || p.agent.id} asks to run a script from this skill.`, pendingTotal > 1 ? ` ${pendingTotal} requests are waiting.` : ''),
+      h('h2', { id: 'consent-title' }, title),
+      h('p', { class: 'muted small' }, subtitle, pendingTotal > 1 ? ` ${pendingTotal} requests are waiting.` : ''),
     ),
     queueNav,
     pending
@@ -335,8 +380,36 @@ function dialog(c: Card): HTMLElement {
     h('span', null, expiredHere ? 'The 5-minute window has passed; this request can no longer be approved.' : st.text),
   );
 
+  const details =
+    c.kind === 'plan' ? planDetails(c.p as PlanView) : c.kind === 'grant' ? grantDetails(c.p as GrantView) : proposalDetails(p);
+  const warning = h(
+    'div',
+    { class: 'consent-warning', role: 'note' },
+    icon('warn'),
+    h('p', null, unwrap(c.p.warning || 'This script runs with your full permissions.')),
+  );
+
+  return h(
+    'div',
+    {
+      class: ['dialog', 'consent', `consent-${c.kind}`],
+      role: 'dialog',
+      'aria-modal': 'true',
+      'aria-labelledby': 'consent-title',
+      'aria-describedby': 'consent-warning-text',
+      tabindex: '-1',
+      'data-testid': 'consent-dialog',
+      dataset: { proposalId: c.p.id, state: c.p.state, kind: c.kind },
+    },
+    head,
+    h('div', { class: 'consent-body' }, pending ? h('div', { id: 'consent-warning-text' }, warning) : null, stateBox, !pending ? h('div', { id: 'consent-warning-text', class: 'sr-only' }, st.text) : null, details),
+    footer(c, pending, expiredHere),
+  );
+}
+
+function proposalDetails(p: ProposalView): HTMLElement {
   const totalSize = p.files.reduce((n, f) => n + (f.size || 0), 0);
-  const details = h(
+  return h(
     'div',
     { class: 'consent-grid' },
     h(
@@ -384,30 +457,6 @@ function dialog(c: Card): HTMLElement {
         : h('p', { class: 'muted small' }, 'No files listed.'),
     ),
   );
-
-  const warning = h(
-    'div',
-    { class: 'consent-warning', role: 'note' },
-    icon('warn'),
-    h('p', null, unwrap(p.warning || 'This script runs with your full permissions.')),
-  );
-
-  return h(
-    'div',
-    {
-      class: 'dialog consent',
-      role: 'dialog',
-      'aria-modal': 'true',
-      'aria-labelledby': 'consent-title',
-      'aria-describedby': 'consent-warning-text',
-      tabindex: '-1',
-      'data-testid': 'consent-dialog',
-      dataset: { proposalId: p.id, state: p.state },
-    },
-    head,
-    h('div', { class: 'consent-body' }, pending ? h('div', { id: 'consent-warning-text' }, warning) : null, stateBox, !pending ? h('div', { id: 'consent-warning-text', class: 'sr-only' }, st.text) : null, details),
-    footer(c, pending, expiredHere),
-  );
 }
 
 function footer(c: Card, pending: boolean, expiredHere: boolean): HTMLElement {
@@ -415,8 +464,12 @@ function footer(c: Card, pending: boolean, expiredHere: boolean): HTMLElement {
   if (c.error) f.append(errorBox(c.error, 'The decision was not recorded:'));
   if (pending) {
     const armed = Date.now() - armedAt >= ARM_DELAY_MS;
+    if (c.kind === 'grant') {
+      f.append(...grantActions(c, armed, expiredHere));
+      return f;
+    }
     f.append(
-      h('p', { class: 'muted small hint' }, 'Esc denies. Approve allows this one invocation, once.'),
+      h('p', { class: 'muted small hint' }, c.kind === 'plan' ? 'Esc denies. Approve allows each step once, exactly as shown, in this agent connection.' : 'Esc denies. Approve allows this one invocation, once.'),
       h(
         'div',
         { class: 'actions' },
@@ -435,14 +488,14 @@ function footer(c: Card, pending: boolean, expiredHere: boolean): HTMLElement {
             disabled: !!c.deciding || expiredHere || !armed,
             onclick: () => void decide(c, true),
           },
-          c.deciding === 'approve' ? 'Approving…' : 'Approve',
+          c.deciding === 'approve' ? 'Approving…' : c.kind === 'plan' ? 'Approve plan' : 'Approve',
         ),
       ),
     );
     return f;
   }
   const info = h('div', { class: 'run-follow' });
-  if (c.p.state === 'approved' || c.p.state === 'consumed') {
+  if (c.kind === 'proposal' && (c.p.state === 'approved' || c.p.state === 'consumed')) {
     if (c.result) {
       const rs = runStatus(c.result);
       info.append(h('div', { class: 'run-result' }, badge(rs.label, rs.tone), h('span', null, rs.text)));
@@ -455,7 +508,7 @@ function footer(c: Card, pending: boolean, expiredHere: boolean): HTMLElement {
     } else {
       info.append(progressBar(undefined, 'Waiting for the run to start…'));
     }
-  } else if (TERMINAL_BEFORE_RUN.has(c.p.state)) {
+  } else if (c.kind === 'proposal' && TERMINAL_BEFORE_RUN.has(c.p.state)) {
     info.append(h('p', { class: 'muted small' }, 'No script was started for this request.'));
   }
   f.append(
@@ -469,8 +522,36 @@ function footer(c: Card, pending: boolean, expiredHere: boolean): HTMLElement {
   return f;
 }
 
-/** For tests and the header: the proposals currently queued. */
-export function queuedProposals(): ProposalView[] {
+/** The pending buttons of a capture grant: Deny, Allow once, Allow for
+ * this session. Like Approve, both allow buttons arm after a delay. */
+function grantActions(c: Card, armed: boolean, expiredHere: boolean): HTMLElement[] {
+  const allow = (scope: GrantScope, label: string, busy: string, primary: boolean) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        class: ['btn', primary ? 'primary' : ''],
+        'data-testid': `grant-${scope}`,
+        dataset: { focusKey: scope },
+        disabled: !!c.deciding || expiredHere || !armed,
+        onclick: () => void decide(c, true, scope),
+      },
+      c.deciding === scope ? busy : label,
+    );
+  return [
+    h('p', { class: 'muted small hint' }, 'Esc denies. “Allow once” allows this capture only; “for this session” also allows later captures of this connection inside the same limits.'),
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'button', class: 'btn', 'data-testid': 'consent-deny', dataset: { focusKey: 'deny' }, disabled: !!c.deciding, onclick: () => void decide(c, false) }, c.deciding === 'deny' ? 'Denying…' : 'Deny'),
+      allow('session', 'Allow for this session', 'Allowing…', false),
+      allow('once', 'Allow once', 'Allowing…', true),
+    ),
+  ];
+}
+
+/** For tests and the header: the requests currently queued. */
+export function queuedProposals(): Req[] {
   return cards.map((c) => c.p);
 }
 
