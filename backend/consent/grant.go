@@ -130,7 +130,7 @@ func (m *Manager) RequestGrant(runID, agentID string, req GrantRequest) (Grant, 
 	}
 	wall := m.clock.Wall()
 	g := &grant{
-		Grant: Grant{ID: newID(), RunID: runID, AgentID: agentID, Request: req, State: Pending, CreatedAt: wall, ExpiresAt: wall.Add(Window)},
+		Grant:       Grant{ID: newID(), RunID: runID, AgentID: agentID, Request: req, State: Pending, CreatedAt: wall, ExpiresAt: wall.Add(Window)},
 		createdMono: m.clock.Mono(), done: make(chan struct{}),
 	}
 	g.Request.EnvNames = slices.Clone(req.EnvNames)
