@@ -129,12 +129,13 @@ func (f *Facade) notePlanOrGrant(e consent.Event) {
 	case e.Plan != nil:
 		if v, ok := f.planViews[e.Plan.ID]; ok {
 			v.State = string(e.Plan.State)
-			for i := range v.Steps {
-				v.Steps[i].Consumed = i < len(e.Plan.Consumed) && e.Plan.Consumed[i]
+			// Copy on write: views handed out earlier share the old slice.
+			steps := append([]PlanStepView(nil), v.Steps...)
+			for i := range steps {
+				steps[i].Consumed = i < len(e.Plan.Consumed) && e.Plan.Consumed[i]
 			}
-			c := *v
-			c.Steps = append([]PlanStepView(nil), v.Steps...)
-			name, data = "plan", map[string]any{"type": e.Type, "plan": c}
+			v.Steps = steps
+			name, data = "plan", map[string]any{"type": e.Type, "plan": *v}
 		}
 	case e.Grant != nil:
 		if v, ok := f.grantViews[e.Grant.ID]; ok {
@@ -167,6 +168,23 @@ func (f *Facade) forgetPlansAndGrantsLater(runID string) {
 	})
 }
 
+// storedView applies update to the stored view id and returns a copy of
+// it, or false when no view is stored under id. Views are replaced, never
+// mutated through their slices, so a shallow copy is safe to hand out.
+func storedView[V any](f *Facade, views map[string]*V, id string, update func(*V)) (V, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, ok := views[id]
+	if !ok {
+		var zero V
+		return zero, false
+	}
+	if update != nil {
+		update(v)
+	}
+	return *v, true
+}
+
 // PendingPlansResult lists plans awaiting a decision.
 type PendingPlansResult struct {
 	Plans []PlanView `json:"plans"`
@@ -176,13 +194,9 @@ type PendingPlansResult struct {
 func (f *Facade) PendingPlans(Empty) (PendingPlansResult, error) {
 	out := PendingPlansResult{Plans: []PlanView{}}
 	for _, p := range f.consent.PendingPlans() {
-		f.mu.Lock()
-		if v, ok := f.planViews[p.ID]; ok {
-			c := *v
-			c.State = string(p.State)
-			out.Plans = append(out.Plans, c)
+		if v, ok := storedView(f, f.planViews, p.ID, func(v *PlanView) { v.State = string(p.State) }); ok {
+			out.Plans = append(out.Plans, v)
 		}
-		f.mu.Unlock()
 	}
 	return out, nil
 }
@@ -197,17 +211,11 @@ type DecidePlanArgs struct {
 // is no longer pending is an error and changes nothing.
 func (f *Facade) DecidePlan(a DecidePlanArgs) (PlanView, error) {
 	p, err := f.consent.DecidePlan(a.PlanID, a.Approve)
-	f.mu.Lock()
-	var c PlanView
-	if v, ok := f.planViews[a.PlanID]; ok {
-		v.State = string(p.State)
-		c = *v
-	}
-	f.mu.Unlock()
+	v, _ := storedView(f, f.planViews, a.PlanID, func(v *PlanView) { v.State = string(p.State) })
 	if err != nil {
-		return c, errorf(consent.Code(err), "consent", "%v", err)
+		return v, errorf(consent.Code(err), "consent", "%v", err)
 	}
-	return c, nil
+	return v, nil
 }
 
 // PendingGrantsResult lists capture grants awaiting a decision.
@@ -219,13 +227,9 @@ type PendingGrantsResult struct {
 func (f *Facade) PendingGrants(Empty) (PendingGrantsResult, error) {
 	out := PendingGrantsResult{Grants: []GrantView{}}
 	for _, g := range f.consent.PendingGrants() {
-		f.mu.Lock()
-		if v, ok := f.grantViews[g.ID]; ok {
-			c := *v
-			c.State = string(g.State)
-			out.Grants = append(out.Grants, c)
+		if v, ok := storedView(f, f.grantViews, g.ID, func(v *GrantView) { v.State = string(g.State) }); ok {
+			out.Grants = append(out.Grants, v)
 		}
-		f.mu.Unlock()
 	}
 	return out, nil
 }
@@ -242,17 +246,10 @@ type DecideGrantArgs struct {
 // capture grant, once.
 func (f *Facade) DecideGrant(a DecideGrantArgs) (GrantView, error) {
 	g, err := f.consent.DecideGrant(a.GrantID, a.Approve, consent.GrantScope(a.Scope))
-	f.mu.Lock()
-	var c GrantView
-	if v, ok := f.grantViews[a.GrantID]; ok {
-		if err == nil {
-			v.State, v.Scope = string(g.State), string(g.Scope)
-		}
-		c = *v
-	}
-	f.mu.Unlock()
 	if err != nil {
-		return c, errorf(consent.Code(err), "consent", "%v", err)
+		v, _ := storedView[GrantView](f, f.grantViews, a.GrantID, nil)
+		return v, errorf(consent.Code(err), "consent", "%v", err)
 	}
-	return c, nil
+	v, _ := storedView(f, f.grantViews, a.GrantID, func(v *GrantView) { v.State, v.Scope = string(g.State), string(g.Scope) })
+	return v, nil
 }

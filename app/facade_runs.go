@@ -211,16 +211,8 @@ type PendingProposalsResult struct {
 func (f *Facade) PendingProposals(Empty) (PendingProposalsResult, error) {
 	out := PendingProposalsResult{Proposals: []ProposalView{}}
 	for _, p := range f.consent.Pending() {
-		f.mu.Lock()
-		v, ok := f.proposals[p.ID]
-		var c ProposalView
-		if ok {
-			c = *v
-			c.State = string(p.State)
-		}
-		f.mu.Unlock()
-		if ok {
-			out.Proposals = append(out.Proposals, c)
+		if v, ok := storedView(f, f.proposals, p.ID, func(v *ProposalView) { v.State = string(p.State) }); ok {
+			out.Proposals = append(out.Proposals, v)
 		}
 	}
 	return out, nil
@@ -236,18 +228,11 @@ type DecideArgs struct {
 // expired, stale or cancelled proposal, is an error.
 func (f *Facade) Decide(a DecideArgs) (ProposalView, error) {
 	p, err := f.consent.Decide(a.ProposalID, a.Approve)
-	f.mu.Lock()
-	v, ok := f.proposals[a.ProposalID]
-	var c ProposalView
-	if ok {
-		v.State = string(p.State)
-		c = *v
-	}
-	f.mu.Unlock()
+	v, _ := storedView(f, f.proposals, a.ProposalID, func(v *ProposalView) { v.State = string(p.State) })
 	if err != nil {
-		return c, errorf(consent.Code(err), "consent", "%v", err)
+		return v, errorf(consent.Code(err), "consent", "%v", err)
 	}
-	return c, nil
+	return v, nil
 }
 
 // CancelRunArgs names a run.

@@ -118,12 +118,9 @@ func (m *Manager) expireGrantLocked(g *grant) {
 func (m *Manager) RequestGrant(runID, agentID string, req GrantRequest) (Grant, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, ok := m.runs[runID]
-	if !ok || r.ended {
-		return Grant{}, refuse("unknown_run", "no live run %s", runID)
-	}
-	if r.agentID != agentID {
-		return Grant{}, refuse("wrong_agent", "run %s belongs to another agent", runID)
+	r, err := m.liveRunLocked(runID, agentID)
+	if err != nil {
+		return Grant{}, err
 	}
 	if len(r.grants) >= MaxGrantsPerRun {
 		return Grant{}, refuse("too_many_grants", "run %s already asked for %d capture grants", runID, MaxGrantsPerRun)
@@ -233,12 +230,9 @@ func (m *Manager) WaitGrant(ctx context.Context, id string) (Grant, error) {
 func (m *Manager) UseGrant(runID, agentID string, req GrantRequest) (Grant, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, ok := m.runs[runID]
-	if !ok || r.ended {
-		return Grant{}, refuse("unknown_run", "no live run %s", runID)
-	}
-	if r.agentID != agentID {
-		return Grant{}, refuse("wrong_agent", "run %s belongs to another agent", runID)
+	r, err := m.liveRunLocked(runID, agentID)
+	if err != nil {
+		return Grant{}, err
 	}
 	for _, g := range r.grants {
 		m.expireGrantLocked(g)

@@ -149,6 +149,19 @@ func (m *Manager) EndRun(runID string) error {
 	return nil
 }
 
+// liveRunLocked returns the live run runID if it belongs to agentID.
+// m.mu must be held.
+func (m *Manager) liveRunLocked(runID, agentID string) (*run, error) {
+	r, ok := m.runs[runID]
+	if !ok || r.ended {
+		return nil, refuse("unknown_run", "no live run %s", runID)
+	}
+	if r.agentID != agentID {
+		return nil, refuse("wrong_agent", "run %s belongs to another agent", runID)
+	}
+	return r, nil
+}
+
 // setLocked moves p to s and wakes its waiters. m.mu must be held.
 func (m *Manager) setLocked(p *proposal, s State) {
 	wasPending := p.State == Pending
@@ -172,12 +185,9 @@ func (m *Manager) expireLocked(p *proposal) {
 func (m *Manager) Propose(b Binding) (Proposal, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, ok := m.runs[b.RunID]
-	if !ok || r.ended {
-		return Proposal{}, refuse("unknown_run", "no live run %s", b.RunID)
-	}
-	if r.agentID != b.AgentID {
-		return Proposal{}, refuse("wrong_agent", "run %s belongs to another agent", b.RunID)
+	r, err := m.liveRunLocked(b.RunID, b.AgentID)
+	if err != nil {
+		return Proposal{}, err
 	}
 	if len(r.proposals) >= MaxProposalsPerRun {
 		return Proposal{}, refuse("too_many_proposals", "run %s already has %d proposals", b.RunID, MaxProposalsPerRun)

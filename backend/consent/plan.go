@@ -80,12 +80,9 @@ func (m *Manager) ProposePlan(runID, agentID string, steps []Step) (Plan, error)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, ok := m.runs[runID]
-	if !ok || r.ended {
-		return Plan{}, refuse("unknown_run", "no live run %s", runID)
-	}
-	if r.agentID != agentID {
-		return Plan{}, refuse("wrong_agent", "run %s belongs to another agent", runID)
+	r, err := m.liveRunLocked(runID, agentID)
+	if err != nil {
+		return Plan{}, err
 	}
 	if old := r.plan; old != nil {
 		m.expirePlanLocked(old)
@@ -195,12 +192,9 @@ func (m *Manager) WaitPlan(ctx context.Context, id string) (Plan, error) {
 func (m *Manager) ConsumeStep(b Binding) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, ok := m.runs[b.RunID]
-	if !ok || r.ended {
-		return -1, refuse("unknown_run", "no live run %s", b.RunID)
-	}
-	if r.agentID != b.AgentID {
-		return -1, refuse("wrong_agent", "run %s belongs to another agent", b.RunID)
+	r, err := m.liveRunLocked(b.RunID, b.AgentID)
+	if err != nil {
+		return -1, err
 	}
 	if r.plan != nil {
 		m.expirePlanLocked(r.plan)
