@@ -123,8 +123,9 @@ func captureAndSave(ctx context.Context, env *Env, sup *proctree.Supervisor, sc 
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
-	summary, _ := json.Marshal(map[string]any{"exit": rec.Exit, "settlement": rec.Settlement.State,
-		"frames": len(rec.Frames), "checkpoints": len(rec.FilesystemCheckpoints), "truncated": rec.Truncated})
+	sum := captureSummary(rec)
+	sum["origin"] = OriginCaptured
+	summary, _ := json.Marshal(sum)
 	if err := env.DB.IndexEvidence(ctx, store.EvidenceEntry{EvidenceID: ev.EvidenceID, PredicateType: ev.PredicateType,
 		Operation: ev.Operation, Path: path, Size: int64(len(out)), Summary: summary, CreatedAt: time.Now()}); err != nil {
 		return nil, nil, nil, "", errorf("evidence_not_indexed", CategoryIO, "%v", err)
@@ -164,9 +165,13 @@ func policyRefusal(reason, msg string) error {
 // captureFailure turns an error of capture.Capture into a structured error.
 func captureFailure(ctx context.Context, err error) error {
 	var pe *capture.PolicyError
+	var pf *capture.PreflightError
 	switch {
 	case errors.As(err, &pe):
 		return policyRefusal(pe.Reason, pe.Message)
+	case errors.As(err, &pf): // a reactive graph refused before launch
+		return &CLIError{Code: "preflight_refused", Category: CategoryInvalid, Details: pf.Issues,
+			Message: pf.Error() + "; nothing was run"}
 	case ctx.Err() != nil:
 		return &CLIError{Code: "cancelled", Category: "cancelled", Exit: 130,
 			Message: "the capture was cancelled: its processes were ended and its temporary files removed; nothing was written"}

@@ -67,13 +67,6 @@ var ErrCleanupIncomplete = errors.New("capture cleanup incomplete")
 // unsupported names what sc asks for that Capture cannot do yet.
 func unsupported(sc *Scenario) []string {
 	var out []string
-	if string(sc.Replay.Machine) != "null" && len(sc.Replay.Machine) > 0 ||
-		len(sc.Replay.HTTP)+len(sc.Replay.WebsocketMessages)+len(sc.Replay.WebsocketConnections) > 0 {
-		out = append(out, "replay")
-	}
-	if string(sc.Reactive) != "null" && len(sc.Reactive) > 0 {
-		out = append(out, "reactive")
-	}
 	return out
 }
 
@@ -85,8 +78,12 @@ func unsupported(sc *Scenario) []string {
 // the shim directory is first on PATH and GATEHOUSE_SHIM_LEDGER_URL is set.
 //
 // Before launch it refuses (with a *PolicyError) what opts.Policy does not
-// allow, and (with ErrUnsupported) scenarios using replay or a reactive
-// graph. Filesystem checkpoints are described at checkpoints, command
+// allow, and (with a *PreflightError) reactive graphs using what the
+// engine refuses; reactive runs are described at reactiveRun
+// (reactive_run.go).
+// Loopback replay is described at the top of loopback.go (the target also
+// gets GATEHOUSE_REPLAY_HTTP_URL and GATEHOUSE_REPLAY_WEBSOCKET_URL then).
+// Filesystem checkpoints are described at checkpoints, command
 // shims at the top of shim.go. After launch it
 // streams output into raw and rendered frames within the limits, dispatches
 // the timed events, stops the tree at timeout_ms or idle_timeout_ms, waits
@@ -104,6 +101,9 @@ func Capture(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, opts O
 	}
 	if missing := unsupported(sc); len(missing) > 0 {
 		return nil, fmt.Errorf("capture: scenario uses %v: %w", missing, ErrUnsupported)
+	}
+	if err := reactivePreflight(sc); err != nil {
+		return nil, err
 	}
 	if reason, msg := opts.Policy.CheckCapture(sc.PolicyRequest()); reason != "" {
 		return nil, &PolicyError{Reason: reason, Message: msg}

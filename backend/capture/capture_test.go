@@ -299,10 +299,6 @@ func TestCaptureRefusals(t *testing.T) {
 	if _, err := Capture(context.Background(), sup, sc, opts); !errors.As(err, &pe) || pe.Reason != policy.ReasonCaptureDisabled {
 		t.Errorf("disabled policy: %v", err)
 	}
-	sc, opts = shScenario(t, "true", func(m obj) { m["replay"] = obj{"http": []any{obj{}}} })
-	if _, err := Capture(context.Background(), sup, sc, opts); !errors.Is(err, ErrUnsupported) {
-		t.Errorf("replay: %v", err)
-	}
 	sc, opts = shScenario(t, "true", func(m obj) { m["working_directory"] = "/nonexistent/dir" })
 	if rec, err := Capture(context.Background(), sup, sc, opts); err == nil || rec != nil {
 		t.Errorf("missing working directory: %v", err)

@@ -91,18 +91,7 @@ func newCheckpoints(ctx context.Context, sc *Scenario, norm *normalizer) *checkp
 // secretReplacer replaces secret alias values and sensitive input (as the
 // normalizer does) with RedactedSecret, longest first.
 func secretReplacer(sc *Scenario) *strings.Replacer {
-	var secrets []string
-	for _, alias := range sc.SecretAliases {
-		if v := sc.Environment[alias]; v != "" {
-			secrets = append(secrets, v)
-		}
-	}
-	for _, e := range sc.Events {
-		if d := strings.TrimRight(e.Data, "\r\n"); e.Type == EventInput && e.Sensitive && d != "" {
-			secrets = append(secrets, d)
-		}
-	}
-	sortLongestFirst(secrets)
+	secrets := secretValues(sc)
 	pairs := make([]string, 0, 2*len(secrets))
 	for _, s := range secrets {
 		pairs = append(pairs, s, RedactedSecret)

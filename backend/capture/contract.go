@@ -167,6 +167,7 @@ func (s *Scenario) projection() (map[string]any, error) {
 			cp.Events[i].Data = RedactedInput(len(e.Data))
 		}
 	}
+	cp.Reactive = redactedReactive(s) // reactive_parse.go
 	raw, err := json.Marshal(cp)
 	if err != nil {
 		return nil, fmt.Errorf("capture: encode scenario: %w", err)

@@ -141,7 +141,7 @@ func TestSecretsAreRedactedEverywhere(t *testing.T) {
 		"secret_aliases": []any{"SHORT", "TOKEN"},
 		"events":         []any{obj{"type": "input", "at_ms": 0, "data": "s3cret-value\r"}},
 		"command_shims":  []any{obj{"name": "t", "routes": []any{obj{"outputs": []any{obj{"at_ms": 0, "stream": "stdout", "data": "s3cret"}}, "termination": obj{"type": "exit", "code": 0}}}}},
-		"replay":         obj{"http": []any{obj{"body": "x s3cret-value"}}},
+		"replay":         obj{"http": []any{obj{"method": "GET", "path": "/", "response": obj{"body": "x s3cret-value"}}}},
 	}
 	sc := parseOK(t, mustJSON(t, doc))
 	c := commitments(t, sc)

@@ -17,6 +17,9 @@ var errCancelled = errors.New("cancelled")
 // the tree terminated and the master closed.
 func (s *session) observe(ctx context.Context) error {
 	reason, err := s.untilExit(ctx)
+	if reason == ExitReasonExited {
+		s.takeOutputBeforeExit() // order.go
+	}
 	close(s.ended)
 	// Events not yet scheduled are reported as target_exited in order.
 	for i := s.next; i < len(s.sc.Events); i++ {
@@ -55,7 +58,7 @@ func (s *session) observe(ctx context.Context) error {
 		err = errors.Join(err, fmt.Errorf("capture: processes %v of the owned tree remain: %w", final.Remaining, ErrCleanupIncomplete))
 	}
 	s.drain()
-	return err
+	return errors.Join(err, s.stopLoopback())
 }
 
 // untilExit runs the recording loop until the root exits, a timeout
@@ -78,10 +81,11 @@ func (s *session) untilExit(ctx context.Context) (string, error) {
 				s.chunks = nil
 				continue
 			}
+			s.takeResults() // outcomes of the events that may have caused it (order.go)
 			s.rec.chunk(c.data, c.at)
 			idle.Reset(idleAfter)
 		case res := <-s.results:
-			s.rec.interaction(s.sc.Events[res.index], res.at, res.outcome)
+			s.rec.interaction(s.event(res.index), res.at, res.outcome)
 		case <-events.C:
 			s.armEvents(events)
 		case <-tick.C:
@@ -90,6 +94,12 @@ func (s *session) untilExit(ctx context.Context) (string, error) {
 			s.rec.dueCheckpoints()
 		case c := <-shimCallsOf(s.shims):
 			s.rec.shim(c)
+		case o := <-loopbackObsOf(s.lb):
+			s.protocol(o)
+		case <-s.rx.wakeC(): // reactive deadlines and stops (reactive_run.go)
+			if s.rx.ended() {
+				return ExitReasonTimeout, nil
+			}
 		case <-s.tree.Exited():
 			return ExitReasonExited, nil
 		case <-timeout.C:
@@ -177,13 +187,16 @@ func (s *session) wait(ctx context.Context, tick <-chan time.Time) error {
 				s.chunks = nil
 				continue
 			}
+			s.takeResults() // outcomes of the events that may have caused it (order.go)
 			s.rec.chunk(c.data, c.at)
 		case res := <-s.results:
-			s.rec.interaction(s.sc.Events[res.index], res.at, res.outcome)
+			s.rec.interaction(s.event(res.index), res.at, res.outcome)
 		case <-s.rec.fs.timerC():
 			s.rec.dueCheckpoints()
 		case c := <-shimCallsOf(s.shims):
 			s.rec.shim(c)
+		case o := <-loopbackObsOf(s.lb):
+			s.protocol(o)
 		case <-tick:
 			return nil
 		case <-ctx.Done():
@@ -212,11 +225,14 @@ func (s *session) drain() {
 				s.chunks = nil
 				continue
 			}
+			s.takeResults() // outcomes of the events that may have caused it (order.go)
 			s.rec.chunk(c.data, c.at)
 		case res := <-s.results:
-			s.rec.interaction(s.sc.Events[res.index], res.at, res.outcome)
+			s.rec.interaction(s.event(res.index), res.at, res.outcome)
 		case c := <-shimCallsOf(s.shims):
 			s.rec.shim(c)
+		case o := <-loopbackObsOf(s.lb):
+			s.protocol(o)
 		case <-deadline.C:
 			s.rec.rec.Limitations = append(s.rec.rec.Limitations, "the terminal did not report the end of output in time; later output was not recorded")
 			s.chunks = nil
@@ -228,7 +244,7 @@ func (s *session) drain() {
 	<-s.dispatcherDone
 	for len(s.results) > 0 {
 		res := <-s.results
-		s.rec.interaction(s.sc.Events[res.index], res.at, res.outcome)
+		s.rec.interaction(s.event(res.index), res.at, res.outcome)
 	}
 	for _, c := range s.shims.stop() {
 		s.rec.shim(c)

@@ -3,6 +3,7 @@ package capture
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,10 +25,14 @@ const (
 // recorded times.
 type normalizer struct {
 	literals []string // secrets then paths: what a chunk boundary must not split
+	secrets  []string // secretValues, longest first
 	replacer *strings.Replacer
+	pairs    []string            // the replacer's pairs (addLoopbackPort adds to them)
+	redact   func(string) string // replay machine secrets, first (loopback.go); may be nil
 	pids     bool
 	pidSet   map[int]bool
 	pidRE    *regexp.Regexp
+	pidTexts []string // the pids of pidRE in decimal
 	patterns []*regexp.Regexp
 	replace  []string
 	bucket   int
@@ -39,21 +44,8 @@ type normalizer struct {
 func newNormalizer(sc *Scenario, tempRoot string) (*normalizer, error) {
 	n := &normalizer{pids: sc.Normalization.PIDs, pidSet: map[int]bool{}, bucket: max(sc.Normalization.TimeBucketMS, 1)}
 	var pairs []string
-	var secrets []string
-	for _, alias := range sc.SecretAliases {
-		if v := sc.Environment[alias]; v != "" {
-			secrets = append(secrets, v)
-		}
-	}
-	// The terminal echoes typed input: sensitive input never reaches the
-	// record through the echo either.
-	for _, e := range sc.Events {
-		if d := strings.TrimRight(e.Data, "\r\n"); e.Type == EventInput && e.Sensitive && d != "" {
-			secrets = append(secrets, d)
-		}
-	}
-	sortLongestFirst(secrets)
-	for _, s := range secrets {
+	n.secrets = secretValues(sc)
+	for _, s := range n.secrets {
 		pairs = append(pairs, s, RedactedSecret)
 	}
 	if sc.Normalization.Paths {
@@ -78,6 +70,7 @@ func newNormalizer(sc *Scenario, tempRoot string) (*normalizer, error) {
 		n.literals = append(n.literals, pairs[i])
 	}
 	n.replacer = strings.NewReplacer(pairs...)
+	n.pairs = pairs
 	for _, p := range sc.Normalization.Patterns {
 		re, err := regexp.Compile(p.Pattern)
 		if err != nil {
@@ -87,6 +80,37 @@ func newNormalizer(sc *Scenario, tempRoot string) (*normalizer, error) {
 		n.replace = append(n.replace, p.Replacement)
 	}
 	return n, nil
+}
+
+// secretValues is what is replaced by RedactedSecret wherever it is
+// recorded, longest first: the values of the secret aliases and the lines
+// of sensitive input. The terminal echoes typed input line by line (a CR
+// comes back as CRLF), so sensitive input is split at CR and LF: each
+// non-empty line is a secret of its own.
+func secretValues(sc *Scenario) []string {
+	var secrets []string
+	for _, alias := range sc.SecretAliases {
+		if v := sc.Environment[alias]; v != "" {
+			secrets = append(secrets, v)
+		}
+	}
+	for _, e := range sc.Events {
+		if e.Type != EventInput || !e.Sensitive {
+			continue
+		}
+		for _, line := range strings.FieldsFunc(e.Data, func(r rune) bool { return r == '\r' || r == '\n' }) {
+			if !slices.Contains(secrets, line) {
+				secrets = append(secrets, line)
+			}
+		}
+	}
+	for _, line := range reactiveSensitiveLines(sc) { // reactive_parse.go
+		if !slices.Contains(secrets, line) {
+			secrets = append(secrets, line)
+		}
+	}
+	sortLongestFirst(secrets)
+	return secrets
 }
 
 func sortLongestFirst(s []string) {
@@ -110,12 +134,32 @@ func (n *normalizer) addPID(pid int) {
 	}
 	sortLongestFirst(alts)
 	n.pidRE = regexp.MustCompile(`\b(?:` + strings.Join(alts, "|") + `)\b`)
+	n.pidTexts = alts
+}
+
+// maybePID reports whether s could hold one of the pids: the regular
+// expression (slow, with its word boundaries) runs only when one of them
+// occurs at all. Past a few pids the expression is cheaper than the scans.
+func (n *normalizer) maybePID(s string) bool {
+	if len(n.pidTexts) > 16 {
+		return true
+	}
+	for _, p := range n.pidTexts {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // text normalizes one piece of recorded text.
 func (n *normalizer) text(s string) string {
-	s = n.replacer.Replace(strings.ToValidUTF8(s, "\uFFFD"))
-	if n.pidRE != nil {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if n.redact != nil {
+		s = n.redact(s)
+	}
+	s = n.replacer.Replace(s)
+	if n.pidRE != nil && n.maybePID(s) {
 		s = n.pidRE.ReplaceAllLiteralString(s, PlaceholderPID)
 	}
 	for i, re := range n.patterns {

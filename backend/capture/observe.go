@@ -24,6 +24,7 @@ type recorder struct {
 	samplesFull   bool
 	seen          map[int]string // pid → identity of its last sample
 	fs            *checkpoints   // filesystem checkpoints (checkpoints.go)
+	rx            *reactiveRun   // reactive run; nil without (reactive_run.go)
 }
 
 // journal notes one observation in capture order.
@@ -31,12 +32,18 @@ func (r *recorder) journal(collection string, index int) {
 	r.rec.EventJournal = append(r.rec.EventJournal, JournalEntry{
 		CaptureOrder: len(r.rec.EventJournal), Collection: collection, Index: index,
 	})
+	if r.rx != nil {
+		r.rx.admit(r, collection, index)
+	}
 }
 
 // truncate marks the capture truncated, saying which limit.
 func (r *recorder) truncate(what string) {
 	r.rec.Truncated = true
 	r.rec.Limitations = append(r.rec.Limitations, what)
+	if r.rx != nil {
+		r.rx.incomplete()
+	}
 }
 
 // chunk records one raw PTY chunk read at (since the start): the raw
@@ -57,11 +64,19 @@ func (r *recorder) chunk(data []byte, at time.Duration) {
 		text += r.text.flush()
 	}
 	r.frame(text, at)
-	if len(data) > 0 {
-		r.scr.write(data)
+	r.render(text, at)
+	r.literalCheckpoints(text)
+}
+
+// render feeds the screen what the raw frames have released and records
+// the screen it renders to. The screen never gets the held-back tail of a
+// chunk (a possible start of a secret) before the raw frames do, so no
+// rendered frame shows a secret's first bytes while they are held back.
+func (r *recorder) render(text string, at time.Duration) {
+	if text != "" {
+		r.scr.write([]byte(text))
 		r.rendered(at)
 	}
-	r.literalCheckpoints(text)
 }
 
 // frame appends a raw frame holding text (nothing when text is empty).
@@ -83,7 +98,9 @@ func (r *recorder) frame(text string, at time.Duration) {
 // flush records text still held back at the end of the output.
 func (r *recorder) flush(at time.Duration) {
 	if !r.rawFull {
-		r.frame(r.text.flush(), at)
+		text := r.text.flush()
+		r.frame(text, at)
+		r.render(text, at)
 	}
 }
 
@@ -95,7 +112,11 @@ func (r *recorder) rendered(at time.Duration) {
 		return
 	}
 	f := r.scr.snapshot()
-	f.SerializedState = r.norm.text(f.SerializedState)
+	// A secret wrapped over two rows is not one literal in any row, nor in
+	// a serialized state that moves the cursor or breaks the line between
+	// its pieces: redact those pieces first.
+	r.norm.redactRows(f.Lines)
+	f.SerializedState = r.norm.text(r.norm.redactSplit(f.SerializedState))
 	size := len(f.SerializedState)
 	for i, l := range f.Lines {
 		f.Lines[i] = r.norm.text(l)
@@ -159,6 +180,12 @@ func (r *recorder) samples(pids []int, at time.Duration) {
 		if !ok {
 			continue
 		}
+		if _, known := r.seen[pid]; known && p.Command == "" {
+			continue // exiting: its command line is gone, nothing else changed
+		}
+		if p.Command == "" {
+			p.Command = p.comm
+		}
 		key := fmt.Sprintf("%d %v %v %s", p.ParentPID, deref(p.ProcessGroupID), deref(p.SessionID), p.Command)
 		if r.seen[pid] == key {
 			continue
@@ -172,30 +199,38 @@ func (r *recorder) samples(pids []int, at time.Duration) {
 		r.norm.addPID(pid)
 		p.AtMS = r.norm.ms(ms(at))
 		p.Command = r.norm.text(p.Command)
-		r.rec.ProcessSamples = append(r.rec.ProcessSamples, p)
+		r.rec.ProcessSamples = append(r.rec.ProcessSamples, p.ProcessSample)
 		r.journal("process_samples", len(r.rec.ProcessSamples)-1)
 	}
 }
 
-// readProc reads one process's sample from /proc (command line, or the
-// kernel's command name when the command line is empty).
-func readProc(pid int) (ProcessSample, bool) {
+// procSample is a ProcessSample read from /proc with the kernel's
+// command name beside it.
+type procSample struct {
+	ProcessSample
+	comm string
+}
+
+// readProc reads one process's sample from /proc: Command is its command
+// line, empty when it has none (a kernel thread, or a process whose exit
+// has begun; see comm).
+func readProc(pid int) (procSample, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return ProcessSample{}, false
+		return procSample{}, false
 	}
 	open, closing := strings.IndexByte(string(b), '('), strings.LastIndexByte(string(b), ')')
 	if open < 0 || closing < open {
-		return ProcessSample{}, false
+		return procSample{}, false
 	}
 	f := strings.Fields(string(b[closing+1:]))
 	if len(f) < 4 || f[0] == "Z" || f[0] == "X" {
-		return ProcessSample{}, false
+		return procSample{}, false
 	}
 	ppid, _ := strconv.Atoi(f[1])
 	pgid, err1 := strconv.Atoi(f[2])
 	sid, err2 := strconv.Atoi(f[3])
-	s := ProcessSample{PID: pid, ParentPID: ppid, Command: string(b[open+1 : closing])}
+	s := procSample{ProcessSample{PID: pid, ParentPID: ppid}, string(b[open+1 : closing])}
 	if err1 == nil {
 		s.ProcessGroupID = &pgid
 	}

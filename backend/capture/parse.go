@@ -63,7 +63,9 @@ func scenarioFields() []string {
 // Integer members accept any JSON number with an integral value (so 5.0 is
 // 5). String lengths are counted in Unicode code points. Strings that reach
 // exec or the file system (paths, arguments, environment values, shim
-// route arguments) must not contain NUL.
+// route arguments) must not contain NUL. A reactive graph is checked by
+// reactive.Check at "$.reactive" against timeout_ms and the checkpoint
+// names, and none of its identifiers may hold a secret value.
 func ParseScenario(data []byte) (*Scenario, []Issue) {
 	if len(data) > MaxScenarioBytes {
 		return nil, []Issue{{Code: CodeTooLarge, Path: "$", Message: fmt.Sprintf("scenario is %d bytes; the limit is %d bytes", len(data), MaxScenarioBytes)}}
@@ -140,7 +142,7 @@ func (c *checker) scenario(root *strictjson.Node) *Scenario {
 	sc.Limits = c.limits(m)
 	sc.Normalization = c.normalization(m)
 	sc.Replay = c.replay(m)
-	sc.Reactive = c.opaqueOrNull(m, "$", "reactive")
+	sc.Reactive = c.reactive(m, sc) // reactive_parse.go
 	return sc
 }
 

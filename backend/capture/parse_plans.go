@@ -121,6 +121,7 @@ func (c *checker) replay(m strictjson.Members) Replay {
 	if string(r.Machine) != "null" && len(static) > 0 {
 		c.Add("$.replay.machine", CodeConflict, "a replay machine cannot be combined with static scripts (%s)", strings.Join(static, ", "))
 	}
+	c.replayContent(rm, &r) // loopback_plan.go
 	return r
 }
 

@@ -49,12 +49,12 @@ func TestScenarioLimitAndNormalizationRules(t *testing.T) {
 }
 
 func TestScenarioReplayRules(t *testing.T) {
-	machine := obj{"initial_state": "a", "states": []any{}}
+	machine := lbValidMachine()
 	runRules(t, []ruleCase{
 		{"machine alone", setIn("replay", "machine", machine), "", ""},
 		{"machine null", setIn("replay", "machine", nil), "", ""},
 		{"static alone", func(m obj) {
-			m["replay"] = obj{"http": []any{obj{"path": "/"}}, "websocket_messages": []any{obj{}}, "websocket_connections": []any{obj{}}}
+			m["replay"] = obj{"http": []any{obj{"method": "GET", "path": "/"}}, "websocket_messages": []any{obj{"path": "/ws"}}, "websocket_connections": []any{obj{"path": "/ws"}}}
 		}, "", ""},
 		{"machine and http", func(m obj) { m["replay"] = obj{"machine": machine, "http": []any{obj{}}} }, CodeConflict, "$.replay.machine"},
 		{"machine and ws messages", func(m obj) { m["replay"] = obj{"machine": machine, "websocket_messages": []any{obj{}}} }, CodeConflict, "$.replay.machine"},
@@ -98,7 +98,11 @@ func TestScenarioDocumentRules(t *testing.T) {
 			t.Fatalf("want %s at %s; got %v", tc.code, tc.path, IssueList(issues))
 		})
 	}
-	deepOK := `{"approved":true,"executable":"/x","working_directory":"/","reactive":{"a":` + strings.Repeat("[", MaxDepth-2) + strings.Repeat("]", MaxDepth-2) + `}}`
+	// The deepest value a scenario admits: an event trigger's exact value
+	// (a reactive trigger's payload field) at depth MaxDepth.
+	deepOK := `{"approved":true,"executable":"/x","working_directory":"/","reactive":{"version":1,"initial_state":"s","deadline_ms":10,` +
+		`"states":[{"id":"s","deadline_ms":10,"on":[{"id":"t","priority":1,"target":{"kind":"finish","outcome":"passed"},` +
+		`"when":{"kind":"event","source":"terminal_raw","exact":{"data":` + strings.Repeat("[", MaxDepth-8) + strings.Repeat("]", MaxDepth-8) + `}}}]}]}}`
 	if _, issues := ParseScenario([]byte(deepOK)); len(issues) > 0 {
 		t.Fatalf("nesting at MaxDepth rejected: %v", IssueList(issues))
 	}

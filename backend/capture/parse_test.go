@@ -151,7 +151,11 @@ func TestScenarioTopLevelRules(t *testing.T) {
 		{"settle 10001", set("settle_ms", 10001), CodeOutOfRange, "$.settle_ms"},
 		{"settle -1", set("settle_ms", -1), CodeOutOfRange, "$.settle_ms"},
 		{"reactive null", set("reactive", nil), "", ""},
-		{"reactive object", set("reactive", obj{"version": 1, "states": []any{}}), "", ""},
+		{"reactive graph", set("reactive", obj{"version": 1, "initial_state": "s", "deadline_ms": 30000, "states": []any{obj{"id": "s", "deadline_ms": 100,
+			"on": []any{obj{"id": "t", "priority": 1, "when": obj{"kind": "terminal_text", "text": "x"}, "target": obj{"kind": "finish", "outcome": "passed"}}}}}}), "", ""},
+		{"reactive invalid", set("reactive", obj{"version": 1, "states": []any{}}), CodeTooFewEntries, "$.reactive.states"},
+		{"reactive after timeout", set("reactive", obj{"version": 1, "initial_state": "s", "deadline_ms": 30001, "states": []any{obj{"id": "s", "deadline_ms": 100,
+			"on": []any{obj{"id": "t", "priority": 1, "when": obj{"kind": "terminal_text", "text": "x"}, "target": obj{"kind": "finish", "outcome": "passed"}}}}}}), "deadline_order", "$.reactive.deadline_ms"},
 		{"reactive array", set("reactive", []any{}), CodeWrongType, "$.reactive"},
 	})
 }

@@ -60,3 +60,28 @@ func setSize(master *os.File, columns, rows int) error {
 	}
 	return nil
 }
+
+// readAvailable fills buf[n:] with what the master has ready now, without
+// waiting for more, and returns the new length. A fast writer's output
+// then makes fewer, larger chunks (the kernel hands out at most a few KiB
+// per read), each a raw frame and a rendered frame, and a slow writer's
+// chunks arrive as soon as before.
+func readAvailable(master *os.File, buf []byte, n int) int {
+	conn, err := master.SyscallConn()
+	if err != nil {
+		return n
+	}
+	for n < len(buf) {
+		var got int
+		var readErr error
+		err := conn.Read(func(fd uintptr) bool {
+			got, readErr = unix.Read(int(fd), buf[n:])
+			return true // never wait
+		})
+		if err != nil || readErr != nil || got <= 0 {
+			return n
+		}
+		n += got
+	}
+	return n
+}

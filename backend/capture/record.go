@@ -6,9 +6,10 @@ import "encoding/json"
 const RecordSchemaVersion = 4
 
 // Record is a Process Capture v4 record (40-capture.md, "The capture
-// record"). Capture fills every list (never null). What this engine does
-// not observe yet (protocol and replay observations, a reactive run)
-// stays empty, and Capture refuses scenarios that would need it; the
+// record"). Capture fills every list (never null). ProtocolEvents and
+// ReplayTransitions hold marshalled ProtocolEvent and ReplayTransition
+// values (loopback_record.go), empty without replay; ReactiveRun is null
+// without a reactive graph, else its reactive.Run (reactive_run.go); the
 // "before" and "after_settlement" checkpoints are always recorded (see
 // checkpoints for files and effects). Each element of ShimEvents is a
 // marshalled ShimEvent (shim.go).
@@ -26,7 +27,7 @@ type Record struct {
 	ShimEvents            []json.RawMessage      `json:"shim_events"`
 	ProtocolEvents        []json.RawMessage      `json:"protocol_events"`
 	ReplayTransitions     []json.RawMessage      `json:"replay_transitions"`
-	ReactiveRun           json.RawMessage        `json:"reactive_run"` // JSON null
+	ReactiveRun           json.RawMessage        `json:"reactive_run"` // JSON null, or a reactive.Run
 	EventJournal          []JournalEntry         `json:"event_journal"`
 	FilesBefore           []FileState            `json:"files_before"`
 	FilesAfter            []FileState            `json:"files_after"`

@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -26,7 +27,7 @@ func TestScreenRendersAndAnswersQueriesWithoutBlocking(t *testing.T) {
 	if f.Lines[0] != "ab    " || f.Lines[1] != "日x   " {
 		t.Fatalf("lines %q", f.Lines)
 	}
-	if f.CursorX != 3 || f.CursorY != 1 || f.ActiveBuffer != BufferNormal || f.SerializedState != "ab    \r\n日x   " {
+	if f.CursorX != 3 || f.CursorY != 1 || f.ActiveBuffer != BufferNormal || f.SerializedState != "\x1bcab\x1b[2H日x" {
 		t.Fatalf("frame %+v", f)
 	}
 	s.write([]byte("\x1b[?1049h"))
@@ -38,4 +39,41 @@ func TestScreenRendersAndAnswersQueriesWithoutBlocking(t *testing.T) {
 		t.Fatalf("after resize %+v", f)
 	}
 	s.close()
+}
+
+// FuzzScreen feeds arbitrary bytes, in two writes and across a resize, to
+// the capture's screen: it must never panic or block, and every frame must
+// have the screen's size.
+func FuzzScreen(f *testing.F) {
+	for _, seed := range []string{"abc\x1b[2;9r\x1bM", "日本\u0301\x1b[?1049h\x1b[4h😀", "\x1b[?7labcdef\x1b[1J\x1b[2J", "\x1b]8;;u\x1b\\l\x1b[s\x1b[u\x1b#8"} {
+		f.Add([]byte(seed), uint8(3), uint8(5), uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, split, cols, rows uint8) {
+		c, r := 1+int(cols)%40, 1+int(rows)%12
+		s := newScreen(Terminal{Columns: c, Rows: r, Scrollback: 10})
+		defer s.close()
+		cut := int(split) % (len(data) + 1)
+		done := make(chan string, 1)
+		go func() {
+			defer close(done)
+			s.write(data[:cut])
+			if f := s.snapshot(); len(f.Lines) != r || f.Columns != c {
+				done <- fmt.Sprintf("frame %dx%d with %d lines, want %dx%d", f.Columns, f.Rows, len(f.Lines), c, r)
+				return
+			}
+			s.resize(max(c/2, 1), r+1)
+			s.write(data[cut:])
+			if f := s.snapshot(); len(f.Lines) != r+1 || f.CursorX > f.Columns || f.CursorY >= f.Rows {
+				done <- fmt.Sprintf("frame after resize %+v", f)
+			}
+		}()
+		select {
+		case msg, ok := <-done:
+			if ok {
+				t.Fatal(msg)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("rendering %q (%dx%d, split at %d) did not finish in 10 s", data, c, r, cut)
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,7 +41,13 @@ type session struct {
 	master *os.File
 	start  time.Time
 	rec    *recorder
-	shims  *ledger // command shims; nil without (shim.go)
+	shims  *ledger   // command shims; nil without (shim.go)
+	lb     *loopback // loopback replay; nil without (loopback.go)
+
+	rx *reactiveRun // reactive run; nil without (reactive_run.go)
+
+	inflight atomic.Int64 // 1 + start (since s.start) of the event being performed; 0 when none (order.go)
+	holding  atomic.Bool  // the reader has read a chunk it has not handed over (order.go)
 
 	chunks         chan chunk
 	quit           chan struct{} // closed when nobody receives chunks any more
@@ -70,6 +77,17 @@ func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, opts Optio
 	}
 	defer shims.stop()
 	env = shims.environ(env)
+	lb, err := newLoopback(sc) // loopback replay (loopback.go); nil without
+	if err != nil {
+		return err
+	}
+	defer lb.stop()
+	env = lb.environ(env)
+	lb.attach(norm, sc.Normalization.Ports)
+	rx, err := newReactiveRun(sc) // reactive run (reactive_run.go); nil without
+	if err != nil {
+		return err
+	}
 	master, tty, err := openPTY(sc.Terminal.Columns, sc.Terminal.Rows)
 	if err != nil {
 		return err
@@ -94,20 +112,25 @@ func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, opts Optio
 	rec.Manifest.StartedAt = started.Format(TimeLayout)
 	shims.serve(start)
 	rec.Limitations = append(rec.Limitations, shims.notes()...)
+	lb.serve(start)
+	rec.Limitations = append(rec.Limitations, lb.notes()...)
 	norm.addPID(tree.Pid())
 	s := &session{
-		sc: sc, tree: tree, master: master, start: start, shims: shims,
+		sc: sc, tree: tree, master: master, start: start, shims: shims, lb: lb,
 		rec:    &recorder{rec: rec, limits: sc.Limits, norm: norm, text: stream{literals: norm.literals}, scr: scr, fs: cps},
 		chunks: make(chan chunk, 64), quit: make(chan struct{}), readerDone: make(chan struct{}),
-		jobs: make(chan int, len(sc.Events)), results: make(chan result, len(sc.Events)),
+		jobs: make(chan int, len(sc.Events)+rx.capacity()), results: make(chan result, len(sc.Events)+rx.capacity()),
 		dispatcherDone: make(chan struct{}), ended: make(chan struct{}),
 	}
+	rx.attach(s)
 	cps.launched(start)
 	s.rec.checkpoint(CheckpointBefore, 0)
 	go s.read()
 	go s.dispatch()
 	s.noteMechanism(sup)
-	return s.observe(ctx)
+	err = s.observe(ctx)
+	rx.finish(ctx)
+	return err
 }
 
 // read forwards PTY output until the master reports end of output (EIO
@@ -118,12 +141,18 @@ func (s *session) read() {
 	for {
 		buf := make([]byte, 32<<10)
 		n, err := s.master.Read(buf)
+		if n > 0 && err == nil {
+			n = readAvailable(s.master, buf, n)
+		}
 		if n > 0 {
+			s.holding.Store(true)
+			s.afterDispatch()
 			select {
 			case s.chunks <- chunk{buf[:n], time.Since(s.start)}:
 			case <-s.quit:
 				return
 			}
+			s.holding.Store(false)
 		}
 		if err != nil {
 			return
@@ -137,8 +166,9 @@ func (s *session) read() {
 func (s *session) dispatch() {
 	defer close(s.dispatcherDone)
 	for i := range s.jobs {
-		ev := s.sc.Events[i]
+		ev := s.event(i) // a timed event or a reactive action
 		at := time.Since(s.start)
+		s.inflight.Store(int64(at) + 1)
 		outcome := OutcomeDispatched
 		select {
 		case <-s.tree.Exited():
@@ -151,6 +181,7 @@ func (s *session) dispatch() {
 			}
 		}
 		s.results <- result{i, at, outcome}
+		s.inflight.Store(0)
 	}
 }
 
@@ -161,6 +192,9 @@ func (s *session) perform(ev Event) error {
 		return err
 	case EventResize:
 		return setSize(s.master, ev.Columns, ev.Rows)
+	case EventStdinClose: // reactive close_stdin (reactive_run.go)
+		_, err := s.master.Write([]byte{eofByte})
+		return err
 	case EventSignal:
 		sig := map[string]syscall.Signal{"SIGINT": syscall.SIGINT, "SIGTERM": syscall.SIGTERM, "SIGKILL": syscall.SIGKILL}[ev.Signal]
 		if sig == 0 {
@@ -186,8 +220,8 @@ func (s *session) noteMechanism(sup *proctree.Supervisor) {
 		r.ResidualUnknowns = append(r.ResidualUnknowns, ResidualUnknown{Scope: "process", Reason: "processes were sampled every 50 ms without a cgroup or subreaper; short-lived or early-detached descendants may be missed"})
 	}
 	r.Limitations = append(r.Limitations,
-		"rendered frames come from github.com/charmbracelet/x/vt; their conformance with @xterm/headless is not measured by this engine",
-		"rendered frames: serialized_state is the visible rows joined with CRLF, not xterm.js serialize output",
+		"rendered frames come from github.com/charmbracelet/x/vt behind fix-ups that follow xterm.js (its default Unicode 6 widths); their conformance with @xterm/headless is measured on a corpus of streams, not on this capture's bytes",
+		"rendered frames: serialized_state restores the visible screen (cells, colours, attributes, hyperlinks), the active buffer, the cursor, its visibility and autowrap in xterm.js; not scrollback, the normal buffer beneath an active alternate one, other modes, scroll margins, tab stops, character sets or the saved cursor",
 		"terminal query replies (DA, DSR, CPR) are not sent to the target",
 		"normalization: literal replacements (secrets, sensitive input, paths, pids) hold across raw chunk boundaries, pids only once sampled; regular-expression patterns apply within one raw chunk or rendered row")
 }

@@ -63,7 +63,10 @@ var journalCollections = []string{"frames", "rendered_frames", "interaction_even
 // non-empty event_journal lists every observation exactly once, in
 // capture order (capture_order 0, 1, 2, … and each collection's indices
 // in order; exit and settlement once each); limitations are strings and
-// residual_unknowns {scope, reason}.
+// residual_unknowns {scope, reason}; protocol_events and
+// replay_transitions agree with the replay plan (replayRecord,
+// loopback_verify.go); reactive_run is null exactly without
+// a reactive graph and otherwise a run reactive.VerifyRun accepts.
 func VerifyRecord(raw json.RawMessage) []Issue {
 	v := &verifier{}
 	if _, err := evidence.Canonicalize(raw); err != nil {
@@ -90,7 +93,9 @@ func VerifyRecord(raw json.RawMessage) []Issue {
 	v.settlement(rec)
 	v.cleanup(rec)
 	v.shimCalls(rec)
+	v.replayRecord(rec) // loopback_verify.go
 	v.journal(rec, lens)
+	v.reactiveRun(rec) // reactive_verify.go
 	v.notes(rec)
 	return v.issues.List
 }

@@ -1,0 +1,183 @@
+package capture
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// benchOutputBytes is what the benchmark command writes to the terminal:
+// the limits.output_bytes maximum.
+const benchOutputBytes = 10_000_000
+
+// benchCommand writes exactly benchOutputBytes bytes to its terminal (as
+// the PTY delivers them): 100-byte lines of 99 characters and a newline
+// written with the terminal's onlcr translation turned off, so the
+// kernel does not add a carriage return per line and the bytes the
+// capture reads are the bytes the command wrote. script(1) runs the same
+// command.
+const benchCommand = `stty -onlcr; yes 'The quick brown fox jumps over the lazy dog; pack my box with five dozen liquor jugs 0123456789abcd' | head -c 10000000`
+
+// benchChildEnv selects the child role of BenchmarkCaptureVsScript in a
+// re-executed test binary; its value is the working directory.
+const benchChildEnv = "GATEHOUSE_BENCH_CAPTURE_CHILD"
+
+// BenchmarkCaptureVsScript compares a capture of a command writing 10 MB
+// to its terminal (limits.output_bytes raised to 10,000,000) with
+// `script -q -c CMD /dev/null` running the same command, alternating one
+// run of each per iteration so machine drift hits both equally. Both run
+// as child processes of this benchmark (see runMeasured), so their wall
+// times include process start and their peak memory is a maxrss (the
+// largest of the process and its waited-for descendants). The capture
+// runs in a re-executed test binary (TestCaptureBenchChild) that opens a
+// supervisor, captures, and marshals the record to /dev/null, as
+// `gatehouse capture-process` does before sealing. It reports the mean
+// wall and CPU time of each, the wall ratio (goal ≤ 1.5), both peaks, and
+// the mean number of raw frames of a capture.
+func BenchmarkCaptureVsScript(b *testing.B) {
+	scriptPath, err := exec.LookPath("script")
+	if err != nil {
+		b.Skip("script(1) is not installed")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var tScript, tCapture, tInside, cpuScript, cpuCapture time.Duration
+	var rssScript, rssCapture int64
+	truncated, frames := 0, 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		d, cpu, rss := runMeasured(b, nil, scriptPath, "-q", "-c", benchCommand, "/dev/null")
+		tScript += d
+		cpuScript += cpu
+		rssScript = max(rssScript, rss)
+		var report strings.Builder
+		d, cpu, rss = runMeasured(b, &report, self, "-test.run=^TestCaptureBenchChild$", "-test.count=1")
+		tCapture += d
+		cpuCapture += cpu
+		rssCapture = max(rssCapture, rss)
+		var r benchChildReport
+		line := report.String()
+		if k := strings.Index(line, "BENCH "); k >= 0 {
+			line = line[k+len("BENCH "):]
+			line = line[:strings.IndexByte(line, '\n')]
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil || r.RawBytes != benchOutputBytes {
+			b.Fatalf("capture child: %v, report %q", err, report.String())
+		}
+		if r.Truncated { // rendered frames past their output_bytes budget: many small chunks
+			truncated++
+			b.Logf("run %d: truncated: %s", i, r.Limitation)
+		}
+		frames += r.Frames
+		tInside += time.Duration(r.CaptureNS)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(tScript.Milliseconds())/n, "script-ms")
+	b.ReportMetric(float64(tCapture.Milliseconds())/n, "capture-ms")
+	b.ReportMetric(float64(tInside.Milliseconds())/n, "capture-only-ms")
+	b.ReportMetric(float64(tCapture)/float64(tScript), "ratio")
+	b.ReportMetric(float64(cpuScript.Milliseconds())/n, "script-cpu-ms")
+	b.ReportMetric(float64(cpuCapture.Milliseconds())/n, "capture-cpu-ms")
+	b.ReportMetric(float64(rssScript)/1024, "script-maxrss-MB")
+	b.ReportMetric(float64(rssCapture)/1024, "capture-maxrss-MB")
+	b.ReportMetric(float64(frames)/n, "raw-frames")
+	b.ReportMetric(float64(truncated), "truncated-runs")
+}
+
+// runMeasured runs path with args, stdout to out (nil = /dev/null), and
+// returns its wall time, its CPU time (user and system, with its waited-for
+// descendants) and its peak resident set in KiB. The peak comes from GNU
+// time(1) when it is installed: the rusage of a child started by os/exec
+// counts the memory of this (much larger) process, whose address space the
+// child shares until it executes (vfork), so only a small C parent gives
+// the child's own peak.
+func runMeasured(b *testing.B, out io.Writer, path string, args ...string) (time.Duration, time.Duration, int64) {
+	b.Helper()
+	var rssFile string
+	if gnuTime, err := exec.LookPath("time"); err == nil {
+		rssFile = filepath.Join(b.TempDir(), "maxrss")
+		args = append([]string{"-f", "%M", "-o", rssFile, path}, args...)
+		path = gnuTime
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), benchChildEnv+"="+b.TempDir())
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = out, &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("%s %q: %v\n%s", path, args, err, stderr.String())
+	}
+	d := time.Since(start)
+	ps := cmd.ProcessState
+	rss := ps.SysUsage().(*syscall.Rusage).Maxrss
+	if rssFile != "" {
+		text, err := os.ReadFile(rssFile)
+		if rss, err = strconv.ParseInt(strings.TrimSpace(string(text)), 10, 64); err != nil {
+			b.Fatalf("time(1) wrote %q: %v", text, err)
+		}
+	}
+	return d, ps.UserTime() + ps.SystemTime(), rss
+}
+
+// benchChildReport is what TestCaptureBenchChild prints after "BENCH ".
+type benchChildReport struct {
+	CaptureNS     int64  `json:"capture_ns"`
+	MarshalNS     int64  `json:"marshal_ns"`
+	RawBytes      int    `json:"raw_bytes"`
+	Frames        int    `json:"frames"`
+	Rendered      int    `json:"rendered_frames"`
+	Truncated     bool   `json:"truncated"`
+	Limitation    string `json:"limitation"` // the last one: which limit, when truncated
+	HeapPeakBytes int64  `json:"heap_sys_bytes"`
+}
+
+// TestCaptureBenchChild is the capture side of BenchmarkCaptureVsScript;
+// it only runs in the benchmark's child process.
+func TestCaptureBenchChild(t *testing.T) {
+	work := os.Getenv(benchChildEnv)
+	if work == "" {
+		t.Skip("runs only as the child of BenchmarkCaptureVsScript")
+	}
+	sc := parseOK(t, mustJSON(t, obj{"approved": true, "executable": "/bin/sh", "arguments": []any{"-c", benchCommand},
+		"working_directory": work, "environment": obj{"PATH": "/usr/bin:/bin"},
+		"limits": obj{"output_bytes": benchOutputBytes, "frames": 100000}}))
+	opts := Options{Policy: openPolicy(), TempDir: work, RunID: fmt.Sprintf("capture-bench-%d", os.Getpid())}
+	sup := newSupervisor(t)
+	start := time.Now()
+	rec, err := Capture(context.Background(), sup, sc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	captured := time.Since(start)
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	start = time.Now()
+	if err := json.NewEncoder(devnull).Encode(rec); err != nil {
+		t.Fatal(err)
+	}
+	marshalled := time.Since(start)
+	raw := 0
+	for _, f := range rec.Frames {
+		raw += len(f.Data)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b, _ := json.Marshal(benchChildReport{captured.Nanoseconds(), marshalled.Nanoseconds(), raw, len(rec.Frames),
+		len(rec.RenderedFrames), rec.Truncated, rec.Limitations[len(rec.Limitations)-1], int64(ms.HeapSys)})
+	fmt.Printf("BENCH %s\n", b)
+}

@@ -1,0 +1,192 @@
+package capture
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ProtocolEvent is one loopback replay observation (40-capture.md,
+// protocol_events; the vocabulary is described in loopback.go). Path and
+// Data are normalized and redacted like other recorded text; Method and
+// Path are null for WebSocket messages and closes.
+type ProtocolEvent struct {
+	Sequence  int     `json:"sequence"`
+	AtMS      int     `json:"at_ms"`
+	Protocol  string  `json:"protocol"`
+	Direction string  `json:"direction"`
+	Method    *string `json:"method"`
+	Path      *string `json:"path"`
+	Data      string  `json:"data"`
+	Outcome   string  `json:"outcome"`
+}
+
+// ReplayTransition is one committed transition of the capture's replay
+// machine (40-capture.md, replay_transitions). SensitiveAliases names the
+// variables captured as sensitive, never their values.
+type ReplayTransition struct {
+	Sequence         int      `json:"sequence"`
+	AtMS             int      `json:"at_ms"`
+	TransitionID     string   `json:"transition_id"`
+	StateBefore      string   `json:"state_before"`
+	StateAfter       string   `json:"state_after"`
+	SensitiveAliases []string `json:"sensitive_aliases"`
+}
+
+// loopbackRecording is what the recording loop keeps about the replay
+// observations it recorded.
+type loopbackRecording struct {
+	bodyBytes       int
+	lastAt          int
+	eventsFull      bool
+	transitionsFull bool
+}
+
+// protocol records one observation of the loopback server and releases
+// the goroutine that handed it over. It runs on the recording loop.
+func (s *session) protocol(o *protoObs) {
+	if o.ack != nil {
+		defer close(o.ack)
+	}
+	r, st := s.rec, &s.lb.recorded
+	if o.problem != "" {
+		if o.truncate {
+			if !slices.Contains(r.rec.Limitations, o.problem) {
+				r.truncate(o.problem)
+			}
+		} else {
+			r.rec.Limitations = append(r.rec.Limitations, o.problem)
+		}
+	}
+	if o.protocol == "" {
+		return // a note only
+	}
+	at := max(r.norm.ms(ms(o.at)), st.lastAt)
+	lim := r.limits
+	switch {
+	case st.eventsFull:
+	case len(r.rec.ShimEvents)+len(r.rec.ProtocolEvents) >= lim.ProtocolEvents:
+		st.eventsFull = true
+		r.truncate(fmt.Sprintf("protocol events exceeded limits.protocol_events (%d); later exchanges were answered but not recorded", lim.ProtocolEvents))
+	case st.bodyBytes+o.bodyBytes > lim.ProtocolBodyBytes:
+		st.eventsFull = true
+		r.truncate(fmt.Sprintf("protocol bodies exceeded limits.protocol_body_bytes (%d bytes); later exchanges were answered but not recorded", lim.ProtocolBodyBytes))
+	default:
+		st.bodyBytes += o.bodyBytes
+		ev := ProtocolEvent{Sequence: len(r.rec.ProtocolEvents), AtMS: at, Protocol: o.protocol, Direction: o.direction,
+			Method: o.method, Data: r.norm.text(o.data), Outcome: o.outcome}
+		switch {
+		case o.path != nil && o.planPath:
+			ev.Path = strp(s.lb.planText(*o.path))
+		case o.path != nil:
+			ev.Path = strp(r.norm.text(*o.path))
+		}
+		if b, err := json.Marshal(ev); err == nil { // cannot fail: normalized text is valid UTF-8
+			r.rec.ProtocolEvents = append(r.rec.ProtocolEvents, b)
+			r.journal("protocol_events", ev.Sequence)
+			st.lastAt = at
+		}
+	}
+	if t := o.transition; t != nil {
+		switch {
+		case st.transitionsFull:
+		case len(r.rec.ReplayTransitions) >= lim.ProtocolEvents:
+			st.transitionsFull = true
+			r.truncate(fmt.Sprintf("replay transitions exceeded limits.protocol_events (%d); later transitions were taken but not recorded", lim.ProtocolEvents))
+		default:
+			// Plan text, redacted as the manifest is (not normalized: a
+			// pattern must not rename states).
+			tr := ReplayTransition{Sequence: len(r.rec.ReplayTransitions), AtMS: at, TransitionID: t.id,
+				StateBefore: t.before, StateAfter: t.after, SensitiveAliases: t.sensitive}
+			if b, err := json.Marshal(tr); err == nil {
+				r.rec.ReplayTransitions = append(r.rec.ReplayTransitions, b)
+				r.journal("replay_transitions", tr.Sequence)
+				st.lastAt = at
+			}
+		}
+	}
+}
+
+// stopLoopback shuts the replay server down and records what it still
+// held; it returns the error of an unverified shutdown.
+func (s *session) stopLoopback() error {
+	if s.lb == nil {
+		return nil
+	}
+	for _, o := range s.lb.stop() {
+		s.protocol(o)
+	}
+	s.redactCaptured()
+	return s.lb.err()
+}
+
+// redactCaptured applies the machine's redaction of sensitive captures to
+// the text recorded before the value was captured (a process command line
+// holding a token, output printed before the request): terminal frames,
+// interaction data, process commands, shim calls and protocol events. A
+// value split across two raw chunks stays split.
+func (s *session) redactCaptured() {
+	red := s.lb.redactor()
+	if red == nil {
+		return
+	}
+	rec := s.rec.rec
+	for i := range rec.Frames {
+		rec.Frames[i].Data = red(rec.Frames[i].Data)
+	}
+	for i := range rec.RenderedFrames {
+		f := &rec.RenderedFrames[i]
+		for k := range f.Lines {
+			f.Lines[k] = red(f.Lines[k])
+		}
+		f.SerializedState = red(f.SerializedState)
+	}
+	for i := range rec.InteractionEvents {
+		rec.InteractionEvents[i].Data = red(rec.InteractionEvents[i].Data)
+	}
+	for i := range rec.ProcessSamples {
+		rec.ProcessSamples[i].Command = red(rec.ProcessSamples[i].Command)
+	}
+	for i, raw := range rec.ShimEvents {
+		var e ShimEvent
+		if json.Unmarshal(raw, &e) != nil {
+			continue
+		}
+		e.Command, e.WorkingDirectory = red(e.Command), red(e.WorkingDirectory)
+		for k := range e.Arguments {
+			e.Arguments[k] = red(e.Arguments[k])
+		}
+		if b, err := json.Marshal(e); err == nil {
+			rec.ShimEvents[i] = b
+		}
+	}
+	for i, raw := range rec.ProtocolEvents {
+		var e ProtocolEvent
+		if json.Unmarshal(raw, &e) != nil {
+			continue
+		}
+		e.Data = red(e.Data)
+		if e.Path != nil {
+			e.Path = strp(red(*e.Path))
+		}
+		if b, err := json.Marshal(e); err == nil {
+			rec.ProtocolEvents[i] = b
+		}
+	}
+}
+
+// addLoopbackPort makes "127.0.0.1:PORT" and "localhost:PORT" recorded as
+// "127.0.0.1:<port>" and "localhost:<port>" (normalization.ports).
+func (n *normalizer) addLoopbackPort(port int) {
+	p := strconv.Itoa(port)
+	for _, host := range []string{"127.0.0.1", "localhost"} {
+		n.pairs = append(n.pairs, host+":"+p, host+":"+PlaceholderPort)
+		n.literals = append(n.literals, host+":"+p)
+	}
+	n.replacer = strings.NewReplacer(n.pairs...)
+}
+
+// PlaceholderPort replaces the loopback replay port in recorded text.
+const PlaceholderPort = "<port>"

@@ -1,0 +1,132 @@
+package capture
+
+import (
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// dispatchOrderWait bounds how long the PTY reader holds a chunk back
+// while an event is being performed (see afterDispatch).
+const dispatchOrderWait = 100 * time.Millisecond
+
+// The dispatcher performs events on its own goroutine, so without care the
+// recording loop could journal the echo of an input, or a trap's answer to
+// a signal, before the event that caused it: the reader and the dispatcher
+// race to hand their news over. Two steps keep cause before effect:
+//
+//   - the reader hands over a chunk only once no event is being performed
+//     (afterDispatch), so the outcome of every event whose effect the chunk
+//     can hold is already in s.results;
+//   - the loop takes those outcomes before it records the chunk
+//     (takeResults).
+//
+// An event whose write blocks (the target reads no input) stops holding
+// chunks back after dispatchOrderWait, so the output keeps flowing.
+
+// afterDispatch waits until no event is being performed, or until the one
+// being performed has taken dispatchOrderWait.
+func (s *session) afterDispatch() {
+	for {
+		v := s.inflight.Load()
+		if v == 0 || time.Since(s.start)-time.Duration(v-1) > dispatchOrderWait {
+			return
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
+}
+
+// takeResults records the event outcomes already handed over.
+func (s *session) takeResults() {
+	for {
+		select {
+		case res := <-s.results:
+			s.rec.interaction(s.event(res.index), res.at, res.outcome)
+		default:
+			return
+		}
+	}
+}
+
+// exitOrderWait bounds how long the loop reads the output the root left
+// behind before it records the root's exit; exitQuiet is how long no chunk
+// must come (with nothing unread in the PTY) for that output to be over.
+const (
+	exitOrderWait = 200 * time.Millisecond
+	exitQuiet     = 10 * time.Millisecond
+)
+
+// takeOutputBeforeExit records the outcome of the event being performed
+// when the root exited (a signal may have ended it) and the output still
+// on its way (unread in the PTY, or read and not yet handed over), so that
+// what came before the root's exit is journaled before it. It stops once
+// no chunk has come for exitQuiet while the PTY holds no unread byte and
+// the reader holds no chunk, or after exitOrderWait (children that outlive
+// the root may keep writing).
+func (s *session) takeOutputBeforeExit() {
+	s.afterDispatch()
+	s.takeResults()
+	s.takeBacklog(time.Since(s.start))
+	deadline := time.NewTimer(exitOrderWait)
+	defer deadline.Stop()
+	quiet := time.NewTimer(exitQuiet)
+	defer quiet.Stop()
+	for s.chunks != nil {
+		select {
+		case c, ok := <-s.chunks:
+			if !ok {
+				s.chunks = nil
+				return
+			}
+			s.takeResults()
+			s.rec.chunk(c.data, c.at)
+			quiet.Reset(exitQuiet)
+		case <-quiet.C:
+			if !s.holding.Load() && unread(s.master) == 0 {
+				return
+			}
+			quiet.Reset(exitQuiet)
+		case <-deadline.C:
+			return
+		}
+	}
+}
+
+// takeBacklog records the chunks handed over by seen (since s.start),
+// however many: when the target writes faster than the screen renders,
+// the exit is seen with output queued, and exitOrderWait must not cut
+// that short. Chunks read later (children that outlive the root may write
+// without end) are left to the caller.
+func (s *session) takeBacklog(seen time.Duration) {
+	for s.chunks != nil {
+		select {
+		case c, ok := <-s.chunks:
+			if !ok {
+				s.chunks = nil
+				return
+			}
+			s.takeResults()
+			s.rec.chunk(c.data, c.at)
+			if c.at > seen {
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+// unread is the number of bytes the PTY holds for the master to read (0
+// when it cannot tell).
+func unread(master *os.File) int {
+	conn, err := master.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	conn.Control(func(fd uintptr) { //nolint:errcheck // 0 when it fails
+		n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
+	})
+	return n
+}

@@ -1,0 +1,157 @@
+package capture
+
+import (
+	"sort"
+	"strings"
+)
+
+// Redaction of secrets a screen shows split: a rendered frame's rows and
+// its serialized state are not one stream of text, so a secret wrapped
+// over two rows, or restyled or moved over by escape sequences, is no
+// literal the normalizer's replacer can find.
+
+// redactRows redacts, in place, the secrets a screen shows across the end
+// of one row and the start of the next (as wrapped text is): each row's
+// share of such a secret becomes RedactedSecret. A secret within one row
+// is left to text, which replaces it like any recorded text.
+func (n *normalizer) redactRows(rows []string) {
+	if len(n.secrets) == 0 || len(rows) < 2 {
+		return
+	}
+	joined := strings.Join(rows, "")
+	starts := make([]int, len(rows)+1) // byte offset of each row in joined
+	for i, r := range rows {
+		starts[i+1] = starts[i] + len(r)
+	}
+	rowOf := func(off int) int { return sort.SearchInts(starts, off+1) - 1 }
+	spans := make([][][2]int, len(rows)) // per row: [from, to) in row bytes
+	for _, secret := range n.secrets {
+		for i := 0; ; {
+			k := strings.Index(joined[i:], secret)
+			if k < 0 {
+				break
+			}
+			a, b := i+k, i+k+len(secret)
+			if first, last := rowOf(a), rowOf(b-1); first != last {
+				for r := first; r <= last; r++ {
+					spans[r] = append(spans[r], [2]int{max(a, starts[r]) - starts[r], min(b, starts[r+1]) - starts[r]})
+				}
+			}
+			i = a + 1
+		}
+	}
+	for r, sp := range spans {
+		if len(sp) == 0 {
+			continue
+		}
+		sort.Slice(sp, func(i, j int) bool { return sp[i][0] < sp[j][0] })
+		var b strings.Builder
+		at := 0
+		for _, s := range sp {
+			if s[1] <= at {
+				continue
+			}
+			if s[0] >= at {
+				b.WriteString(rows[r][at:s[0]])
+				b.WriteString(RedactedSecret)
+			}
+			at = s[1]
+		}
+		b.WriteString(rows[r][at:])
+		rows[r] = b.String()
+	}
+}
+
+// redactSplit redacts the secrets s shows split by escape sequences, CR
+// or LF (as a serialized screen shows a wrapped or restyled secret): each
+// visible piece of such a secret becomes RedactedSecret. A secret shown
+// whole is left to text. It over-redacts rather than under-redacts: text
+// that only looks like a secret once the escapes are removed is redacted
+// too.
+func (n *normalizer) redactSplit(s string) string {
+	if len(n.secrets) == 0 || !strings.ContainsAny(s, "\x1b\r\n") {
+		return s
+	}
+	visible := make([]byte, 0, len(s))
+	at := make([]int, 0, len(s)) // offset in s of each visible byte
+	for i := 0; i < len(s); {
+		switch s[i] {
+		case '\r', '\n':
+			i++
+		case 0x1b:
+			i = skipEscape(s, i)
+		default:
+			visible, at = append(visible, s[i]), append(at, i)
+			i++
+		}
+	}
+	var spans [][2]int // byte ranges of s to replace
+	for _, secret := range n.secrets {
+		for k := 0; ; {
+			j := strings.Index(string(visible[k:]), secret)
+			if j < 0 {
+				break
+			}
+			a, b := k+j, k+j+len(secret)
+			if at[b-1]-at[a] != len(secret)-1 { // split: one span per contiguous piece
+				from := a
+				for x := a + 1; x <= b; x++ {
+					if x == b || at[x] != at[x-1]+1 {
+						spans = append(spans, [2]int{at[from], at[x-1] + 1})
+						from = x
+					}
+				}
+			}
+			k = a + 1
+		}
+	}
+	if len(spans) == 0 {
+		return s
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
+	var out strings.Builder
+	pos := 0
+	for _, sp := range spans {
+		if sp[1] <= pos {
+			continue
+		}
+		if sp[0] >= pos {
+			out.WriteString(s[pos:sp[0]])
+			out.WriteString(RedactedSecret)
+		}
+		pos = sp[1]
+	}
+	out.WriteString(s[pos:])
+	return out.String()
+}
+
+// skipEscape returns the offset just past the escape sequence at s[i]
+// (an ESC): a CSI sequence, a string sequence (OSC, DCS, APC, PM, SOS)
+// up to BEL or ST, a character set designation, or ESC and one byte.
+func skipEscape(s string, i int) int {
+	if i+1 >= len(s) {
+		return len(s)
+	}
+	switch c := s[i+1]; c {
+	case '[':
+		j := i + 2
+		for j < len(s) && s[j] >= 0x20 && s[j] <= 0x3f {
+			j++
+		}
+		return min(j+1, len(s))
+	case ']', 'P', '_', '^', 'X':
+		for j := i + 2; j < len(s); j++ {
+			if s[j] == 0x07 {
+				return j + 1
+			}
+			if s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\' {
+				return j + 2
+			}
+		}
+		return len(s)
+	case '(', ')', '*', '+', '-', '.', '/', '#', '%':
+		return min(i+3, len(s))
+	default:
+		return i + 2
+	}
+}
