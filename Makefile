@@ -25,9 +25,14 @@ FUZZ_TARGETS := \
 	./backend/evidence:FuzzCanonicalize \
 	./backend/capture:FuzzParseScenario \
 	./backend/capture:FuzzVerifyRecord \
+	./backend/capture:FuzzScreen \
+	./backend/capture:FuzzReplayPlan \
 	./backend/replay:FuzzParseMachine \
 	./backend/replay:FuzzParseRun \
-	./backend/compare:FuzzParseTraceSpec
+	./backend/reactive:FuzzParse \
+	./backend/reactive:FuzzVerifyRun \
+	./backend/compare:FuzzParseTraceSpec \
+	./backend/asciicast:FuzzImport
 
 DESKTOP_TAGS := desktop,production,webkit2_41
 
@@ -89,6 +94,8 @@ e2e: deps frontend
 	$(GO) build -tags e2e -o bin/gatehouse-e2e .
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/run.mjs
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/mcp.mjs
+	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/evidence.mjs
+	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/compare.mjs
 
 fuzz: deps
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -103,12 +110,14 @@ fuzz: deps
 	done
 
 ## bench: benchmarks reported side by side with their baselines
-bench: deps
+bench: deps frontend/node_modules/.package-lock.json
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./backend/artifact
 	$(GO) test -run '^$$' -bench 'CheckedVsBare' -benchtime 100x -count 3 ./backend/runner
 	PHASES=1 $(GO) test -count=1 -run PhaseTimes -v ./backend/runner | grep -E 'phase_test|ok'
 	GATEHOUSE_SOAK=1 $(GO) test -count=1 -run NoLeaks -v ./backend/runner | grep -E 'attempts|ok|FAIL'
 	$(GO) test -count=1 -run ColdStart -v ./app | grep -E 'cold start|ok|FAIL'
+	$(GO) test -run '^$$' -bench 'CaptureVsScript' -benchtime 3x ./backend/capture
+	$(GO) test -run '^$$' -bench 'RenderVsXterm' -benchtime 3x ./backend/capture
 
 ## bench-mcp: run_skill over MCP vs a CLI run of the same trusted skill
 bench-mcp: build

@@ -152,9 +152,10 @@ func (s *server) serveUI(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) serveCall(w http.ResponseWriter, r *http.Request, method string) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4<<20))
+	limit := callBodyLimit(method)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
-		apiError(w, http.StatusRequestEntityTooLarge, "too_large", "request body over 4 MiB")
+		apiError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body over %d bytes", limit))
 		return
 	}
 	res, err := s.bridge.call(method, body)

@@ -5,6 +5,8 @@ import './styles.css';
 import { api, onConnection, onSessionLost, shellKind, type ConnectionState } from './api/client';
 import { h, icon, replace } from './lib/dom';
 import { initConsent, onPendingCount, showConsent } from './views/consent';
+import { compareView } from './views/compare';
+import { evidenceView } from './views/evidence';
 import { runsView } from './views/runs';
 import { securityView } from './views/security';
 import { skillsView } from './views/skills';
@@ -60,10 +62,12 @@ applyTheme();
 
 // ---- shell --------------------------------------------------------------
 
-type ViewName = 'skills' | 'runs' | 'security';
-const NAV: { name: ViewName; label: string; icon: 'skills' | 'runs' | 'shield'; make: () => View }[] = [
+type ViewName = 'skills' | 'runs' | 'evidence' | 'compare' | 'security';
+const NAV: { name: ViewName; label: string; icon: 'skills' | 'runs' | 'evidence' | 'compare' | 'shield'; make: () => View }[] = [
   { name: 'skills', label: 'Skills', icon: 'skills', make: skillsView },
   { name: 'runs', label: 'Runs', icon: 'runs', make: runsView },
+  { name: 'evidence', label: 'Evidence', icon: 'evidence', make: evidenceView },
+  { name: 'compare', label: 'Compare', icon: 'compare', make: compareView },
   { name: 'security', label: 'Security', icon: 'shield', make: securityView },
 ];
 

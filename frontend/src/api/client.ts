@@ -32,6 +32,14 @@ export const METHODS = [
   'SetSkillRoots',
   'GetCapturePolicy',
   'SetCapturePolicy',
+  'ListEvidence',
+  'GetEvidence',
+  'ImportEvidence',
+  'DeleteEvidence',
+  'CompareCaptures',
+  'OpenComparison',
+  'ExportAsciicast',
+  'ImportAsciicast',
 ] as const;
 
 // Compile-time check that METHODS and ApiMethods name the same set.

@@ -360,6 +360,144 @@ export interface CapturePolicyResult {
   overrides: string[];
 }
 
+// ---- evidence -----------------------------------------------------------
+
+/** What the library index keeps about one Evidence file. */
+export interface EvidenceSummary {
+  origin?: 'captured' | 'imported';
+  file_name?: string;
+  command?: string;
+  started_at?: string;
+  exit?: { code: number | null; signal: string | null; reason: string };
+  settlement?: string;
+  frames?: number;
+  checkpoints?: number;
+  truncated?: boolean;
+}
+
+/** One Evidence file in the library. */
+export interface EvidenceItem {
+  evidence_id: string;
+  predicate_type: string;
+  operation: string;
+  origin: 'captured' | 'imported';
+  size: number;
+  created_at: string;
+  summary: EvidenceSummary;
+}
+
+export interface GetEvidenceResult {
+  item: EvidenceItem;
+  /** The file's exact JSON (an Evidence v2 envelope). */
+  evidence: unknown;
+  verification: { valid: boolean; evidence_id: string; predicate_type: string; record_verified: boolean };
+}
+
+// ---- compare and asciicast interchange ---------------------------------
+
+export type DimensionStatus = 'unchanged' | 'added' | 'removed' | 'changed' | 'truncated' | 'unknown';
+export type DimensionName = 'terminal' | 'interaction' | 'exit' | 'filesystem' | 'protocol' | 'process' | 'shim';
+
+export type FirstDivergence =
+  | {
+      status: 'found';
+      dimension: DimensionName;
+      index: number;
+      left_at_ms: number | null;
+      right_at_ms: number | null;
+      left: unknown;
+      right: unknown;
+      left_location: string | null;
+      right_location: string | null;
+    }
+  | { status: 'unknown'; reason: string }
+  | { status: 'none' };
+
+export interface TraceDiagnostic {
+  kind: 'journal' | 'predicate' | 'cardinality' | 'edge' | 'prefix' | 'suffix' | 'trace';
+  side: 'left' | 'right' | 'both';
+  message: string;
+  event_ids: string[];
+  locations: string[];
+}
+
+export interface TraceSide {
+  status: 'pass' | 'fail' | 'unknown';
+  matched_variant: string | null;
+  satisfied_constraints: Record<string, unknown> | null;
+  trace: { event_id: string; source: string; capture_order: number; location: string }[];
+  diagnostic: TraceDiagnostic | null;
+}
+
+export interface ComparisonResult {
+  status: DimensionStatus;
+  terminal: DimensionStatus;
+  interaction: DimensionStatus;
+  exit: DimensionStatus;
+  filesystem: DimensionStatus;
+  protocol: DimensionStatus;
+  process: DimensionStatus;
+  shim: DimensionStatus;
+  first_divergence: FirstDivergence;
+  trace?: { verdict: 'equivalent' | 'different' | 'nonconforming' | 'unknown'; left: TraceSide; right: TraceSide; diagnostic: TraceDiagnostic | null };
+  limitations: string[];
+}
+
+export interface DiffItem {
+  index: number;
+  left_at_ms: number | null;
+  right_at_ms: number | null;
+  left_location: string | null;
+  right_location: string | null;
+  left: unknown;
+  right: unknown;
+}
+
+export interface DimensionRow {
+  name: DimensionName;
+  status: DimensionStatus;
+  dimension: DimensionName;
+  left_count: number;
+  right_count: number;
+  total: number;
+  items: DiffItem[];
+}
+
+export interface ComparisonSide {
+  evidence_id: string;
+  available: boolean;
+  command: string;
+  started_at: string;
+  completed_at: string;
+  /** The capture record (a CaptureRecord), or null when not in the library. */
+  record: unknown;
+  problem?: string;
+}
+
+export interface ComparisonView {
+  evidence_id?: string;
+  saved: boolean;
+  predicate_type: string;
+  result: ComparisonResult;
+  dimensions: DimensionRow[];
+  left: ComparisonSide;
+  right: ComparisonSide;
+  trace_spec: unknown;
+  recomputed?: 'match' | 'mismatch' | 'unavailable';
+}
+
+export interface ImportAsciicastResult {
+  evidence_id: string;
+  predicate_type: string;
+  origin: 'imported';
+  label: string;
+  version: 2 | 3;
+  frames: number;
+  duration_ms: number;
+  /** The TerminalRecording (see frontend/src/evidence/asciicast.ts). */
+  record: unknown;
+}
+
 /** Every method: its argument object and its result. */
 export interface ApiMethods {
   AppInfo: { args: Record<string, never>; result: AppInfoResult };
@@ -390,6 +528,14 @@ export interface ApiMethods {
   SetSkillRoots: { args: { roots: string[] }; result: SkillRootsResult };
   GetCapturePolicy: { args: Record<string, never>; result: CapturePolicyResult };
   SetCapturePolicy: { args: { settings: CaptureSettings }; result: CapturePolicyResult };
+  ListEvidence: { args: { limit?: number }; result: { evidence: EvidenceItem[] } };
+  GetEvidence: { args: { id: string }; result: GetEvidenceResult };
+  ImportEvidence: { args: { name: string; data: string /* base64 */ }; result: { item: EvidenceItem; already_present: boolean } };
+  DeleteEvidence: { args: { id: string }; result: { deleted: true } };
+  CompareCaptures: { args: { left: string; right: string; traceSpec?: string; save?: boolean }; result: ComparisonView };
+  OpenComparison: { args: { id?: string; text?: string }; result: ComparisonView };
+  ExportAsciicast: { args: { id: string }; result: { name: string; text: string; events: number } };
+  ImportAsciicast: { args: { name: string; text: string }; result: ImportAsciicastResult };
 }
 
 export type MethodName = keyof ApiMethods;

@@ -102,6 +102,8 @@ const ICONS = {
   down: ['M8 3.5v9M4.5 9L8 12.5 11.5 9'],
   plus: ['M8 3v10M3 8h10'],
   back: ['M12.5 8h-9M7 4.5L3.5 8 7 11.5'],
+  evidence: ['M2.5 3.5h11v9h-11z', 'M4.5 6.5l2 1.5-2 1.5', 'M8 10h3.5'],
+  compare: ['M2.5 3h4.5v10h-4.5z', 'M9 3h4.5v10h-4.5z', 'M4 6h1.5M4 8.5h1.5M10.5 6h1.5M10.5 8.5h1.5'],
 } as const;
 
 /** Deterministic ids for label/for pairs. */

@@ -1,0 +1,364 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/backend/capture"
+	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/store"
+)
+
+// Evidence library limits.
+const (
+	// MaxImportBytes is the largest Evidence file ImportEvidence accepts:
+	// evidence.MaxEnvelopeBytes (64 MiB), refused before parsing
+	// (50-compare-replay.md, "Errors").
+	MaxImportBytes = evidence.MaxEnvelopeBytes
+	// maxListedEvidence is the most entries ListEvidence returns.
+	maxListedEvidence = 1000
+	// maxImportName is the most characters of an imported file's name kept.
+	maxImportName = 200
+	// importBodyLimit bounds the bridge request of ImportEvidence: the
+	// file travels base64-encoded (4/3 of its size) plus its name.
+	importBodyLimit = (MaxImportBytes+2)/3*4 + 64<<10
+	// defaultBodyLimit bounds every other bridge request.
+	defaultBodyLimit = 4 << 20
+)
+
+// callBodyLimit is the largest request body the browser bridge reads for
+// method: ImportEvidence carries a whole Evidence file, the rest are small.
+func callBodyLimit(method string) int64 {
+	if method == "ImportEvidence" || method == "ImportAsciicast" { // ImportAsciicast: an asciicast file of up to 64 MiB as JSON text
+		return importBodyLimit
+	}
+	return defaultBodyLimit
+}
+
+// Origins of a library entry.
+const (
+	OriginCaptured = "captured"
+	OriginImported = "imported"
+)
+
+// EvidenceItem is one Evidence file in the library (the data directory's
+// evidence/ folder, indexed in SQLite). Summary is what the index keeps
+// for lists: for captures {origin, file_name?, command, started_at, exit,
+// settlement, frames, checkpoints, truncated}.
+type EvidenceItem struct {
+	EvidenceID    string          `json:"evidence_id"`
+	PredicateType string          `json:"predicate_type"`
+	Operation     string          `json:"operation"`
+	Origin        string          `json:"origin"`
+	Size          int64           `json:"size"`
+	CreatedAt     time.Time       `json:"created_at"`
+	Summary       json.RawMessage `json:"summary"`
+}
+
+// ListEvidenceArgs selects library entries.
+type ListEvidenceArgs struct {
+	// Limit caps the entries returned (1–1000; 0 means 1000).
+	Limit int `json:"limit,omitempty"`
+}
+
+// ListEvidenceResult is the library, newest first.
+type ListEvidenceResult struct {
+	Evidence []EvidenceItem `json:"evidence"`
+}
+
+// ListEvidence lists the saved Evidence, newest first. It reads only the
+// index; GetEvidence re-verifies a file when it is opened.
+func (f *Facade) ListEvidence(a ListEvidenceArgs) (ListEvidenceResult, error) {
+	if a.Limit < 0 || a.Limit > maxListedEvidence {
+		return ListEvidenceResult{}, &CLIError{Code: "invalid_arguments", Category: CategoryInvalid,
+			Message: fmt.Sprintf("limit must be between 1 and %d", maxListedEvidence)}
+	}
+	limit := a.Limit
+	if limit == 0 {
+		limit = maxListedEvidence
+	}
+	list, err := f.env.DB.ListEvidence(f.ctx, limit)
+	if err != nil {
+		return ListEvidenceResult{}, errorf("database", CategoryIO, "%v", err)
+	}
+	out := make([]EvidenceItem, 0, len(list))
+	for _, e := range list {
+		out = append(out, itemOf(e))
+	}
+	return ListEvidenceResult{Evidence: out}, nil
+}
+
+// GetEvidenceArgs names one saved Evidence.
+type GetEvidenceArgs struct {
+	ID string `json:"id"`
+}
+
+// GetEvidenceResult is one saved Evidence, verified just now.
+type GetEvidenceResult struct {
+	Item EvidenceItem `json:"item"`
+	// Evidence is the file's exact JSON.
+	Evidence json.RawMessage `json:"evidence"`
+	// Verification is what was re-checked on this read.
+	Verification EvidenceVerifyResult `json:"verification"`
+}
+
+// GetEvidence reads a saved Evidence file and re-verifies it on every
+// read: the strict envelope and its evidence_id (which must be the id
+// asked for) and, for a process capture, every invariant of its record
+// (capture.VerifyRecord). A file that no longer verifies is never
+// returned: the error (code evidence_integrity_mismatch) lists every
+// failing path in details.
+func (f *Facade) GetEvidence(a GetEvidenceArgs) (GetEvidenceResult, error) {
+	if !evidence.ValidID(a.ID) {
+		return GetEvidenceResult{}, invalidEvidenceID(a.ID)
+	}
+	entry, err := f.findEvidence(a.ID)
+	if err != nil {
+		return GetEvidenceResult{}, err
+	}
+	data, err := readBounded(f.evidencePath(a.ID), MaxImportBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return GetEvidenceResult{}, &CLIError{Code: "evidence_not_found", Category: CategoryNotFound,
+			Message: fmt.Sprintf("the file of %s is missing from the data directory", a.ID)}
+	}
+	if err != nil {
+		return GetEvidenceResult{}, err
+	}
+	res, issues := verifyEvidence(data)
+	if len(issues) == 0 && res.EvidenceID != a.ID {
+		issues = []evidenceIssue{{Code: "evidence_id_mismatch", Path: "$.evidence_id",
+			Message: fmt.Sprintf("the file saved as %s holds %s", a.ID, res.EvidenceID)}}
+	}
+	if len(issues) > 0 {
+		return GetEvidenceResult{}, &CLIError{Code: "evidence_integrity_mismatch", Category: CategoryInvalid, Details: issues,
+			Message: fmt.Sprintf("the saved Evidence %s no longer verifies: %d failing path(s)", a.ID, len(issues))}
+	}
+	item := itemOf(entry)
+	item.Size = int64(len(data))
+	return GetEvidenceResult{Item: item, Evidence: data, Verification: res}, nil
+}
+
+// ImportEvidenceArgs is one Evidence file picked or dropped in the UI.
+type ImportEvidenceArgs struct {
+	// Name is the file's name (kept for the library, at most 200 characters).
+	Name string `json:"name"`
+	// Data is the file's exact bytes (base64 in JSON).
+	Data []byte `json:"data"`
+}
+
+// ImportEvidenceResult is the library entry of an imported file.
+type ImportEvidenceResult struct {
+	Item EvidenceItem `json:"item"`
+	// AlreadyPresent says the same Evidence (same evidence_id) was
+	// already in the library; nothing was written.
+	AlreadyPresent bool `json:"already_present"`
+}
+
+// ImportEvidence verifies an Evidence file exactly as `gatehouse evidence
+// verify` does — the strict envelope, its evidence_id and, for a process
+// capture, every commitment and invariant of the record — and only then
+// saves it under the data directory's evidence/ folder and indexes it.
+// Files over MaxImportBytes (64 MiB) are refused before parsing (code
+// input_too_large); a file that fails verification is refused with code
+// invalid_evidence and every failing path in details. A refused import
+// changes nothing.
+func (f *Facade) ImportEvidence(a ImportEvidenceArgs) (ImportEvidenceResult, error) {
+	name := a.Name
+	if !utf8.ValidString(name) {
+		name = strings.ToValidUTF8(name, "\uFFFD")
+	}
+	if r := []rune(name); len(r) > maxImportName {
+		name = string(r[:maxImportName])
+	}
+	if len(a.Data) > MaxImportBytes {
+		return ImportEvidenceResult{}, &CLIError{Code: "input_too_large", Category: CategoryInvalid,
+			Details: []evidenceIssue{{Code: evidence.CodeTooLarge, Path: "$", Message: fmt.Sprintf("the file is %d bytes; the limit is %d bytes", len(a.Data), MaxImportBytes)}},
+			Message: fmt.Sprintf("%s is %d bytes; Evidence files over %d bytes (64 MiB) are refused before parsing", displayName(name), len(a.Data), MaxImportBytes)}
+	}
+	res, issues := verifyEvidence(a.Data)
+	if len(issues) > 0 {
+		return ImportEvidenceResult{}, &CLIError{Code: "invalid_evidence", Category: CategoryInvalid, Details: issues,
+			Message: fmt.Sprintf("%s was rejected: %d failing path(s); nothing was imported", displayName(name), len(issues))}
+	}
+	if entry, err := f.findEvidence(res.EvidenceID); err == nil {
+		if _, err := os.Stat(f.evidencePath(res.EvidenceID)); err == nil {
+			return ImportEvidenceResult{Item: itemOf(entry), AlreadyPresent: true}, nil
+		}
+		// Indexed but its file is gone: the import restores it.
+	}
+	summary, err := evidenceSummary(a.Data, OriginImported, name)
+	if err != nil {
+		return ImportEvidenceResult{}, err
+	}
+	path, err := saveEvidence(f.env.DataDir, res.EvidenceID, a.Data)
+	if err != nil {
+		return ImportEvidenceResult{}, err
+	}
+	entry := store.EvidenceEntry{EvidenceID: res.EvidenceID, PredicateType: res.PredicateType, Operation: operationOf(a.Data),
+		Path: path, Size: int64(len(a.Data)), Summary: summary, CreatedAt: time.Now()}
+	if err := f.env.DB.IndexEvidence(f.ctx, entry); err != nil {
+		os.Remove(path) // nothing half-imported
+		return ImportEvidenceResult{}, errorf("evidence_not_indexed", CategoryIO, "%v", err)
+	}
+	return ImportEvidenceResult{Item: itemOf(entry)}, nil
+}
+
+// DeleteEvidenceArgs names one saved Evidence.
+type DeleteEvidenceArgs struct {
+	ID string `json:"id"`
+}
+
+// DeleteEvidenceResult confirms a deletion.
+type DeleteEvidenceResult struct {
+	Deleted bool `json:"deleted"`
+}
+
+// DeleteEvidence removes a saved Evidence file and its index entry. The
+// file goes first, so a failure leaves the entry (and a retry works).
+func (f *Facade) DeleteEvidence(a DeleteEvidenceArgs) (DeleteEvidenceResult, error) {
+	if !evidence.ValidID(a.ID) {
+		return DeleteEvidenceResult{}, invalidEvidenceID(a.ID)
+	}
+	if _, err := f.findEvidence(a.ID); err != nil {
+		return DeleteEvidenceResult{}, err
+	}
+	if err := os.Remove(f.evidencePath(a.ID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return DeleteEvidenceResult{}, errorf("evidence_not_deleted", CategoryIO, "%v", err)
+	}
+	if err := f.env.DB.DeleteEvidence(f.ctx, a.ID); err != nil {
+		return DeleteEvidenceResult{}, errorf("database", CategoryIO, "%v", err)
+	}
+	return DeleteEvidenceResult{Deleted: true}, nil
+}
+
+// evidencePath is where Evidence id lives; the id was checked with
+// evidence.ValidID, so it cannot leave the folder.
+func (f *Facade) evidencePath(id string) string {
+	return filepath.Join(f.env.DataDir, "evidence", id+".json")
+}
+
+// findEvidence returns the index entry of id (error evidence_not_found).
+func (f *Facade) findEvidence(id string) (store.EvidenceEntry, error) {
+	list, err := f.env.DB.ListEvidence(f.ctx, 1<<30)
+	if err != nil {
+		return store.EvidenceEntry{}, errorf("database", CategoryIO, "%v", err)
+	}
+	for _, e := range list {
+		if e.EvidenceID == id {
+			return e, nil
+		}
+	}
+	return store.EvidenceEntry{}, &CLIError{Code: "evidence_not_found", Category: CategoryNotFound, Message: fmt.Sprintf("no saved Evidence %s", id)}
+}
+
+func invalidEvidenceID(id string) error {
+	return &CLIError{Code: "invalid_arguments", Category: CategoryInvalid, Details: []evidenceIssue{{Code: "invalid_value", Path: "$.id", Message: "an evidence id is ev_ followed by 64 lowercase hex digits"}},
+		Message: fmt.Sprintf("%q is not an evidence id", strictTruncate(id, 80))}
+}
+
+func strictTruncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+func displayName(name string) string {
+	if name == "" {
+		return "the file"
+	}
+	return fmt.Sprintf("%q", name)
+}
+
+// readBounded reads a file of at most max bytes.
+func readBounded(path string, max int64) ([]byte, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	b, err := io.ReadAll(io.LimitReader(fh, max+1))
+	if err != nil {
+		return nil, errorf("evidence_unreadable", CategoryIO, "%v", err)
+	}
+	if int64(len(b)) > max {
+		return nil, &CLIError{Code: "evidence_integrity_mismatch", Category: CategoryInvalid,
+			Message: fmt.Sprintf("%s is larger than %d bytes", filepath.Base(path), max)}
+	}
+	return b, nil
+}
+
+// itemOf turns an index entry into a library item; entries without an
+// origin in their summary were made by this app.
+func itemOf(e store.EvidenceEntry) EvidenceItem {
+	var s struct {
+		Origin string `json:"origin"`
+	}
+	_ = json.Unmarshal(e.Summary, &s)
+	origin := OriginCaptured
+	if s.Origin == OriginImported {
+		origin = OriginImported
+	}
+	return EvidenceItem{EvidenceID: e.EvidenceID, PredicateType: e.PredicateType, Operation: e.Operation,
+		Origin: origin, Size: e.Size, CreatedAt: e.CreatedAt, Summary: e.Summary}
+}
+
+// operationOf is the operation of verified Evidence data.
+func operationOf(data []byte) string {
+	var e struct {
+		Operation string `json:"operation"`
+	}
+	_ = json.Unmarshal(data, &e)
+	return e.Operation
+}
+
+// evidenceSummary is the index summary of verified Evidence data: for a
+// process capture the command, start, exit, settlement and sizes.
+func evidenceSummary(data []byte, origin, name string) (json.RawMessage, error) {
+	var e struct {
+		PredicateType    string          `json:"predicate_type"`
+		NormalizedResult json.RawMessage `json:"normalized_result"`
+	}
+	if err := json.Unmarshal(data, &e); err != nil {
+		return nil, errorf("internal", CategoryInternal, "summarize verified Evidence: %v", err)
+	}
+	s := map[string]any{"origin": origin}
+	if name != "" {
+		s["file_name"] = name
+	}
+	if e.PredicateType == evidence.PredicateProcessCapture {
+		var rec capture.Record
+		if err := json.Unmarshal(e.NormalizedResult, &rec); err != nil {
+			return nil, errorf("internal", CategoryInternal, "summarize verified capture: %v", err)
+		}
+		for k, v := range captureSummary(&rec) {
+			s[k] = v
+		}
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, errorf("internal", CategoryInternal, "%v", err)
+	}
+	return b, nil
+}
+
+// captureSummary is what the library lists about a capture record.
+func captureSummary(rec *capture.Record) map[string]any {
+	var sc struct {
+		Executable string   `json:"executable"`
+		Arguments  []string `json:"arguments"`
+	}
+	_ = json.Unmarshal(rec.Manifest.Scenario, &sc)
+	command := strings.Join(append([]string{sc.Executable}, sc.Arguments...), " ")
+	return map[string]any{"command": strictTruncate(command, 300), "started_at": rec.Manifest.StartedAt,
+		"exit": rec.Exit, "settlement": rec.Settlement.State, "frames": len(rec.Frames),
+		"checkpoints": len(rec.FilesystemCheckpoints), "truncated": rec.Truncated}
+}

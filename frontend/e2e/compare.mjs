@@ -1,0 +1,377 @@
+// End-to-end test of the compare view and asciicast interchange.
+//
+// Two real captures of the same program are made with `gatehouse
+// capture-process` (the third line it prints differs: "step 3 alpha" /
+// "step 3 bravo"), imported into a fresh `gatehouse serve`, and compared
+// in Debian's Chromium: both sides must seek to the first divergence with
+// the divergent row highlighted, the trace spec verdict and diagnostic
+// must show, and a capture exported as asciicast and imported again must
+// replay to the same screen. Screenshots (light and dark) land in
+// frontend/test-results/screenshots/compare-*.png.
+//
+//   cd frontend && GATEHOUSE_BIN=/abs/path/bin/gatehouse-e2e node e2e/compare.mjs
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const FRONTEND = path.resolve(HERE, '..');
+const SHOTS = path.join(FRONTEND, 'test-results', 'screenshots');
+const BIN = process.env.GATEHOUSE_BIN;
+const CHROMIUM = process.env.GATEHOUSE_CHROMIUM || '/usr/bin/chromium';
+const WAIT = 30_000;
+
+if (!BIN || !path.isAbsolute(BIN) || !fs.existsSync(BIN)) {
+  console.error('GATEHOUSE_BIN must be the absolute path of a test build (go build -tags e2e -o bin/gatehouse-e2e .)');
+  process.exit(2);
+}
+if (!fs.existsSync(CHROMIUM)) {
+  console.error(`${CHROMIUM} is missing: apt-get install -y chromium`);
+  process.exit(2);
+}
+fs.mkdirSync(SHOTS, { recursive: true });
+
+const cleanup = [];
+process.on('exit', () => cleanup.forEach((f) => f()));
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
+
+function tempDir(label) {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), `gatehouse-cmp-${label}-`));
+  cleanup.push(() => fs.rmSync(d, { recursive: true, force: true }));
+  return d;
+}
+
+// ---- the program and its captures -------------------------------------------
+
+// Three steps in the first 400 ms (all at 0 ms with a 1000 ms time bucket),
+// then "done" after a pause: the first divergence is the third raw frame.
+const SCRIPT = `printf 'step 1\\n'; sleep 0.2; printf 'step 2\\n'; sleep 0.2; printf 'step 3 %s\\n' "$1"; sleep 1.2; printf 'done\\n'`;
+
+const TRACE = JSON.stringify(
+  {
+    version: 1,
+    events: [
+      { id: 'step1', source: 'terminal_raw', exact: { data: 'step 1\r\n' }, ignore_fields: ['sequence', 'at_ms'] },
+      { id: 'step2', source: 'terminal_raw', exact: { data: 'step 2\r\n' }, ignore_fields: ['sequence', 'at_ms'] },
+      { id: 'step3', source: 'terminal_raw', exact: { data: 'step 3 alpha\r\n' }, ignore_fields: ['sequence', 'at_ms'] },
+      { id: 'done', source: 'terminal_raw', exact: { data: 'done\r\n' }, ignore_fields: ['sequence', 'at_ms'] },
+    ],
+    language: {
+      kind: 'partial_order',
+      happens_before: [
+        { before: 'step1', after: 'step2' },
+        { before: 'step2', after: 'step3' },
+        { before: 'step3', after: 'done' },
+      ],
+    },
+  },
+  null,
+  2,
+);
+
+/** Runs `gatehouse capture-process` for real and returns the Evidence text. */
+function captureProcess(work, dataDir, word) {
+  const scenario = path.join(work, `scenario-${word}.json`);
+  fs.writeFileSync(
+    scenario,
+    JSON.stringify({
+      approved: true,
+      executable: '/bin/sh',
+      arguments: ['-c', SCRIPT, 'sh', word],
+      working_directory: work,
+      environment: { PATH: '/usr/bin:/bin' },
+      terminal: { columns: 60, rows: 8 },
+      normalization: { time_bucket_ms: 1000 },
+    }),
+  );
+  const env = {
+    ...process.env,
+    GATEHOUSE_DATA_DIR: dataDir,
+    GATEHOUSE_PROCESS_CAPTURE_ENABLED: 'true',
+    GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON: '["/bin","/usr/bin"]',
+    GATEHOUSE_PROCESS_WORKING_ROOTS_JSON: JSON.stringify([work]),
+    GATEHOUSE_PROCESS_ALLOWED_ENV_JSON: '["PATH"]',
+    GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK: 'true',
+  };
+  const r = spawnSync(BIN, ['capture-process', scenario], { env, encoding: 'utf8', timeout: WAIT });
+  assert.equal(r.status, 0, `capture-process ${word} failed: ${r.stderr}`);
+  const ev = JSON.parse(r.stdout);
+  assert.equal(ev.predicate_type, 'gatehouse.process-capture/v4');
+  return { text: r.stdout, ev };
+}
+
+// ---- server and browser ---------------------------------------------------------
+
+async function startServer() {
+  const dataDir = tempDir('data');
+  const home = tempDir('home');
+  const env = { ...process.env, HOME: home, GATEHOUSE_DATA_DIR: dataDir };
+  delete env.XDG_DATA_HOME;
+  const proc = spawn(BIN, ['serve', '--addr', '127.0.0.1:0'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const srv = { proc, stderr: '' };
+  const kill = (sig) => {
+    try {
+      process.kill(-proc.pid, sig);
+    } catch {
+      /* gone */
+    }
+  };
+  cleanup.unshift(() => kill('SIGKILL'));
+  proc.stderr.setEncoding('utf8');
+  proc.stderr.on('data', (d) => (srv.stderr += d));
+  const exited = new Promise((resolve) => proc.on('exit', resolve));
+  srv.stop = async () => {
+    kill('SIGTERM');
+    const t = setTimeout(() => kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(t);
+  };
+  srv.url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no URL within ${WAIT} ms:\n${srv.stderr}`)), WAIT);
+    readline.createInterface({ input: proc.stdout }).once('line', (l) => {
+      clearTimeout(timer);
+      resolve(l.trim());
+    });
+    exited.then(() => reject(new Error(`server exited early:\n${srv.stderr}`)));
+  });
+  return srv;
+}
+
+async function openBrowser() {
+  const context = await chromium.launchPersistentContext(tempDir('profile'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 800 },
+    acceptDownloads: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  context.setDefaultTimeout(WAIT);
+  const page = context.pages()[0] ?? (await context.newPage());
+  return { context, page };
+}
+
+async function callApi(page, method, args = {}) {
+  const res = await page.evaluate(
+    async ({ method, args }) => {
+      const r = await fetch('/api/' + method, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(args) });
+      return { status: r.status, body: await r.json() };
+    },
+    { method, args },
+  );
+  assert.equal(res.status, 200, `${method}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** Polls fn() until it is truthy (an observable condition, never a fixed sleep). */
+async function until(what, fn, timeout = WAIT) {
+  const end = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The rows xterm.js shows inside a container, as text. */
+async function screenRows(page, testid) {
+  return page.locator(`[data-testid="${testid}"] .xterm-rows > div`).evaluateAll((rows) => rows.map((r) => r.textContent.replace(/\u00a0/g, ' ').trimEnd()));
+}
+
+async function highlighted(page, testid) {
+  return page.locator(`[data-testid="${testid}"] .player-highlight`).evaluateAll((els) => els.map((e) => Number(e.dataset.row)));
+}
+
+/** A screenshot of the whole compare page: the app scrolls inside its
+ * page element, so the viewport is made as tall as the page for the shot
+ * (and put back afterwards). */
+async function shot(page, name) {
+  const file = path.join(SHOTS, `compare-${name}.png`);
+  const vp = page.viewportSize();
+  const h = await page.locator('.compare-view').evaluate((e) => e.scrollHeight + 48);
+  await page.setViewportSize({ width: vp.width, height: Math.min(3000, Math.max(vp.height, h)) });
+  await page.locator('.compare-view').evaluate((e) => e.scrollTo(0, 0));
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await page.screenshot({ path: file });
+  await page.setViewportSize(vp);
+  return file;
+}
+
+async function setTheme(page, want) {
+  const now = await page.evaluate(() => document.documentElement.dataset.theme);
+  if (now !== want) await page.locator('[data-testid="theme-toggle"]').click();
+  await until(`${want} theme`, () => page.evaluate((w) => document.documentElement.dataset.theme === w, want));
+}
+
+// ---- the test -------------------------------------------------------------------
+
+test('compare two real captures, jump to the first divergence, trace spec, asciicast round trip', { timeout: 180_000 }, async () => {
+  for (const f of fs.readdirSync(SHOTS)) if (f.startsWith('compare-')) fs.rmSync(path.join(SHOTS, f));
+  const work = tempDir('work');
+  const capData = tempDir('capdata');
+  const alpha = captureProcess(work, capData, 'alpha');
+  const bravo = captureProcess(work, capData, 'bravo');
+
+  const srv = await startServer();
+  const { context, page } = await openBrowser();
+  const pageErrors = [];
+  page.on('pageerror', (e) => pageErrors.push(String(e?.stack || e)));
+  try {
+    await page.goto(srv.url);
+    // Import both captures into the fresh library (verified on import).
+    for (const [name, c] of [['alpha.json', alpha], ['bravo.json', bravo]]) {
+      const r = await callApi(page, 'ImportEvidence', { name, data: Buffer.from(c.text).toString('base64') });
+      assert.equal(r.item.evidence_id, c.ev.evidence_id);
+    }
+
+    // Pick the two captures, paste the trace spec, compare and save.
+    await page.goto(new URL('/#/compare', srv.url).href);
+    const left = page.locator('[data-testid="compare-left"]');
+    await until('both captures listed', async () => (await left.locator('option').count()) === 3);
+    await left.selectOption(alpha.ev.evidence_id);
+    await page.locator('[data-testid="compare-right"]').selectOption(bravo.ev.evidence_id);
+    await page.locator('.cmp-trace-input > summary').click();
+    await page.locator('[data-testid="trace-spec"]').fill(TRACE);
+    await page.locator('[data-testid="compare-save"]').check();
+    await page.locator('[data-testid="compare-run"]').click();
+    await page.locator('[data-testid="comparison"]').waitFor();
+    await until('both screens drawn', async () => (await screenRows(page, 'screen-left')).length === 8 && (await screenRows(page, 'screen-right')).length === 8);
+
+    // The verdicts come from the backend: terminal changed, first divergence item 2.
+    assert.equal(await page.locator('[data-testid="overall-status"]').getAttribute('data-status'), 'changed');
+    assert.equal(await page.locator('[data-testid="dim-terminal"]').getAttribute('data-status'), 'changed');
+    assert.equal(await page.locator('[data-testid="dim-exit"]').getAttribute('data-status'), 'unchanged');
+    assert.equal(await page.locator('[data-testid="dim-strip"] .cmp-dim').count(), 7);
+    assert.match(await page.locator('[data-testid="divergence-text"]').textContent(), /Terminal diverges first, item 2 at 0:00\.000 \(left frames\[2\], right frames\[2\]\)/);
+    await page.locator('[data-testid="comparison-id"]').waitFor(); // saved as Evidence
+
+    // Go to the end first: "done" is on both screens.
+    await page.locator('[data-testid="compare-timeline"]').focus();
+    await page.keyboard.press('End');
+    await until('end of both captures', async () => (await screenRows(page, 'screen-left')).includes('done') && (await screenRows(page, 'screen-right')).includes('done'));
+
+    // Jump to the first divergence: both sides seek to 0 ms (before "done"),
+    // and the divergent row (row 2, "step 3 …") is highlighted on both.
+    await page.locator('[data-testid="jump-divergence"]').click();
+    await until('both sides at the divergence', async () => (await page.locator('[data-testid="screen-left"]').getAttribute('data-time')) === '0' && (await page.locator('[data-testid="screen-right"]').getAttribute('data-time')) === '0' && !(await screenRows(page, 'screen-left')).includes('done'));
+    const lrows = await screenRows(page, 'screen-left');
+    const rrows = await screenRows(page, 'screen-right');
+    assert.deepEqual(lrows.slice(0, 3), ['step 1', 'step 2', 'step 3 alpha']);
+    assert.deepEqual(rrows.slice(0, 3), ['step 1', 'step 2', 'step 3 bravo']);
+    assert.ok(!rrows.includes('done'), 'the right side is at the divergence too');
+    await until('row 2 highlighted on both sides', async () => JSON.stringify(await highlighted(page, 'screen-left')) === '[2]' && JSON.stringify(await highlighted(page, 'screen-right')) === '[2]');
+    assert.match(await page.locator('[data-testid="rows-note"]').textContent(), /1 row differs here \(row 3\)/);
+    // The first divergence is the selected item of the terminal diff list.
+    assert.equal(await page.locator('[data-testid="diff-item"].is-first.selected').getAttribute('data-index'), '2');
+
+    // The trace spec verdict and its diagnostic, pointing at the journal.
+    assert.equal(await page.locator('[data-testid="trace-verdict"]').getAttribute('data-verdict'), 'different');
+    const diag = page.locator('[data-testid="trace-diagnostic"]');
+    assert.match(await diag.textContent(), /predicate · right.*matches no declared event/s);
+    await page.locator('[data-testid="compare-timeline"]').focus();
+    await page.keyboard.press('End');
+    await until('back at the end', async () => (await screenRows(page, 'screen-right')).includes('done'));
+    await diag.locator('[data-testid="trace-location"]', { hasText: 'frames[2]' }).click();
+    await until('the diagnostic location shown', async () => (await page.locator('[data-testid="screen-right"]').getAttribute('data-time')) === '0' && !(await screenRows(page, 'screen-right')).includes('done'));
+
+    // Synchronized playback: one clock plays both sides to the end.
+    await page.locator('[data-testid="compare-play"]').click();
+    await until('both sides played to the end', async () =>
+      (await page.locator('[data-testid="compare-time"]').textContent()).split(' / ').every((x, _, all) => x === all[0]) &&
+      (await screenRows(page, 'screen-left')).includes('done') && (await screenRows(page, 'screen-right')).includes('done') &&
+      (await page.locator('[data-testid="screen-left"]').getAttribute('data-time')) === (await page.locator('[data-testid="screen-right"]').getAttribute('data-time')));
+
+    await setTheme(page, 'light');
+    await page.locator('[data-testid="jump-divergence"]').click();
+    await shot(page, 'light');
+    await setTheme(page, 'dark');
+    await until('dark terminal', async () => (await page.locator('[data-testid="screen-left"] .xterm-viewport').evaluate((e) => getComputedStyle(e.closest('.ev-screen')).backgroundColor)) !== 'rgb(251, 251, 252)');
+    await shot(page, 'dark');
+    await setTheme(page, 'light');
+
+    // Asciicast round trip: export the left capture, import the file,
+    // and the replayed final screen is the capture's final rendered frame.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.locator('[data-testid="export-left"]').click()]);
+    const castFile = path.join(work, 'alpha.cast');
+    await download.saveAs(castFile);
+    const castText = fs.readFileSync(castFile, 'utf8');
+    assert.match(castText, /^\{"version":2,"width":60,"height":8,/);
+    assert.match(castText, /\[0\.000, "o", "step 3 alpha\\r\\n"\]/);
+    await page.locator('[data-testid="import-cast"]').setInputFiles(castFile);
+    await page.locator('[data-testid="imported-screen"][data-ready="true"]').waitFor();
+    // xterm.js draws only terminals in view: scroll there, then read.
+    await page.locator('[data-testid="imported-recording"]').scrollIntoViewIfNeeded();
+    const finalFrame = alpha.ev.normalized_result.rendered_frames.at(-1);
+    const want = JSON.stringify(finalFrame.lines.map((l) => l.trimEnd()));
+    await until(`the imported recording replayed to the capture's final screen ${want}`, async () => JSON.stringify(await screenRows(page, 'imported-screen')) === want);
+    assert.equal(await page.locator('[data-testid="imported-dim-terminal"]').getAttribute('data-status'), 'observed');
+    for (const d of ['interaction', 'exit', 'filesystem', 'protocol', 'process', 'shim']) {
+      assert.equal(await page.locator(`[data-testid="imported-dim-${d}"]`).getAttribute('data-status'), 'unknown', `${d} of an imported recording`);
+    }
+    assert.match(await page.locator('[data-testid="imported-recording"]').textContent(), /Imported asciicast — terminal only/);
+    // Seeking the imported recording to 0 ms shows the screen before "done".
+    await page.locator('[data-testid="imported-timeline"]').fill('0');
+    await until('imported at 0 ms', async () => (await page.locator('[data-testid="imported-screen"]').getAttribute('data-time')) === '0' && !(await screenRows(page, 'imported-screen')).includes('done'));
+    await page.locator('[data-testid="imported-timeline"]').fill(String(await page.locator('[data-testid="imported-timeline"]').getAttribute('max')));
+    await until('imported at the end', async () => (await screenRows(page, 'imported-screen')).includes('done'));
+    await shot(page, 'asciicast');
+
+    // A malformed file is rejected with its line and path; nothing is imported.
+    const bad = path.join(work, 'bad.cast');
+    fs.writeFileSync(bad, '{"version": 2, "width": 10, "height": 2}\n[0.5, "o", "a"]\n[0.25, "o", "b"]\n');
+    const before = (await callApi(page, 'ListEvidence')).evidence.length;
+    await page.locator('[data-testid="import-cast"]').setInputFiles(bad);
+    const issues = page.locator('[data-testid="import-issues"]');
+    await issues.waitFor();
+    assert.match(await issues.textContent(), /line 3.*\$\[0\].*time_order/s);
+    assert.equal((await callApi(page, 'ListEvidence')).evidence.length, before);
+
+    // The imported recording is in the library (labelled imported) and replays from its link.
+    const recs = (await callApi(page, 'ListEvidence')).evidence.filter((e) => e.predicate_type === 'gatehouse.terminal-recording/v1');
+    assert.equal(recs.length, 1);
+    assert.equal(recs[0].origin, 'imported');
+    await page.goto(new URL(`/#/compare/recording/${recs[0].evidence_id}`, srv.url).href);
+    await page.locator('[data-testid="imported-screen"][data-ready="true"]').waitFor();
+    await page.locator('[data-testid="imported-recording"]').scrollIntoViewIfNeeded();
+    await until('the saved recording replayed to the final screen', async () => JSON.stringify(await screenRows(page, 'imported-screen')) === want);
+
+    // The saved comparison opens again and re-checks to the same result.
+    const list = (await callApi(page, 'ListEvidence')).evidence.filter((e) => e.predicate_type === 'gatehouse.process-comparison/v4');
+    assert.equal(list.length, 1);
+    await page.goto(new URL(`/#/compare/open/${list[0].evidence_id}`, srv.url).href);
+    await until('reopened comparison', async () => (await page.locator('[data-testid="comparison"]').count()) === 1 && (await page.locator('[data-testid="comparison"]').textContent()).includes('re-checked: same result'));
+
+    // A tampered comparison file is rejected with its failing path.
+    const saved = await callApi(page, 'GetEvidence', { id: list[0].evidence_id });
+    const tampered = path.join(work, 'tampered-comparison.json');
+    fs.writeFileSync(tampered, JSON.stringify(saved.evidence).replace('"verdict":"different"', '"verdict":"equivalent"'));
+    assert.notEqual(fs.readFileSync(tampered, 'utf8'), JSON.stringify(saved.evidence), 'the file was altered');
+    await page.locator('[data-testid="open-comparison-file"]').setInputFiles(tampered);
+    const refused = page.locator('[data-testid="compare-error"]');
+    await refused.waitFor();
+    assert.match(await refused.textContent(), /evidence_integrity_mismatch.*\$\.evidence_id/s);
+    assert.equal(await page.locator('[data-testid="comparison"]').count(), 0, 'nothing is shown as a comparison');
+
+    assert.deepEqual(pageErrors, [], 'no uncaught errors in the page');
+  } catch (err) {
+    await page.screenshot({ path: path.join(SHOTS, 'compare-FAILED.png'), fullPage: true }).catch(() => {});
+    console.error(`----- server stderr -----\n${srv.stderr}\n-----`);
+    if (pageErrors.length) console.error(`page errors:\n  ${pageErrors.join('\n  ')}`);
+    throw err;
+  } finally {
+    await context.close().catch(() => {});
+    await srv.stop();
+  }
+});

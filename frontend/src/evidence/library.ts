@@ -1,0 +1,445 @@
+// The Evidence library: the saved captures (made in the app or imported)
+// with search, sort and delete, and import by file picker or drag and
+// drop. Every import is verified by the backend before anything is saved;
+// a file that fails is listed as rejected with all its failing paths and
+// is never opened.
+
+import { api, ApiError } from '../api/client';
+import type { EvidenceItem, Issue } from '../api/types';
+import { h, icon, replace } from '../lib/dom';
+import { formatBytes, formatDateTime, formatWhen, shortHash } from '../lib/format';
+import { badge, emptyState, errorBox, loading } from '../lib/ui';
+import { exitText, settlementTone } from './format';
+
+/** The most bytes read from a picked file: the backend's import limit
+ * (64 MiB) plus one, so that the backend itself refuses a larger file. */
+const READ_LIMIT = 64 * 1024 * 1024 + 1;
+
+export type SortKey = 'newest' | 'oldest' | 'command' | 'size' | 'exit';
+
+export const SORTS: [SortKey, string][] = [
+  ['newest', 'Newest first'],
+  ['oldest', 'Oldest first'],
+  ['command', 'Command A–Z'],
+  ['size', 'Largest first'],
+  ['exit', 'Exit status'],
+];
+
+/** One import attempt and its outcome. */
+export interface ImportOutcome {
+  name: string;
+  state: 'importing' | 'imported' | 'present' | 'rejected';
+  id?: string;
+  message?: string;
+  code?: string;
+  issues?: Issue[];
+}
+
+/** Items matching a search query (every word, case-insensitive, in the
+ * command, file name, id, exit, settlement or origin). */
+export function filterItems(items: EvidenceItem[], query: string): EvidenceItem[] {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  if (!words.length) return items;
+  return items.filter((it) => {
+    const s = it.summary ?? {};
+    const hay = [it.evidence_id, it.origin, it.predicate_type, s.command ?? '', s.file_name ?? '', exitText(s.exit), s.settlement ?? '', s.truncated ? 'truncated' : '']
+      .join(' ')
+      .toLowerCase();
+    return words.every((w) => hay.includes(w));
+  });
+}
+
+/** Items sorted by key (a stable sort; ties keep newest first). */
+export function sortItems(items: EvidenceItem[], key: SortKey): EvidenceItem[] {
+  const byTime = (a: EvidenceItem, b: EvidenceItem) => Date.parse(b.created_at) - Date.parse(a.created_at);
+  const exitRank = (it: EvidenceItem) => {
+    const e = it.summary?.exit;
+    if (!e) return 3;
+    if (e.reason === 'exited' && e.code === 0) return 0;
+    if (e.reason === 'exited') return 1;
+    return 2;
+  };
+  const cmp: Record<SortKey, (a: EvidenceItem, b: EvidenceItem) => number> = {
+    newest: byTime,
+    oldest: (a, b) => -byTime(a, b),
+    command: (a, b) => (a.summary?.command ?? a.evidence_id).localeCompare(b.summary?.command ?? b.evidence_id) || byTime(a, b),
+    size: (a, b) => b.size - a.size || byTime(a, b),
+    exit: (a, b) => exitRank(a) - exitRank(b) || byTime(a, b),
+  };
+  return [...items].sort(cmp[key]);
+}
+
+function toBase64(buf: ArrayBuffer): string {
+  const bytes = new Uint8Array(buf);
+  let s = '';
+  const CHUNK = 0x8000;
+  for (let i = 0; i < bytes.length; i += CHUNK) s += String.fromCharCode(...bytes.subarray(i, i + CHUNK));
+  return btoa(s);
+}
+
+/** The library page; `open(id)` navigates to a capture. */
+export class Library {
+  readonly el: HTMLElement;
+  private items: EvidenceItem[] | null = null;
+  private loadError: unknown = null;
+  private query = '';
+  private sort: SortKey = 'newest';
+  private outcomes: ImportOutcome[] = [];
+  private importing = false;
+  private confirmDelete = '';
+  private confirmTimer: ReturnType<typeof setTimeout> | undefined;
+  private deleting = new Set<string>();
+  private dragDepth = 0;
+  private readonly fileInput: HTMLInputElement;
+  private readonly dropHint: HTMLElement;
+
+  constructor() {
+    this.el = h('div', { class: 'evidence-library', 'data-testid': 'evidence-library' });
+    this.fileInput = h('input', {
+      type: 'file',
+      accept: '.json,application/json',
+      multiple: true,
+      hidden: true,
+      'data-testid': 'evidence-file-input',
+      onchange: () => {
+        const files = [...(this.fileInput.files ?? [])];
+        this.fileInput.value = '';
+        void this.importFiles(files);
+      },
+    });
+    this.dropHint = h('div', { class: 'ev-drop-hint', hidden: true, 'aria-hidden': 'true' }, h('div', null, icon('down'), h('strong', null, 'Drop Evidence files to import'), h('span', { class: 'muted small' }, 'Each file is verified before it is saved.')));
+    this.el.addEventListener('dragenter', (e) => this.onDrag(e, 1));
+    this.el.addEventListener('dragleave', (e) => this.onDrag(e, -1));
+    this.el.addEventListener('dragover', (e) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      if (e.dataTransfer) e.dataTransfer.dropEffect = 'copy';
+    });
+    this.el.addEventListener('drop', (e) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      this.dragDepth = 0;
+      this.dropHint.hidden = true;
+      void this.importFiles([...(e.dataTransfer?.files ?? [])]);
+    });
+    this.render();
+  }
+
+  private onDrag(e: DragEvent, d: number): void {
+    if (!hasFiles(e)) return;
+    e.preventDefault();
+    this.dragDepth = Math.max(0, this.dragDepth + d);
+    this.dropHint.hidden = this.dragDepth === 0;
+  }
+
+  /** Reloads the list from the backend. */
+  async load(): Promise<void> {
+    try {
+      const r = await api.ListEvidence({});
+      this.items = r.evidence ?? [];
+      this.loadError = null;
+    } catch (e) {
+      this.loadError = e;
+    }
+    this.render();
+  }
+
+  /** Imports files one after another, showing progress and outcomes. */
+  async importFiles(files: File[]): Promise<void> {
+    if (!files.length || this.importing) return;
+    this.importing = true;
+    const batch: ImportOutcome[] = files.map((f) => ({ name: f.name, state: 'importing' }));
+    this.outcomes = batch;
+    this.render();
+    for (const [i, f] of files.entries()) {
+      const o = batch[i]!;
+      try {
+        const data = toBase64(await f.slice(0, READ_LIMIT).arrayBuffer());
+        const r = await api.ImportEvidence({ name: f.name, data });
+        o.state = r.already_present ? 'present' : 'imported';
+        o.id = r.item.evidence_id;
+      } catch (e) {
+        o.state = 'rejected';
+        if (e instanceof ApiError) {
+          o.code = e.code;
+          o.message = e.message;
+          o.issues = Array.isArray(e.details) ? (e.details as Issue[]) : [];
+        } else {
+          o.message = e instanceof Error ? e.message : String(e);
+        }
+      }
+      this.render();
+    }
+    this.importing = false;
+    await this.load();
+  }
+
+  private async remove(id: string): Promise<void> {
+    if (this.confirmDelete !== id) {
+      this.confirmDelete = id;
+      clearTimeout(this.confirmTimer);
+      this.confirmTimer = setTimeout(() => {
+        this.confirmDelete = '';
+        this.render();
+      }, 5000);
+      this.render();
+      this.el.querySelector<HTMLElement>(`[data-testid="evidence-delete"][data-id="${id}"]`)?.focus();
+      return;
+    }
+    this.confirmDelete = '';
+    this.deleting.add(id);
+    this.render();
+    try {
+      await api.DeleteEvidence({ id });
+    } catch (e) {
+      this.loadError = e;
+    }
+    this.deleting.delete(id);
+    await this.load();
+  }
+
+  // ---- rendering --------------------------------------------------------
+
+  render(): void {
+    const focused = document.activeElement instanceof HTMLElement && this.el.contains(document.activeElement) ? document.activeElement.dataset.testid : undefined;
+    const head = h(
+      'header',
+      { class: 'page-head' },
+      h('div', null, h('h1', null, 'Evidence'), h('p', { class: 'muted small' }, 'Process captures made here or imported from files. Each file is verified when it is imported and again whenever it is opened.')),
+      h(
+        'div',
+        { class: 'filters', role: 'search' },
+        h(
+          'label',
+          { class: 'filter' },
+          h('span', null, 'Search'),
+          h('input', {
+            type: 'search',
+            class: 'input small',
+            placeholder: 'command, id, exit…',
+            value: this.query,
+            'data-testid': 'evidence-search',
+            oninput: (e: Event) => {
+              this.query = (e.target as HTMLInputElement).value;
+              this.renderTable();
+            },
+          }),
+        ),
+        h(
+          'label',
+          { class: 'filter' },
+          h('span', null, 'Sort'),
+          h(
+            'select',
+            {
+              class: 'input small',
+              'data-testid': 'evidence-sort',
+              onchange: (e: Event) => {
+                this.sort = (e.target as HTMLSelectElement).value as SortKey;
+                this.renderTable();
+              },
+            },
+            SORTS.map(([k, label]) => h('option', { value: k, selected: this.sort === k }, label)),
+          ),
+        ),
+        h('button', { type: 'button', class: 'btn primary small', 'data-testid': 'evidence-import', disabled: this.importing, onclick: () => this.fileInput.click() }, icon('plus'), this.importing ? 'Importing…' : 'Import…'),
+      ),
+    );
+    const out: Node[] = [head, this.fileInput];
+    if (this.outcomes.length) out.push(this.outcomesBox());
+    if (this.loadError) out.push(errorBox(this.loadError, 'Could not load the Evidence library.'));
+    if (!this.items && !this.loadError) out.push(loading('Loading the Evidence library…'));
+    else if (this.items && this.items.length === 0) {
+      out.push(
+        h(
+          'div',
+          { class: 'ev-dropzone', 'data-testid': 'evidence-empty' },
+          emptyState(
+            'No Evidence yet',
+            'Captures made by an agent or on the command line appear here. To import Evidence files, drop them anywhere on this page or use Import…',
+            h('code', { class: 'mono small' }, 'gatehouse capture-process scenario.json'),
+          ),
+        ),
+      );
+    } else if (this.items) out.push(h('div', { class: 'table-wrap', 'data-testid': 'evidence-table-wrap' }, this.table()), h('p', { class: 'table-count muted small' }, this.countText()));
+    out.push(this.dropHint);
+    replace(this.el, ...out);
+    if (focused) this.el.querySelector<HTMLElement>(`[data-testid="${focused}"]`)?.focus();
+  }
+
+  private renderTable(): void {
+    const wrap = this.el.querySelector('[data-testid="evidence-table-wrap"]');
+    if (!wrap) return this.render();
+    replace(wrap, this.table());
+    const count = this.el.querySelector('.table-count');
+    if (count) count.textContent = this.countText();
+  }
+
+  private visible(): EvidenceItem[] {
+    return sortItems(filterItems(this.items ?? [], this.query), this.sort);
+  }
+
+  private countText(): string {
+    const n = this.visible().length;
+    const total = this.items?.length ?? 0;
+    return n === total ? `${n} file${n === 1 ? '' : 's'}` : `${n} of ${total} files`;
+  }
+
+  private table(): HTMLTableElement {
+    const list = this.visible();
+    return h(
+      'table',
+      { class: 'table evidence-table', 'data-testid': 'evidence-table' },
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          h('th', { scope: 'col' }, 'Saved'),
+          h('th', { scope: 'col' }, 'Command'),
+          h('th', { scope: 'col' }, 'Exit'),
+          h('th', { scope: 'col' }, 'Settlement'),
+          h('th', { scope: 'col', class: 'num' }, 'Frames'),
+          h('th', { scope: 'col', class: 'num' }, 'Size'),
+          h('th', { scope: 'col' }, h('span', { class: 'ev-sr-only' }, 'Actions')),
+        ),
+      ),
+      h(
+        'tbody',
+        null,
+        list.length === 0
+          ? h('tr', { class: 'empty-row' }, h('td', { colspan: '7' }, emptyState('No matching Evidence', 'Change or clear the search to see more.')))
+          : list.map((it) => this.row(it)),
+      ),
+    );
+  }
+
+  private row(it: EvidenceItem): HTMLTableRowElement {
+    const s = it.summary ?? {};
+    const href = `#/evidence/${encodeURIComponent(it.evidence_id)}`;
+    const isCapture = it.predicate_type === 'gatehouse.process-capture/v4';
+    const open = () => (location.hash = href);
+    const confirming = this.confirmDelete === it.evidence_id;
+    return h(
+      'tr',
+      {
+        class: 'clickable',
+        tabindex: '0',
+        'data-testid': 'evidence-row',
+        dataset: { id: it.evidence_id },
+        onclick: (e: Event) => {
+          if ((e.target as HTMLElement).closest('button')) return;
+          open();
+        },
+        onkeydown: (e: KeyboardEvent) => {
+          if ((e.key === 'Enter' || e.key === ' ') && e.target === e.currentTarget) {
+            e.preventDefault();
+            open();
+          }
+          if (e.key === 'Delete' && e.target === e.currentTarget) void this.remove(it.evidence_id);
+        },
+      },
+      h('td', { class: 'nowrap', title: formatDateTime(it.created_at) }, formatWhen(it.created_at)),
+      h(
+        'td',
+        { class: 'ev-cmd' },
+        h('a', { href, class: 'row-link', tabindex: '-1' }, h('code', { class: 'mono', title: s.command ?? '' }, s.command || (isCapture ? '—' : it.predicate_type))),
+        h(
+          'div',
+          { class: 'ev-sub muted small' },
+          h('code', { class: 'mono', title: it.evidence_id }, shortHash(it.evidence_id, 15)),
+          badge(it.origin, it.origin === 'imported' ? 'info' : 'neutral'),
+          s.file_name ? h('span', { class: 'ellipsis', title: s.file_name }, s.file_name) : null,
+        ),
+      ),
+      h('td', { class: 'nowrap' }, s.exit ? badge(exitText(s.exit), s.exit.reason === 'exited' && s.exit.code === 0 ? 'ok' : 'warn') : h('span', { class: 'muted' }, '—')),
+      h('td', { class: 'nowrap' }, s.settlement ? badge(s.settlement.replace(/_/g, ' '), settlementTone(s.settlement)) : h('span', { class: 'muted' }, '—'), s.truncated ? badge('truncated', 'danger') : null),
+      h('td', { class: 'num' }, s.frames ?? '—'),
+      h('td', { class: 'num nowrap' }, formatBytes(it.size)),
+      h(
+        'td',
+        { class: 'num nowrap' },
+        h(
+          'button',
+          {
+            type: 'button',
+            class: ['btn', 'small', confirming ? 'danger' : 'ghost'],
+            'data-testid': 'evidence-delete',
+            dataset: { id: it.evidence_id },
+            disabled: this.deleting.has(it.evidence_id),
+            'aria-label': confirming ? 'Confirm: delete this Evidence file' : 'Delete this Evidence file',
+            onclick: () => void this.remove(it.evidence_id),
+          },
+          this.deleting.has(it.evidence_id) ? 'Deleting…' : confirming ? 'Confirm delete' : 'Delete',
+        ),
+      ),
+    );
+  }
+
+  private outcomesBox(): HTMLElement {
+    const done = this.outcomes.filter((o) => o.state !== 'importing').length;
+    return h(
+      'section',
+      { class: 'ev-imports', 'data-testid': 'evidence-imports', 'aria-live': 'polite' },
+      h(
+        'header',
+        { class: 'ev-imports-head' },
+        h('strong', null, this.importing ? `Importing ${Math.min(done + 1, this.outcomes.length)} of ${this.outcomes.length}…` : `Import finished: ${this.outcomes.length} file${this.outcomes.length === 1 ? '' : 's'}`),
+        this.importing
+          ? null
+          : h('button', { type: 'button', class: 'icon-btn', 'data-testid': 'evidence-imports-dismiss', 'aria-label': 'Dismiss import results', title: 'Dismiss', onclick: () => ((this.outcomes = []), this.render()) }, icon('x')),
+      ),
+      h(
+        'ul',
+        { class: 'ev-import-list' },
+        this.outcomes.map((o) =>
+          h(
+            'li',
+            { class: ['ev-import', `is-${o.state}`], 'data-testid': 'evidence-import-outcome', dataset: { state: o.state, name: o.name } },
+            h(
+              'div',
+              { class: 'ev-import-line' },
+              o.state === 'importing'
+                ? h('span', { class: 'spinner', 'aria-hidden': 'true' })
+                : o.state === 'rejected'
+                  ? icon('x', 'rejected')
+                  : icon('check', 'accepted'),
+              h('code', { class: 'mono' }, o.name),
+              o.state === 'importing'
+                ? h('span', { class: 'muted' }, 'verifying…')
+                : o.state === 'rejected'
+                  ? badge('rejected', 'danger')
+                  : o.state === 'present'
+                    ? badge('already in the library', 'neutral')
+                    : badge('verified and imported', 'ok'),
+              o.id ? h('a', { href: `#/evidence/${encodeURIComponent(o.id)}`, class: 'small' }, 'Open') : null,
+            ),
+            o.state === 'rejected'
+              ? h(
+                  'div',
+                  { class: 'ev-import-why' },
+                  h('p', { class: 'small' }, o.message ?? 'rejected', o.code ? h('span', { class: 'code-tag' }, o.code) : null),
+                  o.issues && o.issues.length
+                    ? h(
+                        'ul',
+                        { class: 'ev-issues', 'data-testid': 'evidence-import-issues' },
+                        o.issues.map((is) => h('li', null, h('code', { class: 'mono ev-issue-path' }, is.path), ' ', h('span', { class: 'code-tag' }, is.code), ' ', h('span', { class: 'small' }, is.message))),
+                      )
+                    : null,
+                )
+              : null,
+          ),
+        ),
+      ),
+    );
+  }
+
+  destroy(): void {
+    clearTimeout(this.confirmTimer);
+  }
+}
+
+function hasFiles(e: DragEvent): boolean {
+  return !!e.dataTransfer && [...e.dataTransfer.types].includes('Files');
+}

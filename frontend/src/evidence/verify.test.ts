@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import type { EvidenceEnvelope } from './record';
+import { verifyCommitments } from './verify';
+
+// A real capture written by `gatehouse capture-process` (sh printing,
+// reading input, writing a file, a resize), kept as a fixture.
+import FIXTURE from './testdata/capture.json?raw';
+
+describe('verifyCommitments', () => {
+  it('accepts a real capture and flags a changed value at its path', async () => {
+    const env = JSON.parse(FIXTURE) as EvidenceEnvelope;
+    const checks = await verifyCommitments(env);
+    expect(checks.map((c) => [c.path.replace('$.normalized_result.manifest.', ''), c.ok])).toEqual([
+      ['full_scenario_sha256', true],
+      ['comparison_contract_sha256', true],
+      ['normalization_sha256', true],
+      ['shim_plan_sha256', true],
+      ['replay_plan_sha256', true],
+      ['executable_sha256', null],
+      ['$.evidence_id', true],
+    ]);
+    const rec = env.normalized_result as { manifest: { scenario: { timeout_ms: number } } };
+    rec.manifest.scenario.timeout_ms += 1;
+    const bad = await verifyCommitments(env);
+    expect(bad.filter((c) => c.ok === false).map((c) => c.path)).toEqual(['$.normalized_result.manifest.full_scenario_sha256', '$.evidence_id']);
+  });
+});
