@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -440,23 +441,39 @@ func TestBehaviourPIDNormalization(t *testing.T) {
 		t.Run(fmt.Sprint(pids), func(t *testing.T) {
 			sc, opts := shScenario(t, script, func(m obj) { m["normalization"] = obj{"pids": pids} })
 			rec := capture(t, sc, opts)
-			root, child := "", ""
-			for _, p := range rec.ProcessSamples {
-				switch {
-				case p.ParentPID == os.Getpid():
-					root = strconv.Itoa(p.PID)
-				case p.Command == "sleep 0.6":
-					child = strconv.Itoa(p.PID)
+			out := output(rec)
+			m := regexp.MustCompile(`x(\d+) `).FindStringSubmatch(out)
+			if m == nil {
+				t.Fatalf("no root pid in %q", out)
+			}
+			realRoot := m[1]
+			var root, child *ProcessSample
+			for i, p := range rec.ProcessSamples {
+				switch p.Command {
+				case "sleep 0.6":
+					child = &rec.ProcessSamples[i]
+				default:
+					if strings.Contains(p.Command, "echo") && root == nil {
+						root = &rec.ProcessSamples[i]
+					}
 				}
 			}
-			if root == "" || child == "" {
+			if root == nil || child == nil {
 				t.Fatalf("samples %+v", rec.ProcessSamples)
 			}
-			want := fmt.Sprintf("me=%[1]s x%[1]s %[1]s0\r\nchild=%[2]s\r\n", root, child)
+			want := fmt.Sprintf("me=%[1]s x%[1]s %[1]s0\r\nchild=%[2]d\r\n", realRoot, child.PID)
 			if pids {
-				want = fmt.Sprintf("me=<pid> x%[1]s %[1]s0\r\nchild=<pid>\r\n", root)
+				want = fmt.Sprintf("me=<pid> x%[1]s %[1]s0\r\nchild=<pid>\r\n", realRoot)
+				// Pid fields are ordinals: the root first, its child next,
+				// the root's parent (outside the tree) 0.
+				if root.PID != 1 || root.ParentPID != 0 || child.PID != 2 || child.ParentPID != 1 ||
+					*root.ProcessGroupID != 1 || *child.SessionID != *root.SessionID {
+					t.Errorf("normalized pid fields: root %+v child %+v", *root, *child)
+				}
+			} else if strconv.Itoa(root.PID) != realRoot || root.ParentPID != os.Getpid() || child.ParentPID != root.PID {
+				t.Errorf("real pid fields: root %+v child %+v (root pid %s)", *root, *child, realRoot)
 			}
-			if out := output(rec); out != want {
+			if out != want {
 				t.Errorf("frames %q, want %q", out, want)
 			}
 		})

@@ -30,7 +30,7 @@ type normalizer struct {
 	pairs    []string            // the replacer's pairs (addLoopbackPort adds to them)
 	redact   func(string) string // replay machine secrets, first (loopback.go); may be nil
 	pids     bool
-	pidSet   map[int]bool
+	pidSet   map[int]int // real pid → its ordinal (1 for the first recorded process)
 	pidRE    *regexp.Regexp
 	pidTexts []string // the pids of pidRE in decimal
 	patterns []*regexp.Regexp
@@ -42,7 +42,7 @@ type normalizer struct {
 // temporary root is tempRoot. Pattern compilation cannot fail for a
 // parsed scenario; the error covers hand-built ones.
 func newNormalizer(sc *Scenario, tempRoot string) (*normalizer, error) {
-	n := &normalizer{pids: sc.Normalization.PIDs, pidSet: map[int]bool{}, bucket: max(sc.Normalization.TimeBucketMS, 1)}
+	n := &normalizer{pids: sc.Normalization.PIDs, pidSet: map[int]int{}, bucket: max(sc.Normalization.TimeBucketMS, 1)}
 	var pairs []string
 	n.secrets = secretValues(sc)
 	for _, s := range n.secrets {
@@ -122,12 +122,13 @@ func sortLongestFirst(s []string) {
 	})
 }
 
-// addPID makes pid one of the numbers replaced by <pid>.
+// addPID makes pid one of the numbers replaced by <pid> and gives it the
+// next ordinal.
 func (n *normalizer) addPID(pid int) {
-	if !n.pids || pid <= 0 || n.pidSet[pid] {
+	if !n.pids || pid <= 0 || n.pidSet[pid] != 0 {
 		return
 	}
-	n.pidSet[pid] = true
+	n.pidSet[pid] = len(n.pidSet) + 1
 	alts := make([]string, 0, len(n.pidSet))
 	for p := range n.pidSet {
 		alts = append(alts, strconv.Itoa(p))
@@ -135,6 +136,18 @@ func (n *normalizer) addPID(pid int) {
 	sortLongestFirst(alts)
 	n.pidRE = regexp.MustCompile(`\b(?:` + strings.Join(alts, "|") + `)\b`)
 	n.pidTexts = alts
+}
+
+// pidNumber is how a pid field is recorded: unchanged without pid
+// normalization; otherwise the ordinal addPID gave it, or 0 for a process
+// the capture never recorded (such as the root's parent). Real pids differ
+// on every run; ordinals in order of first recording keep the tree's shape
+// comparable across runs.
+func (n *normalizer) pidNumber(pid int) int {
+	if !n.pids {
+		return pid
+	}
+	return n.pidSet[pid]
 }
 
 // maybePID reports whether s could hold one of the pids: the regular

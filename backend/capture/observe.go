@@ -3,6 +3,7 @@ package capture
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -172,6 +173,9 @@ func (r *recorder) samples(pids []int, at time.Duration) {
 	if r.seen == nil {
 		r.seen = map[int]string{}
 	}
+	// Ascending pids see parents before their children (short of pid
+	// wrap-around), so a parent's ordinal exists when a child needs it.
+	pids = slices.Sorted(slices.Values(pids))
 	for _, pid := range pids {
 		if r.samplesFull {
 			return
@@ -197,6 +201,15 @@ func (r *recorder) samples(pids []int, at time.Duration) {
 			return
 		}
 		r.norm.addPID(pid)
+		p.PID, p.ParentPID = r.norm.pidNumber(pid), r.norm.pidNumber(p.ParentPID)
+		if p.ProcessGroupID != nil {
+			v := r.norm.pidNumber(*p.ProcessGroupID)
+			p.ProcessGroupID = &v
+		}
+		if p.SessionID != nil {
+			v := r.norm.pidNumber(*p.SessionID)
+			p.SessionID = &v
+		}
 		p.AtMS = r.norm.ms(ms(at))
 		p.Command = r.norm.text(p.Command)
 		r.rec.ProcessSamples = append(r.rec.ProcessSamples, p.ProcessSample)

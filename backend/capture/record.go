@@ -144,7 +144,11 @@ type Settlement struct {
 }
 
 // ProcessSample is one observation of a member of the owned tree, taken
-// when the member is first seen or its identity fields change.
+// when the member is first seen or its identity fields change. With
+// normalization.pids the pid fields hold ordinals instead of real pids: 1
+// for the first process the capture recorded, 2 for the next, and 0 for a
+// process outside the recorded tree (the root's parent); the real pids in
+// recorded text become <pid>.
 type ProcessSample struct {
 	AtMS           int    `json:"at_ms"`
 	PID            int    `json:"pid"`

@@ -25,8 +25,28 @@ const raceScript = `(sleep "$1"; echo one) & (sleep "$2"; echo two) & wait`
 // and returns its sealed Process Capture Evidence.
 func captureRace(t *testing.T, sup *proctree.Supervisor, workdir, delay1, delay2 string) *evidence.Envelope {
 	t.Helper()
+	e, rec := captureSh(t, sup, workdir, "-c", raceScript, "sh", delay1, delay2)
+	var data []string
+	for _, f := range rec.Frames {
+		data = append(data, f.Data)
+	}
+	// The two writers must appear as two raw frames, in the forced order.
+	want := []string{"one\r\n", "two\r\n"}
+	if delay1 > delay2 {
+		want = []string{"two\r\n", "one\r\n"}
+	}
+	if strings.Join(data, "|") != strings.Join(want, "|") {
+		t.Fatalf("raw frames %q, want %q (exit %+v)", data, want, rec.Exit)
+	}
+	return e
+}
+
+// captureSh captures /bin/sh with args for real and returns its sealed
+// Process Capture Evidence and the record.
+func captureSh(t *testing.T, sup *proctree.Supervisor, workdir string, args ...string) (*evidence.Envelope, *capture.Record) {
+	t.Helper()
 	doc, err := json.Marshal(map[string]any{
-		"approved": true, "executable": "/bin/sh", "arguments": []string{"-c", raceScript, "sh", delay1, delay2},
+		"approved": true, "executable": "/bin/sh", "arguments": args,
 		"working_directory": workdir, "environment": map[string]string{"PATH": "/usr/bin:/bin"},
 	})
 	if err != nil {
@@ -61,19 +81,7 @@ func captureRace(t *testing.T, sup *proctree.Supervisor, workdir, delay1, delay2
 	if err := evidence.Seal(e); err != nil {
 		t.Fatal(err)
 	}
-	var data []string
-	for _, f := range rec.Frames {
-		data = append(data, f.Data)
-	}
-	// The two writers must appear as two raw frames, in the forced order.
-	want := []string{"one\r\n", "two\r\n"}
-	if delay1 > delay2 {
-		want = []string{"two\r\n", "one\r\n"}
-	}
-	if strings.Join(data, "|") != strings.Join(want, "|") {
-		t.Fatalf("raw frames %q, want %q (exit %+v)", data, want, rec.Exit)
-	}
-	return e
+	return e, rec
 }
 
 // TestRacingWritersOfRealCaptures captures the same program twice, its two
@@ -92,6 +100,15 @@ func TestRacingWritersOfRealCaptures(t *testing.T) {
 	workdir := t.TempDir()
 	oneFirst := captureRace(t, sup, workdir, "0", "0.5")
 	twoFirst := captureRace(t, sup, workdir, "0.5", "0")
+
+	// The same program twice: real pids differ between the runs, but with
+	// pid normalization the process trees compare equal.
+	tree := "sleep 0.3 & sleep 0.4 & wait; echo done"
+	a, _ := captureSh(t, sup, workdir, "-c", tree)
+	b, _ := captureSh(t, sup, workdir, "-c", tree)
+	if same, err := Compare(a, b, Options{}); err != nil || same.Process != Unchanged || same.Exit != Unchanged {
+		t.Errorf("same program twice: %+v %v", same, err)
+	}
 
 	var lm, rm struct {
 		Manifest struct {
