@@ -41,6 +41,7 @@ type Facade struct {
 	planViews  map[string]*PlanView     // workflow plan details, by plan id
 	grantViews map[string]*GrantView    // capture grant details, by grant id
 	active     map[string]*activeRun    // runs started from the UI, by run id
+	verified   verifiedCache            // Evidence files that passed verification, by digest
 	stop       []func()
 }
 

@@ -25,8 +25,9 @@ const (
 	MaxImportBytes = evidence.MaxEnvelopeBytes
 	// maxListedEvidence is the most entries ListEvidence returns.
 	maxListedEvidence = 1000
-	// maxImportName is the most characters of an imported file's name kept.
-	maxImportName = 200
+	// maxImportName is the most characters an imported file's name may
+	// have (a Linux file name has at most 255 bytes).
+	maxImportName = 255
 	// importBodyLimit bounds the bridge request of ImportEvidence: the
 	// file travels base64-encoded (4/3 of its size) plus its name.
 	importBodyLimit = (MaxImportBytes+2)/3*4 + 64<<10
@@ -132,7 +133,7 @@ func (f *Facade) GetEvidence(a GetEvidenceArgs) (GetEvidenceResult, error) {
 	if err != nil {
 		return GetEvidenceResult{}, err
 	}
-	res, issues := verifyEvidence(data)
+	res, issues := f.verified.verify(data)
 	if len(issues) == 0 && res.EvidenceID != a.ID {
 		issues = []evidenceIssue{{Code: "evidence_id_mismatch", Path: "$.evidence_id",
 			Message: fmt.Sprintf("the file saved as %s holds %s", a.ID, res.EvidenceID)}}
@@ -172,11 +173,10 @@ type ImportEvidenceResult struct {
 // changes nothing.
 func (f *Facade) ImportEvidence(a ImportEvidenceArgs) (ImportEvidenceResult, error) {
 	name := a.Name
-	if !utf8.ValidString(name) {
-		name = strings.ToValidUTF8(name, "\uFFFD")
-	}
-	if r := []rune(name); len(r) > maxImportName {
-		name = string(r[:maxImportName])
+	if !utf8.ValidString(name) || utf8.RuneCountInString(name) > maxImportName {
+		return ImportEvidenceResult{}, &CLIError{Code: "invalid_name", Category: CategoryInvalid,
+			Details: []evidenceIssue{{Code: "invalid_name", Path: "$.name", Message: fmt.Sprintf("a file name is valid UTF-8 of at most %d characters", maxImportName)}},
+			Message: "the file's name is not valid UTF-8 or is longer than the limit; nothing was imported"}
 	}
 	if len(a.Data) > MaxImportBytes {
 		return ImportEvidenceResult{}, &CLIError{Code: "input_too_large", Category: CategoryInvalid,

@@ -141,8 +141,15 @@ func TestEvidenceLibraryListGetImportDelete(t *testing.T) {
 		t.Fatalf("imported file differs: %v", err)
 	}
 
-	// The saved file is re-verified on every read: tampering on disk is
-	// caught, with its failing path, and nothing is returned.
+	// Reading twice: the second read finds the same bytes already verified.
+	for i := range 2 {
+		if got, status, e := apiCall[GetEvidenceResult](t, ts, "GetEvidence", GetEvidenceArgs{ID: ev.EvidenceID}); status != 200 || got.Verification.EvidenceID != ev.EvidenceID {
+			t.Fatalf("read %d: %d %+v", i, status, e)
+		}
+	}
+	// The saved file is re-verified on every read (the cache only knows
+	// the digest of bytes that passed): tampering on disk is caught, with
+	// its failing path, and nothing is returned.
 	tampered := bytes.Replace(saved, []byte("hello <library>"), []byte("hello <LIBRARY>"), 1)
 	if err := os.WriteFile(filepath.Join(dataDir, "evidence", ev.EvidenceID+".json"), tampered, 0o600); err != nil {
 		t.Fatal(err)
@@ -241,5 +248,17 @@ func TestImportEvidenceSizeLimit(t *testing.T) {
 		if _, err := f.DeleteEvidence(DeleteEvidenceArgs{ID: id}); !errors.As(err, &ce) || ce.Code != "invalid_arguments" {
 			t.Errorf("delete %q: %v", id, err)
 		}
+	}
+}
+
+func TestImportEvidenceNameLimit(t *testing.T) {
+	ts := startServer(t)
+	junk := []byte(`{"not":"evidence"}`)
+	at := strings.Repeat("é", maxImportName)
+	if _, status, e := apiCall[ImportEvidenceResult](t, ts, "ImportEvidence", ImportEvidenceArgs{Name: at, Data: junk}); status != 400 || e.Code != "invalid_evidence" {
+		t.Errorf("name at the limit: %d %+v", status, e)
+	}
+	if _, status, e := apiCall[ImportEvidenceResult](t, ts, "ImportEvidence", ImportEvidenceArgs{Name: at + "x", Data: junk}); status != 400 || e.Code != "invalid_name" || issuePaths(t, e)["$.name"] != "invalid_name" {
+		t.Errorf("name one past the limit: %d %+v", status, e)
 	}
 }
