@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Placeholders of path normalization.
@@ -173,12 +175,39 @@ func (n *normalizer) text(s string) string {
 	}
 	s = n.replacer.Replace(s)
 	if n.pidRE != nil && n.maybePID(s) {
-		s = n.pidRE.ReplaceAllLiteralString(s, PlaceholderPID)
+		s = n.replacePIDs(s)
 	}
 	for i, re := range n.patterns {
 		s = re.ReplaceAllLiteralString(s, n.replace[i])
 	}
 	return s
+}
+
+// replacePIDs replaces the known pids in s, but never inside a terminal
+// control sequence: the digits of "\x1b[23H" or "\x1b[38;5;123m" are
+// parameters, not pids, however small the pids (in a container they can
+// be). Sequences are found with charmbracelet/x/ansi, the parser family
+// of the emulator, and only where an ESC occurs, so plain text costs
+// nothing extra. Text on each side of a sequence is matched on its own,
+// so a pid printed right after an SGR sequence is still a whole word.
+func (n *normalizer) replacePIDs(s string) string {
+	i := strings.IndexByte(s, 0x1b)
+	if i < 0 {
+		return n.pidRE.ReplaceAllLiteralString(s, PlaceholderPID)
+	}
+	var b strings.Builder
+	for i >= 0 {
+		b.WriteString(n.pidRE.ReplaceAllLiteralString(s[:i], PlaceholderPID))
+		_, _, k, _ := ansi.DecodeSequence(s[i:], ansi.NormalState, nil)
+		if k <= 0 {
+			k = 1
+		}
+		b.WriteString(s[i : i+k])
+		s = s[i+k:]
+		i = strings.IndexByte(s, 0x1b)
+	}
+	b.WriteString(n.pidRE.ReplaceAllLiteralString(s, PlaceholderPID))
+	return b.String()
 }
 
 // ms buckets a recorded time down to a multiple of time_bucket_ms.
