@@ -5,8 +5,8 @@ import './styles.css';
 import { api, onConnection, onSessionLost, shellKind, type ConnectionState } from './api/client';
 import { h, icon, replace } from './lib/dom';
 import { initConsent, onPendingCount, showConsent } from './views/consent';
-import { compareView } from './views/compare';
 import { evidenceView } from './views/evidence';
+import { lazyView } from './views/lazy';
 import { runsView } from './views/runs';
 import { securityView } from './views/security';
 import { skillsView } from './views/skills';
@@ -67,7 +67,7 @@ const NAV: { name: ViewName; label: string; icon: 'skills' | 'runs' | 'evidence'
   { name: 'skills', label: 'Skills', icon: 'skills', make: skillsView },
   { name: 'runs', label: 'Runs', icon: 'runs', make: runsView },
   { name: 'evidence', label: 'Evidence', icon: 'evidence', make: evidenceView },
-  { name: 'compare', label: 'Compare', icon: 'compare', make: compareView },
+  { name: 'compare', label: 'Compare', icon: 'compare', make: lazyView('Compare', () => import('./views/compare').then((m) => m.compareView)) },
   { name: 'security', label: 'Security', icon: 'shield', make: securityView },
 ];
 
