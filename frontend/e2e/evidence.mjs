@@ -15,110 +15,15 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { chromium } from 'playwright-core';
+import { BIN, WAIT, captureEnv, screenshot, setTheme, tempDir, until, withApp } from './harness.mjs';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const FRONTEND = path.resolve(HERE, '..');
-const SHOTS = path.join(FRONTEND, 'test-results', 'screenshots');
-const BIN = process.env.GATEHOUSE_BIN;
-const CHROMIUM = process.env.GATEHOUSE_CHROMIUM || '/usr/bin/chromium';
-const WAIT = 30_000;
 const TEST_TIMEOUT = 300_000;
 const SECRET = 'hunter2-NOT-IN-THE-UI';
-
-if (!BIN || !path.isAbsolute(BIN) || !fs.existsSync(BIN)) {
-  console.error('GATEHOUSE_BIN must be the absolute path of a test build (go build -tags e2e -o bin/gatehouse-e2e .)');
-  process.exit(2);
-}
-if (!fs.existsSync(CHROMIUM)) {
-  console.error(`${CHROMIUM} is missing: apt-get install -y chromium`);
-  process.exit(2);
-}
-fs.mkdirSync(SHOTS, { recursive: true });
-
-// ---------------------------------------------------------------------------
-// process bookkeeping: every server we start is killed, even on a crash.
-
-const liveServers = new Set();
-const tempDirs = new Set();
-
-function killGroup(pid, sig) {
-  try {
-    process.kill(-pid, sig);
-  } catch {
-    /* already gone */
-  }
-}
-
-process.on('exit', () => {
-  for (const s of liveServers) killGroup(s.pid, 'SIGKILL');
-  for (const d of tempDirs) fs.rmSync(d, { recursive: true, force: true });
-});
-for (const sig of ['SIGINT', 'SIGTERM']) {
-  process.on(sig, () => {
-    for (const s of liveServers) killGroup(s.pid, 'SIGKILL');
-    process.exit(130);
-  });
-}
-
-function tempDir(label) {
-  const d = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `gatehouse-e2e-ev-${label}-`)));
-  tempDirs.add(d);
-  return d;
-}
-
-async function startServer(label) {
-  const dataDir = tempDir(`${label}-data`);
-  const home = tempDir(`${label}-home`);
-  const env = { ...process.env, HOME: home, GATEHOUSE_DATA_DIR: dataDir };
-  delete env.XDG_DATA_HOME;
-  const proc = spawn(BIN, ['serve', '--addr', '127.0.0.1:0'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  const srv = { pid: proc.pid, proc, dataDir, stderr: '', exited: false };
-  liveServers.add(srv);
-  proc.stderr.setEncoding('utf8');
-  proc.stderr.on('data', (d) => (srv.stderr += d));
-  const exited = new Promise((resolve) => proc.on('exit', () => ((srv.exited = true), resolve())));
-  srv.stop = async () => {
-    if (!srv.exited) {
-      killGroup(srv.pid, 'SIGTERM');
-      const t = setTimeout(() => killGroup(srv.pid, 'SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(t);
-    }
-    killGroup(srv.pid, 'SIGKILL');
-    liveServers.delete(srv);
-  };
-  const lines = readline.createInterface({ input: proc.stdout });
-  srv.url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server printed no URL; stderr:\n${srv.stderr}`)), WAIT);
-    lines.once('line', (l) => (clearTimeout(timer), resolve(l.trim())));
-    exited.then(() => (clearTimeout(timer), reject(new Error(`server exited early; stderr:\n${srv.stderr}`))));
-  });
-  proc.stdout.resume();
-  return srv;
-}
-
-async function openBrowser() {
-  const profile = tempDir('profile');
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1280, height: 800 },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  context.setDefaultTimeout(WAIT);
-  context.setDefaultNavigationTimeout(WAIT);
-  const page = context.pages()[0] ?? (await context.newPage());
-  return { context, page };
-}
 
 // ---------------------------------------------------------------------------
 // real captures
@@ -134,11 +39,7 @@ function captureSetup() {
     ...process.env,
     HOME: tempDir('cap-home'),
     GATEHOUSE_DATA_DIR: path.join(tempDir('cap-data'), 'data'),
-    GATEHOUSE_PROCESS_CAPTURE_ENABLED: 'true',
-    GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON: '["/bin","/usr/bin"]',
-    GATEHOUSE_PROCESS_WORKING_ROOTS_JSON: JSON.stringify([work]),
-    GATEHOUSE_PROCESS_ALLOWED_ENV_JSON: '["PATH","TOKEN"]',
-    GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK: 'true',
+    ...captureEnv(work, { GATEHOUSE_PROCESS_ALLOWED_ENV_JSON: '["PATH","TOKEN"]' }),
   };
   return { work, env };
 }
@@ -186,28 +87,7 @@ function frameAt(rec, t) {
 // helpers
 
 async function shot(page, step) {
-  await page.screenshot({ path: path.join(SHOTS, `evidence-${step}.png`), fullPage: true });
-}
-
-async function until(what, fn, timeout = WAIT, interval = 50) {
-  const deadline = Date.now() + timeout;
-  let last;
-  for (;;) {
-    try {
-      last = await fn();
-      if (last) return last;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
-    await new Promise((r) => setTimeout(r, interval));
-  }
-}
-
-async function setTheme(page, theme) {
-  const now = await page.evaluate(() => document.documentElement.dataset.theme);
-  if (now !== theme) await page.getByTestId('theme-toggle').click();
-  await until(`theme ${theme}`, () => page.evaluate((t) => document.documentElement.dataset.theme === t, theme));
+  await screenshot(page, `evidence-${step}`);
 }
 
 /** The player's screen (xterm's buffer) and state. */
@@ -264,35 +144,18 @@ async function dropFile(page, name, text) {
   );
 }
 
+/** Runs body(page, srv) with the app of a fresh server open on the
+ * Evidence view (harness withApp: diagnostics and cleanup); afterwards no
+ * console error other than a logged 4xx status may have appeared. */
 async function withUI(label, body) {
-  const srv = await startServer(label);
-  let browser;
-  const pageErrors = [];
-  const consoleErrors = [];
-  try {
-    browser = await openBrowser();
-    const { page } = browser;
-    page.on('pageerror', (e) => pageErrors.push(String(e?.stack || e)));
-    page.on('console', (m) => {
-      if (m.type() === 'error') consoleErrors.push(m.text());
-    });
-    await page.goto(srv.url);
+  await withApp({ name: `evidence-${label}` }, async ({ srv, page, consoleErrors }) => {
     await page.getByTestId('nav-evidence').click();
     await page.waitForURL(/#\/evidence$/);
     await body(page, srv);
-    assert.deepEqual(pageErrors, [], 'no uncaught errors in the page');
     // Failed API calls (the rejected imports) log their HTTP status; any
     // other console error (a CSP violation, say) fails the test.
     assert.deepEqual(consoleErrors.filter((e) => !/status of 4\d\d/.test(e)), [], 'no console errors (CSP violations included)');
-  } catch (err) {
-    if (browser) await browser.page.screenshot({ path: path.join(SHOTS, `evidence-${label}-FAILED.png`), fullPage: true }).catch(() => {});
-    console.error(`----- [${label}] server stderr -----\n${srv.stderr.trimEnd()}\n-----`);
-    if (pageErrors.length) console.error(`[${label}] page errors:\n  ${pageErrors.join('\n  ')}`);
-    throw err;
-  } finally {
-    await browser?.context.close().catch(() => {});
-    await srv.stop();
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------

@@ -7,57 +7,23 @@
 // Run: cd frontend && GATEHOUSE_BIN=/abs/bin/gatehouse-e2e node e2e/mcp.mjs
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, realpathSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import readline from 'node:readline';
-import { chromium } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { WAIT, callApi, captureEnv, openApp, screenshot, startServer, tempDir } from './harness.mjs';
 
-const BIN = process.env.GATEHOUSE_BIN;
-assert.ok(BIN, 'set GATEHOUSE_BIN to a test build of gatehouse');
-const WAIT = 30_000;
 const cleanups = [];
 after(async () => { for (const c of cleanups.reverse()) await c(); });
 
-function tmp(label) {
-  const d = mkdtempSync(path.join(os.tmpdir(), `gh-mcp-${label}-`));
-  cleanups.push(() => rmSync(d, { recursive: true, force: true }));
-  return d;
-}
-
-/** Starts `gatehouse serve` on a fresh data directory; returns its origin and UI token. */
-async function startServer(extraEnv = {}) {
-  const env = { ...process.env, HOME: tmp('home'), GATEHOUSE_DATA_DIR: path.join(tmp('data'), 'd'), ...extraEnv };
-  delete env.XDG_DATA_HOME;
-  const proc = spawn(BIN, ['serve', '--addr', '127.0.0.1:0'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let stderr = '';
-  proc.stderr.on('data', (d) => (stderr += d));
-  cleanups.push(async () => {
-    try { process.kill(-proc.pid, 'SIGTERM'); } catch {}
-    await new Promise((r) => (proc.exitCode !== null ? r() : proc.once('exit', r)));
-  });
-  const url = await new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`no URL; stderr:\n${stderr}`)), WAIT);
-    readline.createInterface({ input: proc.stdout }).once('line', (l) => { clearTimeout(t); resolve(l.trim()); });
-  });
-  const u = new URL(url);
-  return { url, origin: u.origin, token: u.searchParams.get('token') };
+/** Starts `gatehouse serve` on a fresh data directory (extraEnv applied
+ * over its environment); it is stopped after the tests. */
+async function server(extraEnv = {}) {
+  const srv = await startServer({ label: 'mcp', env: extraEnv });
+  cleanups.push(srv.stop);
+  return srv;
 }
 
 /** Calls the UI API the way the person's browser would (UI token, same origin). */
-async function ui(srv, method, args = {}) {
-  const r = await fetch(`${srv.origin}/api/${method}`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${srv.token}`, Origin: srv.origin },
-    body: JSON.stringify(args),
-  });
-  const body = await r.json();
-  if (!r.ok) throw new Error(`${method}: ${r.status} ${JSON.stringify(body)}`);
-  return body;
-}
+const ui = callApi;
 
 async function agentClient(srv, token) {
   const client = new Client({ name: 'ts-sdk-agent', version: '1.0.0' });
@@ -80,11 +46,11 @@ async function decideNext(srv, approve) {
   throw new Error('no proposal was raised');
 }
 
-const ws = () => realpathSync(tmp('ws'));
+const ws = () => tempDir('ws');
 const runArgs = (workspace) => ({ name: 'text-metrics', input: { text: 'one two three' }, workspace });
 
 test('TS SDK client: tools, approved run with progress token, denied run, wrong token', { timeout: 120_000 }, async () => {
-  const srv = await startServer();
+  const srv = await server();
   const { token } = await ui(srv, 'AddAgent', { name: 'ts-agent', canExecuteSkills: true });
   const client = await agentClient(srv, token);
 
@@ -115,17 +81,10 @@ test('TS SDK client: tools, approved run with progress token, denied run, wrong 
 });
 
 test('browser: an agent request raises the consent dialog; clicking Approve returns the result to the agent', { timeout: 120_000 }, async () => {
-  const srv = await startServer();
+  const srv = await server();
   const { token } = await ui(srv, 'AddAgent', { name: 'browser-agent', canExecuteSkills: true });
   const client = await agentClient(srv, token);
-  const context = await chromium.launchPersistentContext(tmp('profile'), {
-    executablePath: process.env.GATEHOUSE_CHROMIUM || '/usr/bin/chromium', headless: true, viewport: { width: 1280, height: 800 },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  cleanups.push(() => context.close());
-  const page = context.pages()[0] ?? (await context.newPage());
-  await page.goto(srv.url);
-  await page.getByTestId('nav-runs').waitFor({ timeout: WAIT });
+  const page = await browse(srv, 'profile');
 
   const call = client.callTool({ name: 'run_skill', arguments: runArgs(ws()) }, undefined, { timeout: WAIT * 2 });
   const dialog = page.getByTestId('consent-dialog');
@@ -136,23 +95,17 @@ test('browser: an agent request raises the consent dialog; clicking Approve retu
     const b = document.querySelector('[data-testid="consent-approve"]');
     return b && !b.disabled;
   }, null, { timeout: WAIT });
-  await page.screenshot({ path: path.join('test-results', 'screenshots', 'mcp-consent-dialog.png') });
+  await screenshot(page, 'mcp-consent-dialog', { fullPage: false });
   await approve.click();
   const res = await call;
   assert.equal(res.structuredContent.status, 'succeeded');
   assert.equal(res.structuredContent.output.words, 3);
 });
 
-/** Opens the app in Chromium and waits until it is ready. */
-async function openApp(srv, label) {
-  const context = await chromium.launchPersistentContext(tmp(label), {
-    executablePath: process.env.GATEHOUSE_CHROMIUM || '/usr/bin/chromium', headless: true, viewport: { width: 1280, height: 800 },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+/** Opens the app in Chromium and waits until it is ready; the browser is closed after the tests. */
+async function browse(srv, label) {
+  const { context, page } = await openApp(srv, { label });
   cleanups.push(() => context.close());
-  const page = context.pages()[0] ?? (await context.newPage());
-  await page.goto(srv.url);
-  await page.getByTestId('nav-runs').waitFor({ timeout: WAIT });
   return page;
 }
 
@@ -166,11 +119,11 @@ async function clickArmed(page, testid) {
 }
 
 test('browser: propose_workflow raises the plan dialog; approving lets each step run once', { timeout: 120_000 }, async () => {
-  const srv = await startServer();
+  const srv = await server();
   await ui(srv, 'SetPolicy', { policy: { mode: 'workflow', safeMode: false, trusted: [] } });
   const { token } = await ui(srv, 'AddAgent', { name: 'plan-agent', canExecuteSkills: true });
   const client = await agentClient(srv, token);
-  const page = await openApp(srv, 'profile-plan');
+  const page = await browse(srv, 'profile-plan');
   const workspace = ws();
   const steps = [
     { name: 'text-metrics', input: { text: 'first step' }, workspace },
@@ -180,7 +133,7 @@ test('browser: propose_workflow raises the plan dialog; approving lets each step
   const dialog = page.locator('[data-testid="consent-dialog"][data-kind="plan"]');
   await dialog.waitFor({ timeout: WAIT });
   await page.getByTestId('plan-step-1').getByText('the second step').waitFor({ timeout: WAIT });
-  await page.screenshot({ path: path.join('test-results', 'screenshots', 'mcp-plan-dialog.png') });
+  await screenshot(page, 'mcp-plan-dialog', { fullPage: false });
   await clickArmed(page, 'consent-approve');
   const res = await call;
   assert.equal(res.structuredContent.state, 'approved');
@@ -194,18 +147,15 @@ test('browser: propose_workflow raises the plan dialog; approving lets each step
 
 test('browser: a capture without auto-grant raises the grant dialog; "Allow for this session" covers the next capture', { timeout: 120_000 }, async () => {
   const work = ws();
-  const srv = await startServer({
-    GATEHOUSE_PROCESS_CAPTURE_ENABLED: '1', GATEHOUSE_PROCESS_CAPTURE_AUTO_GRANT: '0', GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK: '1',
-    GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON: '["/bin","/usr/bin"]', GATEHOUSE_PROCESS_WORKING_ROOTS_JSON: JSON.stringify([work]),
-  });
+  const srv = await server(captureEnv(work, { GATEHOUSE_PROCESS_CAPTURE_AUTO_GRANT: '0' }));
   const { token } = await ui(srv, 'AddAgent', { name: 'capture-agent', canExecuteSkills: false });
   const client = await agentClient(srv, token);
-  const page = await openApp(srv, 'profile-grant');
+  const page = await browse(srv, 'profile-grant');
   const scenario = { approved: true, executable: '/bin/sh', arguments: ['-c', 'echo hello from a granted capture'], working_directory: work, timeout_ms: 5000 };
   const call = client.callTool({ name: 'capture_process_scenario', arguments: scenario }, undefined, { timeout: WAIT * 2 });
   await page.locator('[data-testid="consent-dialog"][data-kind="grant"]').waitFor({ timeout: WAIT });
   await page.getByTestId('grant-command').getByText('hello from a granted capture').waitFor({ timeout: WAIT });
-  await page.screenshot({ path: path.join('test-results', 'screenshots', 'mcp-grant-dialog.png') });
+  await screenshot(page, 'mcp-grant-dialog', { fullPage: false });
   await clickArmed(page, 'grant-session');
   const res = await call;
   assert.equal(res.isError, undefined, JSON.stringify(res.structuredContent));

@@ -2,7 +2,8 @@
 //
 // Drives the real built UI (embedded in a test build of the Go binary) in
 // Debian's Chromium through playwright-core, against `gatehouse serve` on a
-// fresh data directory per test group.
+// fresh data directory per test group (server, browser and cleanup come
+// from harness.mjs).
 //
 //   cd frontend && GATEHOUSE_BIN=/abs/path/bin/gatehouse-e2e node e2e/run.mjs
 //
@@ -15,136 +16,12 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { SHOTS, clearShots, pageApi, screenshot, tempDir, until, withApp } from './harness.mjs';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const FRONTEND = path.resolve(HERE, '..');
-const SHOTS = path.join(FRONTEND, 'test-results', 'screenshots');
-const BIN = process.env.GATEHOUSE_BIN;
-const CHROMIUM = process.env.GATEHOUSE_CHROMIUM || '/usr/bin/chromium';
-const WAIT = 30_000; // the longest any single observable wait may take
 const TEST_TIMEOUT = 180_000;
 const SKILL = 'text-metrics';
 const INPUT = '{"text":"one two three"}';
-
-if (!BIN || !path.isAbsolute(BIN) || !fs.existsSync(BIN)) {
-  console.error('GATEHOUSE_BIN must be the absolute path of a test build (go build -tags e2e -o bin/gatehouse-e2e .)');
-  process.exit(2);
-}
-if (!fs.existsSync(CHROMIUM)) {
-  console.error(`${CHROMIUM} is missing: apt-get install -y chromium`);
-  process.exit(2);
-}
-fs.mkdirSync(SHOTS, { recursive: true });
-
-// ---------------------------------------------------------------------------
-// process bookkeeping: every server we start is killed, even on a crash.
-
-const liveServers = new Set();
-const tempDirs = new Set();
-
-function killGroup(pid, sig) {
-  try {
-    process.kill(-pid, sig); // the server leads its own process group
-  } catch {
-    /* already gone */
-  }
-}
-
-process.on('exit', () => {
-  for (const s of liveServers) killGroup(s.pid, 'SIGKILL');
-  for (const d of tempDirs) fs.rmSync(d, { recursive: true, force: true });
-});
-for (const sig of ['SIGINT', 'SIGTERM']) {
-  process.on(sig, () => {
-    for (const s of liveServers) killGroup(s.pid, 'SIGKILL');
-    process.exit(130);
-  });
-}
-
-function tempDir(label) {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), `gatehouse-e2e-${label}-`));
-  tempDirs.add(d);
-  return d;
-}
-
-/** Starts `gatehouse serve` on a free loopback port with a fresh data
- * directory and HOME; resolves once the access URL is printed. */
-async function startServer(label, consentWindow) {
-  const dataDir = tempDir(`${label}-data`); // mkdtemp: mode 0700, as required
-  const home = tempDir(`${label}-home`);
-  const env = { ...process.env, HOME: home, GATEHOUSE_DATA_DIR: dataDir };
-  delete env.XDG_DATA_HOME;
-  const args = ['serve', '--addr', '127.0.0.1:0', '--test-consent-window', consentWindow];
-  const proc = spawn(BIN, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  const srv = { pid: proc.pid, proc, dataDir, home, stderr: '', exited: false, exitCode: null };
-  liveServers.add(srv);
-  proc.stderr.setEncoding('utf8');
-  proc.stderr.on('data', (d) => (srv.stderr += d));
-  const exited = new Promise((resolve) =>
-    proc.on('exit', (code, signal) => {
-      srv.exited = true;
-      srv.exitCode = code ?? signal;
-      resolve();
-    }),
-  );
-  srv.exitedPromise = exited;
-  srv.stop = async () => {
-    if (!srv.exited) {
-      killGroup(srv.pid, 'SIGTERM');
-      const t = setTimeout(() => killGroup(srv.pid, 'SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(t);
-    }
-    killGroup(srv.pid, 'SIGKILL'); // any straggler in the group
-    liveServers.delete(srv);
-  };
-  const lines = readline.createInterface({ input: proc.stdout });
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server printed no URL within ${WAIT} ms; stderr:\n${srv.stderr}`)), WAIT);
-    lines.once('line', (l) => {
-      clearTimeout(timer);
-      resolve(l.trim());
-    });
-    exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`server exited (${srv.exitCode}) before printing its URL; stderr:\n${srv.stderr}`));
-    });
-  });
-  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]+$/, 'first stdout line is the access URL');
-  srv.url = url;
-  srv.origin = new URL(url).origin;
-  proc.stdout.resume();
-  return srv;
-}
-
-async function openBrowser() {
-  const profile = tempDir('profile');
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1280, height: 800 },
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  context.setDefaultTimeout(WAIT);
-  context.setDefaultNavigationTimeout(WAIT);
-  const page = context.pages()[0] ?? (await context.newPage());
-  return { context, page };
-}
 
 // ---------------------------------------------------------------------------
 // test groups
@@ -152,53 +29,23 @@ async function openBrowser() {
 const results = [];
 const started = Date.now();
 
-/** One test group: its own server (fresh data dir), its own browser
- * profile, screenshots on the way, diagnostics on failure, and nothing
- * left running afterwards. */
+/** One test group: its own server (fresh data dir, consent window
+ * opts.consentWindow or 5m), its own browser profile, screenshots on the
+ * way, diagnostics on failure, and nothing left running afterwards. */
 function group(name, opts, body) {
   test(name, { timeout: TEST_TIMEOUT }, async () => {
     const t0 = Date.now();
-    for (const f of fs.readdirSync(SHOTS)) if (f.startsWith(`${name}-`) && f.endsWith('.png')) fs.rmSync(path.join(SHOTS, f)); // this test's old shots
-    const srv = await startServer(name, opts.consentWindow ?? '5m');
-    let browser;
-    const pageErrors = [];
-    const consoleErrors = [];
+    clearShots(`${name}-`); // this test's old shots
     let ok = false;
     try {
-      browser = await openBrowser();
-      const { page } = browser;
-      page.on('pageerror', (e) => pageErrors.push(String(e?.stack || e)));
-      page.on('console', (m) => {
-        if (m.type() === 'error') consoleErrors.push(m.text());
+      const server = { args: ['--test-consent-window', opts.consentWindow ?? '5m'] };
+      await withApp({ name, server }, async ({ srv, page }) => {
+        assert.equal(new URL(page.url()).pathname, '/', 'the token URL redirects to /');
+        await page.locator('#app, body').first().waitFor();
+        await body({ srv, page, shot: (step, show) => shot(page, name, step, show), api: (method, args) => pageApi(page, method, args) });
       });
-      await page.goto(srv.url); // sets the session cookie, redirects to /
-      assert.equal(new URL(page.url()).pathname, '/', 'the token URL redirects to /');
-      await page.locator('#app, body').first().waitFor();
-      const ctx = {
-        srv,
-        page,
-        shot: (step, show) => shot(page, name, step, show),
-        api: (method, args) => callApi(page, method, args),
-      };
-      await body(ctx);
-      assert.deepEqual(pageErrors, [], 'no uncaught errors in the page');
       ok = true;
-    } catch (err) {
-      if (browser) {
-        try {
-          await browser.page.screenshot({ path: path.join(SHOTS, `${name}-FAILED.png`), fullPage: true, timeout: 10_000 });
-          console.error(`[${name}] failure screenshot: ${path.relative(FRONTEND, path.join(SHOTS, `${name}-FAILED.png`))}`);
-        } catch (e) {
-          console.error(`[${name}] could not take a failure screenshot: ${e.message}`);
-        }
-      }
-      console.error(`----- [${name}] server stderr -----\n${srv.stderr.trimEnd()}\n----- end of server stderr -----`);
-      if (pageErrors.length) console.error(`[${name}] page errors:\n  ${pageErrors.join('\n  ')}`);
-      if (consoleErrors.length) console.error(`[${name}] console errors:\n  ${consoleErrors.join('\n  ')}`);
-      throw err;
     } finally {
-      await browser?.context.close().catch(() => {});
-      await srv.stop();
       results.push({ name, ok, ms: Date.now() - t0 });
     }
   });
@@ -223,50 +70,12 @@ process.on('exit', () => {
 
 const DEBUG = !!process.env.E2E_DEBUG;
 
-/** A full-page screenshot; `show` (a locator) is scrolled into view first,
- * since the app scrolls inside its panes rather than the document. */
+/** A full-page screenshot <test>-<step>.png; `show` (a locator) is
+ * scrolled into view first. */
 async function shot(page, testName, step, show) {
-  const file = path.join(SHOTS, `${testName}-${step}.png`);
-  if (show) await show.scrollIntoViewIfNeeded();
-  await page.screenshot({ path: file, fullPage: true });
+  const file = await screenshot(page, `${testName}-${step}`, { show });
   if (DEBUG) console.log(`[${testName}] +${((Date.now() - started) / 1000).toFixed(1)} s ${step}`);
   return file;
-}
-
-/** Calls the facade from the page (same cookie and Origin as the UI). */
-async function callApi(page, method, args = {}) {
-  const res = await page.evaluate(
-    async ({ method, args }) => {
-      const r = await fetch('/api/' + method, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify(args),
-      });
-      return { status: r.status, body: await r.json() };
-    },
-    { method, args },
-  );
-  assert.equal(res.status, 200, `${method} answered HTTP ${res.status}: ${JSON.stringify(res.body)}`);
-  return res.body;
-}
-
-/** Polls fn() until it returns a truthy value (an observable condition,
- * never a fixed sleep), or fails after `timeout`. */
-async function until(what, fn, timeout = WAIT, interval = 100) {
-  const deadline = Date.now() + timeout;
-  let last;
-  for (;;) {
-    try {
-      last = await fn();
-      if (last) return last;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeout} ms waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
-    }
-    await new Promise((r) => setTimeout(r, interval));
-  }
 }
 
 /** Asserts that fn() stays truthy for `window` ms. Used only to show that
@@ -281,7 +90,7 @@ async function stays(what, fn, windowMs = 1500, interval = 100) {
 
 /** A fresh workspace directory, real path (symlinks resolved). */
 function workspace(label) {
-  return fs.realpathSync(tempDir(`ws-${label}`));
+  return tempDir(`ws-${label}`);
 }
 
 async function nav(page, view) {
