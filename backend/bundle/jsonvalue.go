@@ -3,11 +3,11 @@ package bundle
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // Shared JSON limits for schemas, invocations and results.
@@ -145,6 +145,31 @@ func ParseJSON(data []byte) (*Value, *Issue) {
 	return parseJSON(data, MaxDepth, MaxNodes)
 }
 
+// jsonOptions make the shared strict decoder keep this package's contract:
+// every value, scalars included, counts against the depth limit; numbers
+// are kept as written; paths use JoinPath; and the codes and messages are
+// the ones bundle has always reported. Only the first issue is reported.
+func jsonOptions(maxDepth, maxNodes int) strictjson.Options {
+	return strictjson.Options{
+		MaxDepth:       maxDepth,
+		MaxValues:      maxNodes,
+		ScalarDepth:    true,
+		LiteralNumbers: true,
+		ForbiddenKeys:  []string{protoKey},
+		KeyPath:        func(key string) string { return JoinPath("", key) },
+		Codes:          strictjson.Codes{Truncated: "truncated_json", Trailing: "trailing_data", TooLarge: "too_many_nodes"},
+		Wording: strictjson.Wording{
+			Syntax:          "not valid JSON near offset %d: %v",
+			EOF:             "document ends before the JSON value is complete",
+			Trailing:        "unexpected data after the JSON value at offset %d",
+			DuplicateFormat: "key %q appears more than once",
+			Forbidden:       "the key %q is not allowed",
+			TooLarge:        "document has more than %d JSON values",
+			TooDeep:         fmt.Sprintf("nesting exceeds the limit of %d levels", MaxDepth),
+		},
+	}
+}
+
 func parseJSON(data []byte, maxDepth, maxNodes int) (*Value, *Issue) {
 	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
 		return nil, &Issue{Code: "bom", Path: "$", Message: "document starts with a byte order mark"}
@@ -152,16 +177,40 @@ func parseJSON(data []byte, maxDepth, maxNodes int) (*Value, *Issue) {
 	if !utf8.Valid(data) {
 		return nil, &Issue{Code: "invalid_utf8", Path: "$", Message: fmt.Sprintf("document is not valid UTF-8 (first bad byte at offset %d)", firstInvalidUTF8(data))}
 	}
-	p := &parser{dec: json.NewDecoder(bytes.NewReader(data)), maxDepth: maxDepth, maxNodes: maxNodes}
-	p.dec.UseNumber()
-	v, iss := p.value("$", 1)
-	if iss != nil {
-		return nil, iss
+	issues := strictjson.Collector{Max: 1}
+	n := strictjson.Decode(data, "$", jsonOptions(maxDepth, maxNodes), &issues)
+	if !issues.Empty() {
+		is := issues.List[0]
+		return nil, &Issue{Code: is.Code, Path: is.Path, Message: is.Message}
 	}
-	if _, err := p.dec.Token(); err != io.EOF {
-		return nil, &Issue{Code: "trailing_data", Path: "$", Message: fmt.Sprintf("unexpected data after the JSON value at offset %d", p.dec.InputOffset())}
+	return fromNode(n), nil
+}
+
+// fromNode converts the shared decoder's tree, whose depth it has bounded,
+// to Value, which stays this package's exported tree (Manifest and the
+// schema and invocation checks use it).
+func fromNode(n *strictjson.Node) *Value {
+	switch n.Kind {
+	case strictjson.Bool:
+		return &Value{Kind: Bool, Bool: n.Bool}
+	case strictjson.Number:
+		return &Value{Kind: Number, Num: json.Number(n.Str)}
+	case strictjson.String:
+		return &Value{Kind: String, Str: n.Str}
+	case strictjson.Array:
+		v := &Value{Kind: Array}
+		for _, e := range n.Elems {
+			v.Items = append(v.Items, fromNode(e))
+		}
+		return v
+	case strictjson.Object:
+		v := &Value{Kind: Object}
+		for i, k := range n.Keys {
+			v.Members = append(v.Members, Member{Key: k, Value: fromNode(n.Vals[i])})
+		}
+		return v
 	}
-	return v, nil
+	return &Value{Kind: Null}
 }
 
 func firstInvalidUTF8(b []byte) int {
@@ -173,86 +222,6 @@ func firstInvalidUTF8(b []byte) int {
 		i += n
 	}
 	return -1
-}
-
-type parser struct {
-	dec                       *json.Decoder
-	nodes, maxNodes, maxDepth int
-}
-
-func (p *parser) syntax(path string, err error) *Issue {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return &Issue{Code: "truncated_json", Path: path, Message: "document ends before the JSON value is complete"}
-	}
-	return &Issue{Code: "invalid_json", Path: path, Message: fmt.Sprintf("not valid JSON near offset %d: %v", p.dec.InputOffset(), err)}
-}
-
-func (p *parser) value(path string, depth int) (*Value, *Issue) {
-	tok, err := p.dec.Token()
-	if err != nil {
-		return nil, p.syntax(path, err)
-	}
-	p.nodes++
-	if p.nodes > p.maxNodes {
-		return nil, &Issue{Code: "too_many_nodes", Path: path, Message: fmt.Sprintf("document has more than %d JSON values", p.maxNodes)}
-	}
-	if depth > p.maxDepth {
-		return nil, &Issue{Code: "too_deep", Path: path, Message: fmt.Sprintf("nesting exceeds the limit of %d levels", MaxDepth)}
-	}
-	switch t := tok.(type) {
-	case nil:
-		return &Value{Kind: Null}, nil
-	case bool:
-		return &Value{Kind: Bool, Bool: t}, nil
-	case json.Number:
-		return &Value{Kind: Number, Num: t}, nil
-	case string:
-		return &Value{Kind: String, Str: t}, nil
-	case json.Delim:
-		switch t {
-		case '[':
-			v := &Value{Kind: Array}
-			for p.dec.More() {
-				it, iss := p.value(fmt.Sprintf("%s[%d]", path, len(v.Items)), depth+1)
-				if iss != nil {
-					return nil, iss
-				}
-				v.Items = append(v.Items, it)
-			}
-			if _, err := p.dec.Token(); err != nil {
-				return nil, p.syntax(path, err)
-			}
-			return v, nil
-		case '{':
-			v := &Value{Kind: Object}
-			seen := map[string]bool{}
-			for p.dec.More() {
-				kt, err := p.dec.Token()
-				if err != nil {
-					return nil, p.syntax(path, err)
-				}
-				key, _ := kt.(string)
-				kp := JoinPath(path, key)
-				if key == protoKey {
-					return nil, &Issue{Code: "forbidden_key", Path: kp, Message: `the key "__proto__" is not allowed`}
-				}
-				if seen[key] {
-					return nil, &Issue{Code: "duplicate_key", Path: kp, Message: fmt.Sprintf("key %q appears more than once", key)}
-				}
-				seen[key] = true
-				mv, iss := p.value(kp, depth+1)
-				if iss != nil {
-					return nil, iss
-				}
-				v.Members = append(v.Members, Member{Key: key, Value: mv})
-			}
-			if _, err := p.dec.Token(); err != nil {
-				return nil, p.syntax(path, err)
-			}
-			return v, nil
-		}
-	}
-	return nil, &Issue{Code: "invalid_json", Path: path, Message: fmt.Sprintf("unexpected token %v", tok)}
 }
 
 // JoinPath appends an object key to a JSON path: $.name for identifier-like

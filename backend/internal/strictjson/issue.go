@@ -25,6 +25,9 @@ const (
 	CodeInvalidLength  = "invalid_length"   // a string outside its length bounds
 	CodeTooManyEntries = "too_many_entries" // an array or object longer than allowed
 	CodeTooFewEntries  = "too_few_entries"  // an array shorter than required
+	CodeTrailingData   = "trailing_data"    // data after the value (with Codes.Trailing)
+	CodeNotObject      = "not_object"       // a root other than an object (with Options.RootObject)
+	CodeForbiddenKey   = "forbidden_key"    // a member name in Options.ForbiddenKeys
 )
 
 // DefaultMaxIssues is the bound of a Collector whose Max is zero.
@@ -60,11 +63,14 @@ func ErrorText(prefix string, l []Issue) string {
 
 // Collector gathers issues up to Max (DefaultMaxIssues when zero). With a
 // bound above one, the issue that would reach the bound is replaced by a
-// CodeTooManyIssues marker at "$" and the rest are dropped.
+// CodeTooManyIssues marker at "$" and the rest are dropped. With
+// MarkOnOverflow, exactly Max issues are all kept and the marker replaces
+// the last of them only when one more arrives.
 type Collector struct {
-	List []Issue
-	Max  int
-	full bool
+	List           []Issue
+	Max            int
+	MarkOnOverflow bool
+	full           bool
 }
 
 // Add records an issue at path with a formatted message.
@@ -76,9 +82,18 @@ func (l *Collector) Add(path, code, format string, args ...any) {
 	if limit == 0 {
 		limit = DefaultMaxIssues
 	}
+	if l.MarkOnOverflow {
+		if len(l.List) < limit {
+			l.List = append(l.List, Issue{code, path, fmt.Sprintf(format, args...)})
+			return
+		}
+		l.List[limit-1] = l.marker(limit)
+		l.full = true
+		return
+	}
 	if len(l.List) == limit-1 && limit > 1 {
 		// The issue that overflowed is dropped; the marker stands for it.
-		l.List = append(l.List, Issue{CodeTooManyIssues, "$", fmt.Sprintf("more than %d issues; the rest are not reported", limit-1)})
+		l.List = append(l.List, l.marker(limit))
 		l.full = true
 		return
 	}
@@ -87,6 +102,13 @@ func (l *Collector) Add(path, code, format string, args ...any) {
 		l.full = true
 	}
 }
+
+func (l *Collector) marker(limit int) Issue {
+	return Issue{CodeTooManyIssues, "$", fmt.Sprintf("more than %d issues; the rest are not reported", limit-1)}
+}
+
+// Full reports whether the collector has stopped recording issues.
+func (l *Collector) Full() bool { return l.full }
 
 // Empty reports whether no issue has been recorded.
 func (l *Collector) Empty() bool { return len(l.List) == 0 }

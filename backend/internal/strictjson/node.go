@@ -40,14 +40,16 @@ func (k Kind) String() string {
 // document order and nothing else: there is no prototype, so a key such as
 // "__proto__" or "constructor" is an ordinary member name that exists only
 // when the document holds it. Duplicate members are kept only when
-// Options.KeepDuplicates is set. Numbers keep their literal in Str.
+// Options.KeepDuplicates is set. Numbers keep their literal in Str. Off and
+// End locate the value's text in the decoded input (data[Off:End]).
 type Node struct {
-	Kind  Kind
-	Bool  bool
-	Str   string // string content, or the number literal
-	Keys  []string
-	Vals  []*Node
-	Elems []*Node
+	Kind     Kind
+	Bool     bool
+	Str      string // string content, or the number literal
+	Keys     []string
+	Vals     []*Node
+	Elems    []*Node
+	Off, End int
 }
 
 // Member returns the object's first own member named key.
