@@ -25,6 +25,7 @@ import { SyncClock } from './compare_sync';
 import { formatMs } from './format';
 import { DEFAULT_IDLE_CAP_MS, Player, SPEEDS } from './player';
 import type { CaptureRecord } from './record';
+import { pauseIcon, playIcon } from './icons';
 
 const SIDES = ['left', 'right'] as const;
 type SideName = (typeof SIDES)[number];
@@ -32,21 +33,6 @@ type SideName = (typeof SIDES)[number];
 /** Fired on the panel element after every seek made through it, once
  * both screens are drawn and highlighted: detail {left, right, rows}. */
 export const COMPARE_SEEKED = 'gatehouse:compare-seeked';
-
-function svg(d: string): SVGSVGElement {
-  const s = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
-  s.setAttribute('viewBox', '0 0 16 16');
-  s.setAttribute('width', '14');
-  s.setAttribute('height', '14');
-  s.setAttribute('class', 'icon filled');
-  s.setAttribute('aria-hidden', 'true');
-  const p = document.createElementNS('http://www.w3.org/2000/svg', 'path');
-  p.setAttribute('d', d);
-  s.append(p);
-  return s;
-}
-const playIcon = () => svg('M4.5 2.8v10.4a.6.6 0 0 0 .9.5l8.2-5.2a.6.6 0 0 0 0-1L5.4 2.3a.6.6 0 0 0-.9.5z');
-const pauseIcon = () => svg('M4 2.5h2.6v11H4zM9.4 2.5H12v11H9.4z');
 
 export class ComparisonPanel {
   readonly el: HTMLElement;

@@ -7,6 +7,7 @@ import { h, replace } from '../lib/dom';
 import { formatMs } from './format';
 import { DEFAULT_IDLE_CAP_MS, SPEEDS, type Player, type PlayerState } from './player';
 import type { MarkerKind } from './timeline';
+import { pauseIcon, playIcon } from './icons';
 
 const IDLE_CAPS: [number | null, string][] = [
   [null, 'No cap'],
@@ -214,18 +215,3 @@ export class ReplayControls {
   }
 }
 
-function svg(d: string): SVGSVGElement {
-  const s = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
-  s.setAttribute('viewBox', '0 0 16 16');
-  s.setAttribute('width', '14');
-  s.setAttribute('height', '14');
-  s.setAttribute('aria-hidden', 'true');
-  s.setAttribute('class', 'icon filled');
-  const p = document.createElementNS('http://www.w3.org/2000/svg', 'path');
-  p.setAttribute('d', d);
-  s.appendChild(p);
-  return s;
-}
-
-const playIcon = () => svg('M4.5 2.8v10.4a.6.6 0 0 0 .9.5l8.2-5.2a.6.6 0 0 0 0-1L5.4 2.3a.6.6 0 0 0-.9.5z');
-const pauseIcon = () => svg('M4 2.5h2.6v11H4zM9.4 2.5H12v11H9.4z');
