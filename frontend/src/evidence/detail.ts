@@ -12,6 +12,7 @@ import { ReplayControls } from './controls';
 import { exitText, settlementTone } from './format';
 import { PANELS, panelBody, type PanelContext, type PanelName } from './panels';
 import { DEFAULT_IDLE_CAP_MS, Player } from './player';
+import { PREDICATE_TERMINAL_RECORDING } from './asciicast';
 import { PREDICATE_CAPTURE, terminalOf, type CaptureRecord, type EvidenceEnvelope } from './record';
 import { adjacentMarker, lastAtOrBefore } from './timeline';
 import { verifyCommitments, type CommitmentCheck } from './verify';
@@ -101,6 +102,26 @@ export class EvidenceDetail {
 
   // ---- rendering --------------------------------------------------------
 
+  /** What the library offers for verified Evidence that is not a process
+   * capture: imported recordings and comparisons open in the Compare view,
+   * which knows how to show them. */
+  private notACapture(env: EvidenceEnvelope): HTMLElement {
+    const id = encodeURIComponent(this.id);
+    if (env.predicate_type === PREDICATE_TERMINAL_RECORDING)
+      return emptyState(
+        'Imported asciicast — terminal only',
+        'This recording was imported from an asciicast file: only the terminal was recorded, so input, exit, processes, files, protocol and shims are unknown.',
+        h('a', { href: `#/compare/recording/${id}`, class: 'btn primary', 'data-testid': 'ev-open-recording' }, 'Replay the recording'),
+      );
+    if (env.predicate_type.startsWith('gatehouse.process-comparison/'))
+      return emptyState(
+        'Comparison Evidence',
+        'This file records a comparison of two captures; the Compare view re-checks it and shows both sides.',
+        h('a', { href: `#/compare/open/${id}`, class: 'btn primary', 'data-testid': 'ev-open-comparison' }, 'Open the comparison'),
+      );
+    return emptyState('Not a process capture', `This Evidence (${env.operation}) is verified, but replay is for process captures (${PREDICATE_CAPTURE}).`);
+  }
+
   private render(): void {
     if (this.error) {
       replace(this.el, this.back(), this.rejected(this.error));
@@ -114,7 +135,7 @@ export class EvidenceDetail {
         this.el,
         this.back(),
         h('header', { class: 'ev-head' }, h('h1', null, env.predicate_type), h('div', { class: 'badges' }, badge('verified by Gatehouse', 'ok'), h('span', { 'data-testid': 'ev-browser-check' }, this.browserBadge(0)))),
-        emptyState('Not a process capture', `This Evidence (${env.operation}) is verified, but replay is for process captures (${PREDICATE_CAPTURE}).`),
+        this.notACapture(env),
       );
       return;
     }
