@@ -77,15 +77,11 @@ func (s *session) untilExit(ctx context.Context) (string, error) {
 	for {
 		select {
 		case c, ok := <-s.chunks:
-			if !ok {
-				s.chunks = nil
-				continue
+			if s.takeChunk(c, ok) {
+				idle.Reset(idleAfter)
 			}
-			s.takeResults() // outcomes of the events that may have caused it (order.go)
-			s.rec.chunk(c.data, c.at)
-			idle.Reset(idleAfter)
 		case res := <-s.results:
-			s.rec.interaction(s.event(res.index), res.at, res.outcome)
+			s.takeResult(res)
 		case <-events.C:
 			s.armEvents(events)
 		case <-tick.C:
@@ -178,31 +174,37 @@ func (s *session) settle(ctx context.Context) (Settlement, error) {
 	}
 }
 
-// wait records output and event outcomes until tick fires or ctx is done.
+// wait records observations until tick fires or ctx is done.
 func (s *session) wait(ctx context.Context, tick <-chan time.Time) error {
 	for {
-		select {
-		case c, ok := <-s.chunks:
-			if !ok {
-				s.chunks = nil
-				continue
-			}
-			s.takeResults() // outcomes of the events that may have caused it (order.go)
-			s.rec.chunk(c.data, c.at)
-		case res := <-s.results:
-			s.rec.interaction(s.event(res.index), res.at, res.outcome)
-		case <-s.rec.fs.timerC():
-			s.rec.dueCheckpoints()
-		case c := <-shimCallsOf(s.shims):
-			s.rec.shim(c)
-		case o := <-loopbackObsOf(s.lb):
-			s.protocol(o)
-		case <-tick:
-			return nil
-		case <-ctx.Done():
-			return errCancelled
+		if more, err := s.recordNext(ctx, tick); !more {
+			return err
 		}
 	}
+}
+
+// recordNext records the next observation — output (takeChunk), an event
+// outcome, due time checkpoints, a shim call or a loopback exchange — and
+// reports true; it reports false when stop fires first, with errCancelled
+// when ctx is done first.
+func (s *session) recordNext(ctx context.Context, stop <-chan time.Time) (bool, error) {
+	select {
+	case c, ok := <-s.chunks:
+		s.takeChunk(c, ok)
+	case res := <-s.results:
+		s.takeResult(res)
+	case <-s.rec.fs.timerC():
+		s.rec.dueCheckpoints()
+	case c := <-shimCallsOf(s.shims):
+		s.rec.shim(c)
+	case o := <-loopbackObsOf(s.lb):
+		s.protocol(o)
+	case <-stop:
+		return false, nil
+	case <-ctx.Done():
+		return false, errCancelled
+	}
+	return true, nil
 }
 
 func cleanupOutcome(c proctree.Cleanup) string {
@@ -214,26 +216,13 @@ func cleanupOutcome(c proctree.Cleanup) string {
 
 // drain records the output still buffered in the PTY (the tree is gone,
 // so the master reports its end soon), closes the master, stops the
-// helpers and records the outcomes of the remaining events.
+// helpers and records the outcomes of the remaining events. (The
+// checkpoints are closed by then, so recordNext takes none.)
 func (s *session) drain() {
 	deadline := time.NewTimer(drainTimeout)
 	defer deadline.Stop()
 	for s.chunks != nil {
-		select {
-		case c, ok := <-s.chunks:
-			if !ok {
-				s.chunks = nil
-				continue
-			}
-			s.takeResults() // outcomes of the events that may have caused it (order.go)
-			s.rec.chunk(c.data, c.at)
-		case res := <-s.results:
-			s.rec.interaction(s.event(res.index), res.at, res.outcome)
-		case c := <-shimCallsOf(s.shims):
-			s.rec.shim(c)
-		case o := <-loopbackObsOf(s.lb):
-			s.protocol(o)
-		case <-deadline.C:
+		if more, _ := s.recordNext(context.Background(), deadline.C); !more {
 			s.rec.rec.Limitations = append(s.rec.rec.Limitations, "the terminal did not report the end of output in time; later output was not recorded")
 			s.chunks = nil
 		}
@@ -242,10 +231,7 @@ func (s *session) drain() {
 	s.master.Close()
 	<-s.readerDone
 	<-s.dispatcherDone
-	for len(s.results) > 0 {
-		res := <-s.results
-		s.rec.interaction(s.event(res.index), res.at, res.outcome)
-	}
+	s.takeResults()
 	for _, c := range s.shims.stop() {
 		s.rec.shim(c)
 	}

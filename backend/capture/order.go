@@ -42,11 +42,29 @@ func (s *session) takeResults() {
 	for {
 		select {
 		case res := <-s.results:
-			s.rec.interaction(s.event(res.index), res.at, res.outcome)
+			s.takeResult(res)
 		default:
 			return
 		}
 	}
+}
+
+// takeResult records the outcome of one event.
+func (s *session) takeResult(res result) {
+	s.rec.interaction(s.event(res.index), res.at, res.outcome)
+}
+
+// takeChunk records chunk c, received with ok from s.chunks, after the
+// outcomes of the events that may have caused it (takeResults). When ok is
+// false the output has ended: it forgets s.chunks and reports false.
+func (s *session) takeChunk(c chunk, ok bool) bool {
+	if !ok {
+		s.chunks = nil
+		return false
+	}
+	s.takeResults()
+	s.rec.chunk(c.data, c.at)
+	return true
 }
 
 // exitOrderWait bounds how long the loop reads the output the root left
@@ -75,12 +93,9 @@ func (s *session) takeOutputBeforeExit() {
 	for s.chunks != nil {
 		select {
 		case c, ok := <-s.chunks:
-			if !ok {
-				s.chunks = nil
+			if !s.takeChunk(c, ok) {
 				return
 			}
-			s.takeResults()
-			s.rec.chunk(c.data, c.at)
 			quiet.Reset(exitQuiet)
 		case <-quiet.C:
 			if !s.holding.Load() && unread(s.master) == 0 {
@@ -102,13 +117,7 @@ func (s *session) takeBacklog(seen time.Duration) {
 	for s.chunks != nil {
 		select {
 		case c, ok := <-s.chunks:
-			if !ok {
-				s.chunks = nil
-				return
-			}
-			s.takeResults()
-			s.rec.chunk(c.data, c.at)
-			if c.at > seen {
+			if !s.takeChunk(c, ok) || c.at > seen {
 				return
 			}
 		default:

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // Status classifies one dimension, or the comparison as a whole.
@@ -506,8 +507,8 @@ func compareRecords(l, r *record) Result {
 	}
 	for i, rec := range []*record{l, r} {
 		for _, ru := range rec.residual {
-			why := fmt.Sprintf("%s residual unknown: %s", sideName(i), clip(ru.reason, 500))
-			text := fmt.Sprintf("Residual unknown on the %s side (%s): %s", sideName(i), clip(ru.scope, 64), clip(ru.reason, 500))
+			why := fmt.Sprintf("%s residual unknown: %s", sideName(i), strictjson.Truncate(ru.reason, 500))
+			text := fmt.Sprintf("Residual unknown on the %s side (%s): %s", sideName(i), strictjson.Truncate(ru.scope, 64), strictjson.Truncate(ru.reason, 500))
 			if d, ok := dimIndex(ru.scope); ok {
 				unknown[d] = append(unknown[d], why)
 			} else {

@@ -3,7 +3,6 @@ package compare
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
 
 // Error codes of the structured errors Compare and ParseTraceSpec return.
@@ -107,17 +106,4 @@ var messages = map[string][2]string{ // code → message, remediation
 func newError(code string, issues []Issue) *Error {
 	m := messages[code]
 	return &Error{Code: code, Category: CategoryInvalid, Message: m[0], Remediation: m[1], Issues: issues}
-}
-
-// clip shortens s to at most n bytes on a rune boundary, marking the cut,
-// so that messages never carry unbounded input.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }

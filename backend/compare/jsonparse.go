@@ -29,6 +29,8 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // maxJSONDepth is the deepest nesting parseJSON admits (as evidence.Parse).
@@ -126,19 +128,49 @@ func (p *jsonParser) enter() error {
 	return nil
 }
 
-func (p *jsonParser) object() (any, error) {
+// open enters the object or array at its opening bracket and reports
+// whether members or elements follow; when close follows at once it has
+// left the (empty) value already.
+func (p *jsonParser) open(close byte) (bool, error) {
 	if err := p.enter(); err != nil {
-		return nil, err
+		return false, err
 	}
-	p.pos++ // '{'
-	m := make(map[string]any, 8)
+	p.pos++ // '{' or '['
 	p.space()
-	if p.pos < len(p.data) && p.data[p.pos] == '}' {
+	if p.pos < len(p.data) && p.data[p.pos] == close {
 		p.pos++
 		p.depth--
-		return m, nil
+		return false, nil
 	}
-	for {
+	return true, nil
+}
+
+// next moves past the ',' after a member or element and reports true, or
+// past close, leaving the object or array (what), and reports false.
+func (p *jsonParser) next(close byte, what string) (bool, error) {
+	p.space()
+	if p.pos >= len(p.data) {
+		return false, p.fail("unexpected end of JSON input")
+	}
+	switch p.data[p.pos] {
+	case ',':
+		p.pos++
+		return true, nil
+	case close:
+		p.pos++
+		p.depth--
+		return false, nil
+	}
+	return false, p.fail("expected ',' or '" + string(close) + "' in " + what)
+}
+
+func (p *jsonParser) object() (any, error) {
+	more, err := p.open('}')
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]any, 8)
+	for more {
 		p.space()
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 			return nil, p.fail("expected a member name")
@@ -158,59 +190,33 @@ func (p *jsonParser) object() (any, error) {
 			return nil, err
 		}
 		if _, dup := m[k]; dup && p.strict {
-			return nil, &jsonError{at, fmt.Sprintf("member name %q appears more than once in an object", clip(k, 64))}
+			return nil, &jsonError{at, fmt.Sprintf("member name %q appears more than once in an object", strictjson.Truncate(k, 64))}
 		}
 		m[k] = v
-		p.space()
-		if p.pos >= len(p.data) {
-			return nil, p.fail("unexpected end of JSON input")
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case '}':
-			p.pos++
-			p.depth--
-			return m, nil
-		default:
-			return nil, p.fail("expected ',' or '}' in an object")
+		if more, err = p.next('}', "an object"); err != nil {
+			return nil, err
 		}
 	}
+	return m, nil
 }
 
 func (p *jsonParser) array() (any, error) {
-	if err := p.enter(); err != nil {
+	more, err := p.open(']')
+	if err != nil {
 		return nil, err
 	}
-	p.pos++ // '['
 	a := make([]any, 0, 4)
-	p.space()
-	if p.pos < len(p.data) && p.data[p.pos] == ']' {
-		p.pos++
-		p.depth--
-		return a, nil
-	}
-	for {
+	for more {
 		v, err := p.value()
 		if err != nil {
 			return nil, err
 		}
 		a = append(a, v)
-		p.space()
-		if p.pos >= len(p.data) {
-			return nil, p.fail("unexpected end of JSON input")
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case ']':
-			p.pos++
-			p.depth--
-			return a, nil
-		default:
-			return nil, p.fail("expected ',' or ']' in an array")
+		if more, err = p.next(']', "an array"); err != nil {
+			return nil, err
 		}
 	}
+	return a, nil
 }
 
 // key reads a member name, sharing one string per distinct simple name.

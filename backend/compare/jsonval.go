@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // JSON values in this package are what encoding/json decodes into any with
@@ -202,7 +204,7 @@ func keyPath(key string) string {
 	if simple {
 		return "." + key
 	}
-	return "[" + strconv.Quote(clip(key, 64)) + "]"
+	return "[" + strconv.Quote(strictjson.Truncate(key, 64)) + "]"
 }
 
 func indexPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }

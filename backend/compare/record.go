@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // RecordSchemaVersion is the only capture record version Compare reads
@@ -76,7 +77,7 @@ func (c *recordChecker) add(path, code, format string, args ...any) {
 func (c *recordChecker) decode(e *evidence.Envelope) map[string]any {
 	if e.PredicateType != evidence.PredicateProcessCapture {
 		c.add("$.predicate_type", "not_a_capture", "predicate_type is %q, not %q: only Process Capture Evidence can be compared",
-			clip(e.PredicateType, 80), evidence.PredicateProcessCapture)
+			strictjson.Truncate(e.PredicateType, 80), evidence.PredicateProcessCapture)
 		return nil
 	}
 	if !evidence.ValidID(e.EvidenceID) {
@@ -84,7 +85,7 @@ func (c *recordChecker) decode(e *evidence.Envelope) map[string]any {
 	}
 	v, err := decodeJSON(e.NormalizedResult)
 	if err != nil {
-		c.add(root, "invalid_json", "normalized_result is not one JSON value: %s", clip(err.Error(), 200))
+		c.add(root, "invalid_json", "normalized_result is not one JSON value: %s", strictjson.Truncate(err.Error(), 200))
 		return nil
 	}
 	m, ok := v.(map[string]any)
@@ -171,7 +172,7 @@ func (c *recordChecker) enum(v any, path string, allowed ...string) (string, boo
 		return "", false
 	}
 	if !slices.Contains(allowed, s) {
-		c.add(path, "invalid_value", "%q is not one of %v", clip(s, 40), allowed)
+		c.add(path, "invalid_value", "%q is not one of %v", strictjson.Truncate(s, 40), allowed)
 		return s, false
 	}
 	return s, true
@@ -365,7 +366,7 @@ func (c *recordChecker) manifest(v any, f map[string]any, r *record) {
 		}
 		d, err := evidence.Digest(value)
 		if err != nil {
-			c.add(p, "commitment_mismatch", "the committed value cannot be canonicalized: %s", clip(err.Error(), 120))
+			c.add(p, "commitment_mismatch", "the committed value cannot be canonicalized: %s", strictjson.Truncate(err.Error(), 120))
 		} else if d != s {
 			c.add(p, "commitment_mismatch", "is %s but the committed value hashes to %s", s, d)
 		}
@@ -379,7 +380,7 @@ func (c *recordChecker) timestamp(v any, path string) (time.Time, bool) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		c.add(path, "invalid_value", "%q is not an RFC 3339 timestamp", clip(s, 40))
+		c.add(path, "invalid_value", "%q is not an RFC 3339 timestamp", strictjson.Truncate(s, 40))
 		return time.Time{}, false
 	}
 	return t, true
@@ -469,7 +470,7 @@ func (c *recordChecker) item(name string, it any, i int, last *int64, report boo
 		if !isStr {
 			bad("."+f, "wrong_type", "must be a string, not %s", kindName(v))
 		} else if !slices.Contains(allowed, s) {
-			bad("."+f, "invalid_value", "%q is not one of %v", clip(s, 40), allowed)
+			bad("."+f, "invalid_value", "%q is not one of %v", strictjson.Truncate(s, 40), allowed)
 		}
 	}
 	sequenced := fields[0] == "sequence"
@@ -629,13 +630,13 @@ func (c *recordChecker) shimCalls(r *record, f map[string]any) {
 		}
 		ip := indexPath(root+".shim_events", i)
 		if ri < 0 || ri >= int64(len(routes)) {
-			c.add(ip+".route_index", "invalid_value", "route %d does not exist in the shim plan for %q", ri, clip(cmd, 64))
+			c.add(ip+".route_index", "invalid_value", "route %d does not exist in the shim plan for %q", ri, strictjson.Truncate(cmd, 64))
 			continue
 		}
 		k := cmd + "\x00" + strconv.FormatInt(ri, 10)
 		used[k]++
 		if used[k] == routes[ri]+1 {
-			c.add(ip, "invalid_value", "more matched calls of %q route %d than its max_calls %d", clip(cmd, 64), ri, routes[ri])
+			c.add(ip, "invalid_value", "more matched calls of %q route %d than its max_calls %d", strictjson.Truncate(cmd, 64), ri, routes[ri])
 		}
 	}
 }
@@ -689,7 +690,7 @@ func (c *recordChecker) journal(v any, r *record) {
 		}
 		marks, known := seen[name]
 		if !known {
-			bad(".collection", "invalid_value", "%q is not a journaled collection", clip(name, 40))
+			bad(".collection", "invalid_value", "%q is not a journaled collection", strictjson.Truncate(name, 40))
 			continue
 		}
 		if idx >= int64(len(marks)) {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // Bounds of trace specs (version 1).
@@ -164,7 +165,7 @@ func ParseTraceSpec(data []byte) (*TraceSpec, error) {
 	}
 	v, err := parseJSON(data, true)
 	if err != nil {
-		return fail(TraceCodeInvalidJSON, clip(err.Error(), 200))
+		return fail(TraceCodeInvalidJSON, strictjson.Truncate(err.Error(), 200))
 	}
 	p := &specParser{spec: &TraceSpec{byID: map[string]int{}, ignore: map[string]map[string]bool{}, index: map[string]map[string]int{}}}
 	p.parse(v)
@@ -173,7 +174,7 @@ func ParseTraceSpec(data []byte) (*TraceSpec, error) {
 	}
 	raw, err := evidence.Canonicalize(data)
 	if err != nil {
-		return fail(TraceCodeInvalidJSON, clip(err.Error(), 200))
+		return fail(TraceCodeInvalidJSON, strictjson.Truncate(err.Error(), 200))
 	}
 	p.spec.raw = raw
 	return p.spec, nil
@@ -214,7 +215,7 @@ func (p *specParser) object(v any, path string, required, optional []string) (ma
 	}
 	sort.Strings(unknown)
 	for _, k := range unknown {
-		p.add(path+keyPath(k), TraceCodeUnknownField, "unknown field %q", clip(k, 64))
+		p.add(path+keyPath(k), TraceCodeUnknownField, "unknown field %q", strictjson.Truncate(k, 64))
 	}
 	for _, k := range required {
 		if _, ok := m[k]; !ok {
@@ -279,7 +280,7 @@ func (p *specParser) id(v any, path string) (string, bool) {
 		return "", false
 	}
 	if !validID(s) {
-		p.add(path, TraceCodeInvalidValue, "%q is not an id: 1–128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", clip(s, 64))
+		p.add(path, TraceCodeInvalidValue, "%q is not an id: 1–128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", strictjson.Truncate(s, 64))
 		return "", false
 	}
 	return s, true
@@ -293,7 +294,7 @@ func (p *specParser) ref(v any, path string) (int, bool) {
 	}
 	i, ok := p.spec.byID[s]
 	if !ok {
-		p.add(path, TraceCodeUnknownReference, "%q is not a declared event id", clip(s, 64))
+		p.add(path, TraceCodeUnknownReference, "%q is not a declared event id", strictjson.Truncate(s, 64))
 	}
 	return i, ok
 }
@@ -354,7 +355,7 @@ func (p *specParser) events(v any) bool {
 					if slices.Contains(traceSources, s) {
 						ev.source = s
 					} else {
-						p.add(ip+".source", TraceCodeInvalidValue, "%q is not a source; sources are %s", clip(s, 40), strings.Join(traceSources, ", "))
+						p.add(ip+".source", TraceCodeInvalidValue, "%q is not a source; sources are %s", strictjson.Truncate(s, 40), strings.Join(traceSources, ", "))
 					}
 				}
 			}
@@ -438,7 +439,7 @@ func (p *specParser) ignoreFields(em map[string]any, ip string) []string {
 		}
 		switch {
 		case !slices.Contains(ignorableFields, s):
-			p.add(indexPath(path, j), TraceCodeInvalidValue, "%q cannot be ignored; ignorable fields are %s", clip(s, 40), strings.Join(ignorableFields, ", "))
+			p.add(indexPath(path, j), TraceCodeInvalidValue, "%q cannot be ignored; ignorable fields are %s", strictjson.Truncate(s, 40), strings.Join(ignorableFields, ", "))
 		case slices.Contains(out, s):
 			p.add(indexPath(path, j), TraceCodeInvalidValue, "%s is listed twice", s)
 		default:
@@ -497,7 +498,7 @@ func (p *specParser) cardinality(v any, path string) (int, int) {
 		}
 		return 1, 1
 	}
-	p.add(path+".kind", TraceCodeInvalidValue, "%q is not a cardinality; use required, optional, exact or range", clip(kind, 40))
+	p.add(path+".kind", TraceCodeInvalidValue, "%q is not a cardinality; use required, optional, exact or range", strictjson.Truncate(kind, 40))
 	return 1, 1
 }
 
@@ -531,7 +532,7 @@ func (p *specParser) language(v any) {
 			}
 		}
 	default:
-		p.add(path+".kind", TraceCodeInvalidValue, "%q is not a language; use partial_order or finite_traces", clip(kind, 40))
+		p.add(path+".kind", TraceCodeInvalidValue, "%q is not a language; use partial_order or finite_traces", strictjson.Truncate(kind, 40))
 	}
 }
 

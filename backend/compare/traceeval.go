@@ -3,6 +3,8 @@ package compare
 import (
 	"fmt"
 	"slices"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // Trace verdicts.
@@ -191,7 +193,7 @@ func (s *TraceSpec) evaluate(r *record, side string) TraceSide {
 			}
 		}
 		if len(covered) > 0 {
-			return unknown(fmt.Sprintf("A residual unknown (%s: %s) covers a source the trace spec uses.", clip(ru.scope, 64), clip(ru.reason, 200)), covered)
+			return unknown(fmt.Sprintf("A residual unknown (%s: %s) covers a source the trace spec uses.", strictjson.Truncate(ru.scope, 64), strictjson.Truncate(ru.reason, 200)), covered)
 		}
 	}
 	if len(r.journal) == 0 {

@@ -3,7 +3,8 @@ package evidence
 import (
 	"errors"
 	"fmt"
-	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // AlgorithmSHA256 is the only commitment algorithm: SHA-256 over the RFC 8785
@@ -71,10 +72,10 @@ func VerifyJSON(raw []byte, c Commitment) error {
 
 func (c Commitment) check() error {
 	if c.Algorithm != AlgorithmSHA256 {
-		return fmt.Errorf("evidence: verify commitment: unsupported algorithm %q (want %q)", truncate(c.Algorithm, 32), AlgorithmSHA256)
+		return fmt.Errorf("evidence: verify commitment: unsupported algorithm %q (want %q)", strictjson.Truncate(c.Algorithm, 32), AlgorithmSHA256)
 	}
 	if !isHex64(c.Digest) {
-		return fmt.Errorf("evidence: verify commitment: digest %q is not 64 lowercase hexadecimal characters", truncate(c.Digest, 80))
+		return fmt.Errorf("evidence: verify commitment: digest %q is not 64 lowercase hexadecimal characters", strictjson.Truncate(c.Digest, 80))
 	}
 	return nil
 }
@@ -98,17 +99,4 @@ func isHex64(s string) bool {
 		}
 	}
 	return true
-}
-
-// truncate shortens s to at most n bytes on a rune boundary, marking the cut,
-// so that messages never carry unbounded caller data.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 const (
@@ -75,7 +77,7 @@ func mustParse(t testing.TB, data []byte) *Envelope {
 	t.Helper()
 	e, issues := Parse(data)
 	if len(issues) > 0 || e == nil {
-		t.Fatalf("Parse rejected a valid envelope: %v\n%s", issues, truncate(string(data), 2000))
+		t.Fatalf("Parse rejected a valid envelope: %v\n%s", issues, strictjson.Truncate(string(data), 2000))
 	}
 	return e
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
@@ -89,20 +88,7 @@ type Issue = strictjson.Issue
 type IssueList []Issue
 
 // Error lists the first few issues and how many there are in all.
-func (l IssueList) Error() string {
-	const shown = 5
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d issue(s)", len(l))
-	for i, is := range l {
-		if i == shown {
-			fmt.Fprintf(&b, "; and %d more", len(l)-shown)
-			break
-		}
-		b.WriteString("; ")
-		b.WriteString(is.String())
-	}
-	return b.String()
-}
+func (l IssueList) Error() string { return strictjson.ErrorText("", l) }
 
 // decodeOptions make strictjson read an envelope as Parse documents it:
 // duplicates, unpaired surrogates and inexact numbers are reported while
@@ -171,7 +157,7 @@ func Parse(data []byte) (*Envelope, []Issue) {
 	}
 	id, err := ComputeID(e)
 	if err != nil {
-		p.addAt("$", CodeNotCanonicalizable, truncate(err.Error(), 200))
+		p.addAt("$", CodeNotCanonicalizable, strictjson.Truncate(err.Error(), 200))
 		return nil, p.issues.List
 	}
 	if id != e.EvidenceID {
@@ -408,7 +394,7 @@ func (p *parser) fields(path string, raw []byte, names ...string) (map[string][]
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil { // already validated by the walk
-		p.addAt(path, CodeInvalidJSON, truncate(err.Error(), 200))
+		p.addAt(path, CodeInvalidJSON, strictjson.Truncate(err.Error(), 200))
 		return nil, false
 	}
 	want := make(map[string]bool, len(names))
@@ -444,7 +430,7 @@ func (p *parser) array(path string, raw []byte) []json.RawMessage {
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		p.addAt(path, CodeInvalidJSON, truncate(err.Error(), 200))
+		p.addAt(path, CodeInvalidJSON, strictjson.Truncate(err.Error(), 200))
 		return nil
 	}
 	return items
@@ -458,7 +444,7 @@ func (p *parser) str(path string, raw []byte, nonEmpty bool) (string, bool) {
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		p.addAt(path, CodeInvalidJSON, truncate(err.Error(), 200))
+		p.addAt(path, CodeInvalidJSON, strictjson.Truncate(err.Error(), 200))
 		return "", false
 	}
 	if nonEmpty && s == "" {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // envelopeMap returns a sealed capture envelope as a generic JSON object to
@@ -36,7 +38,7 @@ func expectIssue(t *testing.T, data []byte, code, path string) []Issue {
 	t.Helper()
 	got, issues := Parse(data)
 	if got != nil || len(issues) == 0 {
-		t.Fatalf("Parse accepted %s", truncate(string(data), 300))
+		t.Fatalf("Parse accepted %s", strictjson.Truncate(string(data), 300))
 	}
 	if !hasIssue(issues, code, path) {
 		t.Fatalf("issues %v lack %s at %s", issues, code, path)

@@ -56,11 +56,15 @@ func (r *Runner) eval(t *Trigger, lb pos) (match, bool) {
 		return r.evalText(t, lb)
 	case KindEvent:
 		return r.evalEvent(t, lb)
-	case KindAll:
+	case KindAll, KindSequence:
 		var out match
 		out.end = lb
 		for _, c := range t.Of {
-			m, ok := r.eval(c, lb)
+			from := lb
+			if t.Kind == KindSequence { // each child after the previous one
+				from = out.end
+			}
+			m, ok := r.eval(c, from)
 			if !ok {
 				return match{}, false
 			}
@@ -78,19 +82,6 @@ func (r *Runner) eval(t *Trigger, lb pos) (match, bool) {
 			}
 		}
 		return best, found
-	case KindSequence:
-		var out match
-		out.end = lb
-		for _, c := range t.Of {
-			m, ok := r.eval(c, out.end)
-			if !ok {
-				return match{}, false
-			}
-			out.end = maxPos(out.end, m.end)
-			out.ids = appendNew(out.ids, m.ids...)
-			out.consumes = append(out.consumes, m.consumes...)
-		}
-		return out, true
 	case KindRepeat:
 		var out match
 		out.end = lb

@@ -44,12 +44,15 @@ type Issue struct {
 // String formats the issue as "code at path: message".
 func (i Issue) String() string { return fmt.Sprintf("%s at %s: %s", i.Code, i.Path, i.Message) }
 
-// ErrorText formats a list of issues as an error message: prefix, the
-// number of issues and the first few of them.
+// ErrorText formats a list of issues as an error message: prefix (and ": ",
+// unless prefix is empty), the number of issues and the first few of them.
 func ErrorText(prefix string, l []Issue) string {
 	const shown = 5
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d issue(s)", prefix, len(l))
+	if prefix != "" {
+		b.WriteString(prefix + ": ")
+	}
+	fmt.Fprintf(&b, "%d issue(s)", len(l))
 	for i, is := range l {
 		if i == shown {
 			fmt.Fprintf(&b, "; and %d more", len(l)-shown)
