@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"text/tabwriter"
@@ -18,24 +19,14 @@ agent's token once; keep it, it cannot be shown again. --no-execute creates an
 agent that may read skills but never run scripts (can_execute_skills false).`
 
 func runAgent(ctx context.Context, io IO, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintln(io.Stdout, "Usage: gatehouse "+agentUsage)
-		if len(args) == 0 {
-			return usageError("agent: missing subcommand (add, list, disable, enable or remove)")
-		}
-		return nil
-	}
-	fs := newFlags(io, "agent "+args[0], agentUsage)
-	asJSON := fs.Bool("json", false, "print JSON")
-	noExec := fs.Bool("no-execute", false, "with add: the agent may not execute skills")
-	pos, err := parseFlags(fs, args[1:])
-	if err != nil {
+	var noExec *bool
+	cmd, err := openVerbCommand(ctx, io, "agent", agentUsage, "add, list, disable, enable or remove", args, func(fs *flag.FlagSet) {
+		noExec = fs.Bool("no-execute", false, "with add: the agent may not execute skills")
+	})
+	if cmd == nil {
 		return err
 	}
-	env, err := openEnv(ctx, io)
-	if err != nil {
-		return err
-	}
+	env, pos, asJSON := cmd.env, cmd.pos, cmd.asJSON
 	defer env.Close()
 	reg := agents.New(env.DB, nil)
 	switch {
@@ -44,7 +35,7 @@ func runAgent(ctx context.Context, io IO, args []string) error {
 		if err != nil {
 			return agentError(err)
 		}
-		if *asJSON {
+		if asJSON {
 			return writeJSON(io, map[string]any{"id": a.ID, "name": a.Name, "token": token, "can_execute_skills": a.CanExecuteSkills})
 		}
 		fmt.Fprintf(io.Stdout, "agent %s (%s) added; can execute skills: %v\n\ntoken (shown once, keep it safe):\n%s\n", sanitize(a.Name), a.ID, a.CanExecuteSkills, token)
@@ -55,7 +46,7 @@ func runAgent(ctx context.Context, io IO, args []string) error {
 		if err != nil {
 			return agentError(err)
 		}
-		if *asJSON {
+		if asJSON {
 			return writeJSON(io, map[string]any{"agents": list})
 		}
 		tw := tabwriter.NewWriter(io.Stdout, 0, 4, 2, ' ', 0)

@@ -119,18 +119,15 @@ func captureAndSave(ctx context.Context, env *Env, sup *proctree.Supervisor, sc 
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
-	path, err := saveEvidence(env.DataDir, ev.EvidenceID, out)
-	if err != nil {
-		return nil, nil, nil, "", err
-	}
 	sum := captureSummary(rec)
 	sum["origin"] = OriginCaptured
 	summary, _ := json.Marshal(sum)
-	if err := env.DB.IndexEvidence(ctx, store.EvidenceEntry{EvidenceID: ev.EvidenceID, PredicateType: ev.PredicateType,
-		Operation: ev.Operation, Path: path, Size: int64(len(out)), Summary: summary, CreatedAt: time.Now()}); err != nil {
-		return nil, nil, nil, "", errorf("evidence_not_indexed", CategoryIO, "%v", err)
+	entry, err := saveAndIndexEvidence(ctx, env, store.EvidenceEntry{EvidenceID: ev.EvidenceID, PredicateType: ev.PredicateType,
+		Operation: ev.Operation, Summary: summary}, out)
+	if err != nil {
+		return nil, nil, nil, "", err
 	}
-	return rec, ev, out, path, nil
+	return rec, ev, out, entry.Path, nil
 }
 
 // loadCapturePolicy is the capture operator policy in effect: the stored
@@ -239,7 +236,8 @@ func saveEvidence(dataDir, id string, data []byte) (string, error) {
 	if !evidence.ValidID(id) {
 		return "", errorf("internal", CategoryInternal, "refusing to save Evidence under the id %q", id)
 	}
-	dir := filepath.Join(dataDir, "evidence")
+	path := evidenceFile(dataDir, id)
+	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", errorf("evidence_not_saved", CategoryIO, "%v", err)
 	}
@@ -255,7 +253,6 @@ func saveEvidence(dataDir, id string, data []byte) (string, error) {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	path := filepath.Join(dir, id+".json")
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}
@@ -264,6 +261,31 @@ func saveEvidence(dataDir, id string, data []byte) (string, error) {
 		return "", errorf("evidence_not_saved", CategoryIO, "%v", err)
 	}
 	return path, nil
+}
+
+// evidenceFile is where the Evidence id lives: <dataDir>/evidence/<id>.json.
+// Callers check id with evidence.ValidID first, so it cannot leave the
+// folder.
+func evidenceFile(dataDir, id string) string {
+	return filepath.Join(dataDir, "evidence", id+".json")
+}
+
+// saveAndIndexEvidence saves data as the Evidence e.EvidenceID
+// (saveEvidence) and indexes it with e's id, predicate, operation and
+// summary; Path, Size and CreatedAt are set here. If indexing fails the
+// saved file is removed, so nothing is left half-saved. It returns the
+// entry as indexed.
+func saveAndIndexEvidence(ctx context.Context, env *Env, e store.EvidenceEntry, data []byte) (store.EvidenceEntry, error) {
+	path, err := saveEvidence(env.DataDir, e.EvidenceID, data)
+	if err != nil {
+		return store.EvidenceEntry{}, err
+	}
+	e.Path, e.Size, e.CreatedAt = path, int64(len(data)), time.Now()
+	if err := env.DB.IndexEvidence(ctx, e); err != nil {
+		os.Remove(path) // nothing half-saved
+		return store.EvidenceEntry{}, errorf("evidence_not_indexed", CategoryIO, "%v", err)
+	}
+	return e, nil
 }
 
 // progress reports a running capture on a terminal stderr.

@@ -1,12 +1,8 @@
 package app
 
 import (
-	"bytes"
-	"encoding/json"
 	"os/exec"
 	"testing"
-
-	"github.com/gatehouse/gatehouse/backend/evidence"
 )
 
 // A capture with loopback replay, made and checked through the CLI:
@@ -16,41 +12,22 @@ func TestEvidenceVerifyLoopbackReplay(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is not installed")
 	}
-	work := t.TempDir()
 	script := `curl -sS -X POST --data 'pw=hunter2' "$GATEHOUSE_REPLAY_HTTP_URL/login"; curl -sS "$GATEHOUSE_REPLAY_HTTP_URL/none"`
-	r := cli(t, captureEnv(t, work), "capture-process", writeScenario(t, work, script, func(m map[string]any) {
+	good := captureEvidenceFile(t, script, func(m map[string]any) {
 		m["replay"] = map[string]any{"http": []any{map[string]any{"method": "POST", "path": "/login", "response": map[string]any{"body": "ok"}}}}
-	}))
-	if r.status != 0 {
-		t.Fatalf("capture: %d %s", r.status, r.stderr)
-	}
-	good := []byte(r.stdout)
+	})
 	if status, issues := verifyIssues(t, good); status != 0 {
 		t.Fatalf("a fresh capture with replay does not verify: %v", issues)
 	}
 	reseal := func(f func(events []any)) []byte {
 		t.Helper()
-		e, is := evidence.Parse(good)
-		if len(is) > 0 {
-			t.Fatal(is)
-		}
-		dec := json.NewDecoder(bytes.NewReader(e.NormalizedResult))
-		dec.UseNumber()
-		var m map[string]any
-		if err := dec.Decode(&m); err != nil {
-			t.Fatal(err)
-		}
-		events := m["protocol_events"].([]any)
-		if len(events) != 4 {
-			t.Fatalf("protocol events %v", events)
-		}
-		f(events)
-		e.NormalizedResult, _ = json.Marshal(m)
-		if err := evidence.Seal(e); err != nil {
-			t.Fatal(err)
-		}
-		b, _ := json.Marshal(e)
-		return b
+		return resealRecord(t, good, func(m map[string]any) {
+			events := m["protocol_events"].([]any)
+			if len(events) != 4 {
+				t.Fatalf("protocol events %v", events)
+			}
+			f(events)
+		})
 	}
 	for _, c := range []struct {
 		name, code, path string

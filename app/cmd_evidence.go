@@ -38,12 +38,8 @@ type evidenceIssue struct {
 }
 
 func runEvidence(ctx context.Context, io IO, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(io.Stdout, "Usage: gatehouse "+evidenceUsage)
-		if len(args) == 0 {
-			return usageError("evidence: missing subcommand (verify)")
-		}
-		return nil
+	if handled, err := subcommandHelp(io, "evidence", evidenceUsage, "verify", args); handled {
+		return err
 	}
 	if args[0] == "list" {
 		return runEvidenceList(ctx, io, args[1:])
@@ -114,7 +110,7 @@ func runEvidenceList(ctx context.Context, io IO, args []string) error {
 		return err
 	}
 	defer env.Close()
-	list, err := env.DB.ListEvidence(ctx, 1000)
+	list, err := env.DB.ListEvidence(ctx, maxListedEvidence)
 	if err != nil {
 		return errorf("database", CategoryIO, "%v", err)
 	}

@@ -15,9 +15,8 @@ import (
 // least two entries.
 func richCaptureEvidence(t *testing.T) []byte {
 	t.Helper()
-	work := t.TempDir()
 	script := `printf 'name? '; read n; echo "hi $n"; codex --version; sleep 0.2; stty size; codex --version; echo bye`
-	path := writeScenario(t, work, script, func(m map[string]any) {
+	return captureEvidenceFile(t, script, func(m map[string]any) {
 		m["terminal"] = map[string]any{"columns": 30, "rows": 4} // small screens: a small file to verify many times
 		m["events"] = []any{
 			map[string]any{"type": "input", "at_ms": 100, "data": "Ada\r"},
@@ -29,11 +28,6 @@ func richCaptureEvidence(t *testing.T) []byte {
 			"termination": map[string]any{"type": "exit", "code": 0}, "max_calls": 2,
 		}}}}
 	})
-	r := cli(t, captureEnv(t, work), "capture-process", path)
-	if r.status != 0 {
-		t.Fatalf("capture: %d %s", r.status, r.stderr)
-	}
-	return []byte(r.stdout)
 }
 
 func decodeNumbers(t *testing.T, b []byte) map[string]any {

@@ -11,15 +11,42 @@ import (
 	"github.com/gatehouse/gatehouse/backend/evidence"
 )
 
-// captureEvidenceFile runs a small capture and returns its Evidence.
-func captureEvidenceFile(t *testing.T) []byte {
+// captureEvidenceFile runs `capture-process` on a scenario running
+// /bin/sh -c script in a fresh work root (edit, if set, changes the
+// scenario; see writeScenario) and returns its Evidence.
+func captureEvidenceFile(t *testing.T, script string, edit func(map[string]any)) []byte {
 	t.Helper()
 	work := t.TempDir()
-	r := cli(t, captureEnv(t, work), "capture-process", writeScenario(t, work, "echo hello", nil))
+	r := cli(t, captureEnv(t, work), "capture-process", writeScenario(t, work, script, edit))
 	if r.status != 0 {
 		t.Fatalf("capture: %d %s", r.status, r.stderr)
 	}
 	return []byte(r.stdout)
+}
+
+// resealRecord decodes the capture record of the Evidence good (numbers
+// kept exact), lets f change it and returns the Evidence re-sealed around
+// the changed record: the envelope holds, only the record can be wrong.
+func resealRecord(t *testing.T, good []byte, f func(rec map[string]any)) []byte {
+	t.Helper()
+	e, is := evidence.Parse(good)
+	if len(is) > 0 {
+		t.Fatal(is)
+	}
+	m := decodeNumbers(t, e.NormalizedResult)
+	f(m)
+	var err error
+	if e.NormalizedResult, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := evidence.Seal(e); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func verifyIssues(t *testing.T, data []byte) (int, []evidenceIssue) {
@@ -51,7 +78,7 @@ func hasPath(issues []evidenceIssue, code, path string) bool {
 }
 
 func TestEvidenceVerify(t *testing.T) {
-	good := captureEvidenceFile(t)
+	good := captureEvidenceFile(t, "echo hello", nil)
 	if status, issues := verifyIssues(t, good); status != 0 {
 		t.Fatalf("a fresh capture does not verify: %v", issues)
 	}
@@ -78,20 +105,7 @@ func TestEvidenceVerify(t *testing.T) {
 	// Re-sealed, the envelope holds but the record does not.
 	reseal := func(f func(rec map[string]any)) []byte {
 		t.Helper()
-		e, _ := evidence.Parse(good)
-		dec := json.NewDecoder(bytes.NewReader(e.NormalizedResult))
-		dec.UseNumber()
-		var m map[string]any
-		if err := dec.Decode(&m); err != nil {
-			t.Fatal(err)
-		}
-		f(m)
-		e.NormalizedResult, _ = json.Marshal(m)
-		if err := evidence.Seal(e); err != nil {
-			t.Fatal(err)
-		}
-		b, _ := json.Marshal(e)
-		return b
+		return resealRecord(t, good, f)
 	}
 	cases := []struct {
 		name, code, path string

@@ -19,23 +19,11 @@ receipts are issued by Gatehouse (submitted ones are ignored), and the stored
 value is printed.`
 
 func runPolicy(ctx context.Context, io IO, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintln(io.Stdout, "Usage: gatehouse "+policyUsage)
-		if len(args) == 0 {
-			return usageError("policy: missing subcommand (get or set)")
-		}
-		return nil
-	}
-	fs := newFlags(io, "policy "+args[0], policyUsage)
-	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseFlags(fs, args[1:])
-	if err != nil {
+	cmd, err := openVerbCommand(ctx, io, "policy", policyUsage, "get or set", args, nil)
+	if cmd == nil {
 		return err
 	}
-	env, err := openEnv(ctx, io)
-	if err != nil {
-		return err
-	}
+	env, pos, asJSON := cmd.env, cmd.pos, cmd.asJSON
 	defer env.Close()
 	st := policy.NewStore(env.DB, nil, nil)
 	switch {
@@ -44,7 +32,7 @@ func runPolicy(ctx context.Context, io IO, args []string) error {
 		if err != nil {
 			return errorf("policy", CategoryIO, "%v", err)
 		}
-		return printPolicy(io, p, *asJSON)
+		return printPolicy(io, p, asJSON)
 	case args[0] == "set" && len(pos) == 1:
 		data, err := readSource(io, pos[0], 1<<20)
 		if err != nil {

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -20,13 +19,8 @@ var reactivePrompt = map[string]any{"version": 1, "initial_state": "ask", "deadl
 }}
 
 func TestCLIReactiveCaptureAndVerify(t *testing.T) {
-	work := t.TempDir()
-	r := cli(t, captureEnv(t, work), "capture-process", writeScenario(t, work, `printf "Name? "; read n; echo "hi $n"`,
-		func(m map[string]any) { m["reactive"] = reactivePrompt }))
-	if r.status != 0 {
-		t.Fatalf("capture: %d %s", r.status, r.stderr)
-	}
-	good := []byte(r.stdout)
+	good := captureEvidenceFile(t, `printf "Name? "; read n; echo "hi $n"`,
+		func(m map[string]any) { m["reactive"] = reactivePrompt })
 	ev, issues := evidence.Parse(good)
 	if len(issues) > 0 {
 		t.Fatal(issues)
@@ -44,19 +38,9 @@ func TestCLIReactiveCaptureAndVerify(t *testing.T) {
 		t.Fatalf("a fresh reactive capture does not verify: %v", issues)
 	}
 	// A re-sealed envelope whose reactive_run claims another transition.
-	e, _ := evidence.Parse(good)
-	dec := json.NewDecoder(bytes.NewReader(e.NormalizedResult))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		t.Fatal(err)
-	}
-	m["reactive_run"].(map[string]any)["transitions"].([]any)[0].(map[string]any)["transition_id"] = "done"
-	e.NormalizedResult, _ = json.Marshal(m)
-	if err := evidence.Seal(e); err != nil {
-		t.Fatal(err)
-	}
-	mutated, _ := json.Marshal(e)
+	mutated := resealRecord(t, good, func(m map[string]any) {
+		m["reactive_run"].(map[string]any)["transitions"].([]any)[0].(map[string]any)["transition_id"] = "done"
+	})
 	if status, issues := verifyIssues(t, mutated); status != 1 || !hasPath(issues, "unknown_state", "$.normalized_result.reactive_run.transitions[0].transition_id") {
 		t.Fatalf("mutated reactive_run: %d %v", status, issues)
 	}

@@ -25,12 +25,8 @@ Subcommands:
 `
 
 func runSkill(ctx context.Context, io IO, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(io.Stdout, "Usage: gatehouse "+skillUsage)
-		if len(args) == 0 {
-			return usageError("skill: missing subcommand (list, inspect, run or roots)")
-		}
-		return nil
+	if handled, err := subcommandHelp(io, "skill", skillUsage, "list, inspect, run or roots", args); handled {
+		return err
 	}
 	switch args[0] {
 	case "list":

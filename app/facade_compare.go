@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"strings"
-	"time"
 
 	"github.com/gatehouse/gatehouse/backend/asciicast"
 	"github.com/gatehouse/gatehouse/backend/capture"
@@ -334,14 +332,9 @@ func (f *Facade) ImportAsciicast(a ImportAsciicastArgs) (ImportAsciicastResult, 
 	summary, _ := json.Marshal(map[string]any{"origin": OriginImported, "file_name": a.Name, "label": asciicast.OriginLabel,
 		"format": fmt.Sprintf("asciicast v%d", rec.Origin.Version), "frames": len(rec.Frames), "duration_ms": duration,
 		"terminal_only": true, "title": rec.Origin.Title})
-	p, err := saveEvidence(f.env.DataDir, env.EvidenceID, out)
-	if err != nil {
+	if _, err := saveAndIndexEvidence(f.ctx, f.env, store.EvidenceEntry{EvidenceID: env.EvidenceID, PredicateType: env.PredicateType,
+		Operation: env.Operation, Summary: summary}, out); err != nil {
 		return ImportAsciicastResult{}, err
-	}
-	if err := f.env.DB.IndexEvidence(f.ctx, store.EvidenceEntry{EvidenceID: env.EvidenceID, PredicateType: env.PredicateType,
-		Operation: env.Operation, Path: p, Size: int64(len(out)), Summary: summary, CreatedAt: time.Now()}); err != nil {
-		os.Remove(p) // nothing half-imported
-		return ImportAsciicastResult{}, errorf("evidence_not_indexed", CategoryIO, "%v", err)
 	}
 	return res, nil
 }
@@ -434,18 +427,11 @@ func (f *Facade) cmpSave(env *evidence.Envelope, res compare.Result) error {
 	if err != nil {
 		return errorf("internal", CategoryInternal, "encode the comparison Evidence: %v", err)
 	}
-	p, err := saveEvidence(f.env.DataDir, env.EvidenceID, out)
-	if err != nil {
-		return err
-	}
 	summary, _ := json.Marshal(map[string]any{"origin": OriginCaptured, "status": res.Status, "left": env.EvidenceLinks[0],
 		"right": env.EvidenceLinks[1], "first_divergence": res.FirstDivergence.Dimension, "trace": res.Trace != nil})
-	if err := f.env.DB.IndexEvidence(f.ctx, store.EvidenceEntry{EvidenceID: env.EvidenceID, PredicateType: env.PredicateType,
-		Operation: env.Operation, Path: p, Size: int64(len(out)), Summary: summary, CreatedAt: time.Now()}); err != nil {
-		os.Remove(p)
-		return errorf("evidence_not_indexed", CategoryIO, "%v", err)
-	}
-	return nil
+	_, err = saveAndIndexEvidence(f.ctx, f.env, store.EvidenceEntry{EvidenceID: env.EvidenceID, PredicateType: env.PredicateType,
+		Operation: env.Operation, Summary: summary}, out)
+	return err
 }
 
 // cmpCanonicalEqual compares two JSON values by their RFC 8785 forms.

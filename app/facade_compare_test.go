@@ -44,24 +44,6 @@ func cmpCapture(t *testing.T, ts *testServer, work, word string) string {
 	return ev.EvidenceID
 }
 
-// cmpCall calls a facade method over the browser bridge.
-func cmpCall[T any](t *testing.T, ts *testServer, method string, args any) (T, int, cliErr) {
-	t.Helper()
-	body, _ := json.Marshal(args)
-	status, m := ts.do(t, req{method: "POST", path: "/api/" + method, body: string(body), origin: ts.origin(), cookie: true})
-	raw, _ := json.Marshal(m)
-	var v T
-	var e cliErr
-	if status == 200 {
-		if err := json.Unmarshal(raw, &v); err != nil {
-			t.Fatalf("%s: decode %s: %v", method, raw, err)
-		}
-	} else if err := json.Unmarshal(raw, &e); err != nil {
-		t.Fatalf("%s: decode error %s: %v", method, raw, err)
-	}
-	return v, status, e
-}
-
 type cmpResult struct {
 	Status          string `json:"status"`
 	Terminal        string `json:"terminal"`
@@ -113,7 +95,7 @@ func TestCompareCapturesOverTheBridge(t *testing.T) {
 	work := t.TempDir()
 	alpha, bravo := cmpCapture(t, ts, work, "alpha"), cmpCapture(t, ts, work, "bravo")
 
-	v, status, e := cmpCall[ComparisonView](t, ts, "CompareCaptures", map[string]any{"left": alpha, "right": bravo, "traceSpec": stepTrace, "save": true})
+	v, status, e := apiCall[ComparisonView](t, ts, "CompareCaptures", map[string]any{"left": alpha, "right": bravo, "traceSpec": stepTrace, "save": true})
 	if status != 200 {
 		t.Fatalf("CompareCaptures: %d %+v", status, e)
 	}
@@ -137,30 +119,30 @@ func TestCompareCapturesOverTheBridge(t *testing.T) {
 	}
 
 	// The saved comparison opens again, and comparing again agrees.
-	o, status, e := cmpCall[ComparisonView](t, ts, "OpenComparison", map[string]any{"id": v.EvidenceID})
+	o, status, e := apiCall[ComparisonView](t, ts, "OpenComparison", map[string]any{"id": v.EvidenceID})
 	if status != 200 || o.Recomputed != "match" || o.EvidenceID != v.EvidenceID || len(o.Dimensions[0].Items) == 0 || string(o.TraceSpec) == "null" {
 		t.Fatalf("OpenComparison: %d %+v %+v", status, e, o)
 	}
-	got, _, _ := cmpCall[GetEvidenceResult](t, ts, "GetEvidence", map[string]any{"id": v.EvidenceID})
+	got, _, _ := apiCall[GetEvidenceResult](t, ts, "GetEvidence", map[string]any{"id": v.EvidenceID})
 	tampered := strings.Replace(string(got.Evidence), `"verdict":"different"`, `"verdict":"equivalent"`, 1)
 	if tampered == string(got.Evidence) {
 		t.Fatal("tampering changed nothing")
 	}
-	_, status, e = cmpCall[ComparisonView](t, ts, "OpenComparison", map[string]any{"text": tampered})
+	_, status, e = apiCall[ComparisonView](t, ts, "OpenComparison", map[string]any{"text": tampered})
 	if status != 400 || e.Code != "evidence_integrity_mismatch" || !strings.Contains(detailPaths(t, e), "$.evidence_id") {
 		t.Fatalf("tampered: %d %+v", status, e)
 	}
-	_, status, e = cmpCall[ComparisonView](t, ts, "OpenComparison", map[string]any{"id": alpha})
+	_, status, e = apiCall[ComparisonView](t, ts, "OpenComparison", map[string]any{"id": alpha})
 	if status != 400 || e.Code != "not_a_comparison" || detailPaths(t, e) != "$.predicate_type" {
 		t.Fatalf("capture opened as comparison: %d %+v", status, e)
 	}
 
 	// A comparison whose captures left the library still opens: verdicts
 	// only, and it says it could not re-check them.
-	if _, status, e := cmpCall[DeleteEvidenceResult](t, ts, "DeleteEvidence", map[string]any{"id": bravo}); status != 200 {
+	if _, status, e := apiCall[DeleteEvidenceResult](t, ts, "DeleteEvidence", map[string]any{"id": bravo}); status != 200 {
 		t.Fatalf("DeleteEvidence: %d %+v", status, e)
 	}
-	o, status, e = cmpCall[ComparisonView](t, ts, "OpenComparison", map[string]any{"text": string(got.Evidence)})
+	o, status, e = apiCall[ComparisonView](t, ts, "OpenComparison", map[string]any{"text": string(got.Evidence)})
 	if status != 200 || o.Recomputed != "unavailable" || o.Saved || !o.Left.Available || o.Right.Available || string(o.Right.Record) != "null" ||
 		len(o.Dimensions) != 7 || o.Dimensions[0].Status != "changed" || len(o.Dimensions[0].Items) != 0 || o.Right.Problem == "" {
 		t.Fatalf("OpenComparison without the right capture: %d %+v %+v", status, e, o)
@@ -168,17 +150,17 @@ func TestCompareCapturesOverTheBridge(t *testing.T) {
 	bravo = cmpCapture(t, ts, work, "bravo")
 
 	// Structured errors with paths, and nothing saved.
-	before, _, _ := cmpCall[ListEvidenceResult](t, ts, "ListEvidence", map[string]any{})
-	_, status, e = cmpCall[ComparisonView](t, ts, "CompareCaptures", map[string]any{"left": "ev_nope", "right": bravo})
+	before, _, _ := apiCall[ListEvidenceResult](t, ts, "ListEvidence", map[string]any{})
+	_, status, e = apiCall[ComparisonView](t, ts, "CompareCaptures", map[string]any{"left": "ev_nope", "right": bravo})
 	if status != 400 || detailPaths(t, e) != "$.left" {
 		t.Fatalf("bad id: %d %+v", status, e)
 	}
 	badSpec := strings.Replace(stepTrace, `"after": "done"`, `"after": "nowhere"`, 1)
-	_, status, e = cmpCall[ComparisonView](t, ts, "CompareCaptures", map[string]any{"left": alpha, "right": bravo, "traceSpec": badSpec, "save": true})
+	_, status, e = apiCall[ComparisonView](t, ts, "CompareCaptures", map[string]any{"left": alpha, "right": bravo, "traceSpec": badSpec, "save": true})
 	if status != 400 || e.Code != "invalid_trace_spec" || !strings.Contains(string(e.Details), "$.language.happens_before[2].after") {
 		t.Fatalf("bad trace spec: %d %+v %s", status, e, e.Details)
 	}
-	after, _, _ := cmpCall[ListEvidenceResult](t, ts, "ListEvidence", map[string]any{})
+	after, _, _ := apiCall[ListEvidenceResult](t, ts, "ListEvidence", map[string]any{})
 	if len(after.Evidence) != len(before.Evidence) {
 		t.Fatalf("a failed comparison changed the library: %d → %d", len(before.Evidence), len(after.Evidence))
 	}
@@ -187,12 +169,12 @@ func TestCompareCapturesOverTheBridge(t *testing.T) {
 func TestAsciicastExportImportOverTheBridge(t *testing.T) {
 	ts := startServer(t)
 	alpha := cmpCapture(t, ts, t.TempDir(), "alpha")
-	ex, status, e := cmpCall[ExportAsciicastResult](t, ts, "ExportAsciicast", map[string]any{"id": alpha})
+	ex, status, e := apiCall[ExportAsciicastResult](t, ts, "ExportAsciicast", map[string]any{"id": alpha})
 	if status != 200 || !strings.HasPrefix(ex.Text, `{"version":2,"width":40,"height":6,`) || !strings.Contains(ex.Text, `[0.000, "o", "step 3 alpha\r\n"]`) ||
 		!strings.HasSuffix(ex.Name, ".cast") || ex.Events < 4 {
 		t.Fatalf("export: %d %+v\n%s", status, e, ex.Text)
 	}
-	im, status, e := cmpCall[ImportAsciicastResult](t, ts, "ImportAsciicast", map[string]any{"name": "alpha.cast", "text": ex.Text})
+	im, status, e := apiCall[ImportAsciicastResult](t, ts, "ImportAsciicast", map[string]any{"name": "alpha.cast", "text": ex.Text})
 	if status != 200 || im.PredicateType != "gatehouse.terminal-recording/v1" || im.Origin != "imported" || im.Frames != 4 || im.DurationMS < 1000 {
 		t.Fatalf("import: %d %+v %+v", status, e, im)
 	}
@@ -200,7 +182,7 @@ func TestAsciicastExportImportOverTheBridge(t *testing.T) {
 		Frames []capture.Frame `json:"frames"`
 	}
 	json.Unmarshal(im.Record, &rec)
-	cap, _, _ := cmpCall[GetEvidenceResult](t, ts, "GetEvidence", map[string]any{"id": alpha})
+	cap, _, _ := apiCall[GetEvidenceResult](t, ts, "GetEvidence", map[string]any{"id": alpha})
 	var orig struct {
 		NormalizedResult struct {
 			Frames []capture.Frame `json:"frames"`
@@ -215,7 +197,7 @@ func TestAsciicastExportImportOverTheBridge(t *testing.T) {
 			t.Errorf("frame %d: %+v, want %+v", i, rec.Frames[i], orig.NormalizedResult.Frames[i])
 		}
 	}
-	list, _, _ := cmpCall[ListEvidenceResult](t, ts, "ListEvidence", map[string]any{})
+	list, _, _ := apiCall[ListEvidenceResult](t, ts, "ListEvidence", map[string]any{})
 	found := false
 	for _, it := range list.Evidence {
 		if it.EvidenceID == im.EvidenceID {
@@ -226,15 +208,15 @@ func TestAsciicastExportImportOverTheBridge(t *testing.T) {
 		t.Fatalf("the import is not in the library as imported: %+v", list.Evidence)
 	}
 	// An imported recording exports again, and cannot be compared as a capture.
-	if _, status, e := cmpCall[ExportAsciicastResult](t, ts, "ExportAsciicast", map[string]any{"id": im.EvidenceID}); status != 200 {
+	if _, status, e := apiCall[ExportAsciicastResult](t, ts, "ExportAsciicast", map[string]any{"id": im.EvidenceID}); status != 200 {
 		t.Fatalf("re-export: %d %+v", status, e)
 	}
-	_, status, e = cmpCall[ComparisonView](t, ts, "CompareCaptures", map[string]any{"left": alpha, "right": im.EvidenceID})
+	_, status, e = apiCall[ComparisonView](t, ts, "CompareCaptures", map[string]any{"left": alpha, "right": im.EvidenceID})
 	if status != 400 || e.Code != "not_a_capture" || detailPaths(t, e) != "$.right" {
 		t.Fatalf("recording compared as capture: %d %+v", status, e)
 	}
 	// A malformed file is refused with its line and path; nothing is saved.
-	_, status, e = cmpCall[ImportAsciicastResult](t, ts, "ImportAsciicast", map[string]any{"name": "bad.cast",
+	_, status, e = apiCall[ImportAsciicastResult](t, ts, "ImportAsciicast", map[string]any{"name": "bad.cast",
 		"text": "{\"version\": 2, \"width\": 10, \"height\": 2}\n[0.5, \"o\", \"a\"]\n[0.25, \"o\", \"b\"]\n"})
 	var issues []struct {
 		Line int    `json:"line"`
@@ -245,11 +227,11 @@ func TestAsciicastExportImportOverTheBridge(t *testing.T) {
 	if status != 400 || e.Code != "invalid_asciicast" || len(issues) != 1 || issues[0].Line != 3 || issues[0].Path != "$[0]" || issues[0].Code != "time_order" {
 		t.Fatalf("bad cast: %d %+v", status, e)
 	}
-	again, _, _ := cmpCall[ListEvidenceResult](t, ts, "ListEvidence", map[string]any{})
+	again, _, _ := apiCall[ListEvidenceResult](t, ts, "ListEvidence", map[string]any{})
 	if len(again.Evidence) != len(list.Evidence) {
 		t.Fatalf("a rejected import changed the library")
 	}
-	if _, status, e := cmpCall[ExportAsciicastResult](t, ts, "ExportAsciicast", map[string]any{"id": "ev_" + strings.Repeat("0", 64)}); status != 404 {
+	if _, status, e := apiCall[ExportAsciicastResult](t, ts, "ExportAsciicast", map[string]any{"id": "ev_" + strings.Repeat("0", 64)}); status != 404 {
 		t.Fatalf("missing id: %d %+v", status, e)
 	}
 }

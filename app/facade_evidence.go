@@ -198,15 +198,10 @@ func (f *Facade) ImportEvidence(a ImportEvidenceArgs) (ImportEvidenceResult, err
 	if err != nil {
 		return ImportEvidenceResult{}, err
 	}
-	path, err := saveEvidence(f.env.DataDir, res.EvidenceID, a.Data)
+	entry, err := saveAndIndexEvidence(f.ctx, f.env, store.EvidenceEntry{EvidenceID: res.EvidenceID,
+		PredicateType: res.PredicateType, Operation: operationOf(a.Data), Summary: summary}, a.Data)
 	if err != nil {
 		return ImportEvidenceResult{}, err
-	}
-	entry := store.EvidenceEntry{EvidenceID: res.EvidenceID, PredicateType: res.PredicateType, Operation: operationOf(a.Data),
-		Path: path, Size: int64(len(a.Data)), Summary: summary, CreatedAt: time.Now()}
-	if err := f.env.DB.IndexEvidence(f.ctx, entry); err != nil {
-		os.Remove(path) // nothing half-imported
-		return ImportEvidenceResult{}, errorf("evidence_not_indexed", CategoryIO, "%v", err)
 	}
 	return ImportEvidenceResult{Item: itemOf(entry)}, nil
 }
@@ -239,10 +234,10 @@ func (f *Facade) DeleteEvidence(a DeleteEvidenceArgs) (DeleteEvidenceResult, err
 	return DeleteEvidenceResult{Deleted: true}, nil
 }
 
-// evidencePath is where Evidence id lives; the id was checked with
-// evidence.ValidID, so it cannot leave the folder.
+// evidencePath is where Evidence id lives (evidenceFile); the id was
+// checked with evidence.ValidID, so it cannot leave the folder.
 func (f *Facade) evidencePath(id string) string {
-	return filepath.Join(f.env.DataDir, "evidence", id+".json")
+	return evidenceFile(f.env.DataDir, id)
 }
 
 // findEvidence returns the index entry of id (error evidence_not_found).

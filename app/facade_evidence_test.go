@@ -57,8 +57,8 @@ func apiCall[T any](t *testing.T, ts *testServer, method string, args any) (T, i
 		if err := json.Unmarshal(raw, &v); err != nil {
 			t.Fatalf("%s: decode %s: %v", method, raw, err)
 		}
-	} else {
-		json.Unmarshal(raw, &e)
+	} else if err := json.Unmarshal(raw, &e); err != nil {
+		t.Fatalf("%s: decode error %s: %v", method, raw, err)
 	}
 	return v, status, e
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -91,7 +90,7 @@ func (t *mcpTools) readEvidence(ctx context.Context, req *mcp.ReadResourceReques
 	if !evidenceIDPattern.MatchString(id) || !t.s.evidence.has(req.Session, id) {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	data, err := os.ReadFile(filepath.Join(t.s.f.env.DataDir, "evidence", id+".json"))
+	data, err := os.ReadFile(evidenceFile(t.s.f.env.DataDir, id))
 	if err != nil {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}

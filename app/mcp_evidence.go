@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"regexp"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,7 +54,7 @@ func (t *mcpTools) loadEvidence(id string) (*evidence.Envelope, *mcp.CallToolRes
 	if !evidenceIDPattern.MatchString(id) {
 		return nil, toolError("invalid_arguments", "evidence ids look like ev_ followed by 64 hex digits")
 	}
-	data, err := os.ReadFile(filepath.Join(t.s.f.env.DataDir, "evidence", id+".json"))
+	data, err := os.ReadFile(evidenceFile(t.s.f.env.DataDir, id))
 	if err != nil {
 		return nil, toolError("evidence_not_found", "no saved capture "+id)
 	}
