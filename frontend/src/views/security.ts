@@ -4,13 +4,16 @@
 // server validates and applies it atomically, and field errors are shown
 // next to the fields. The UI never sends a partial save: if a field cannot
 // even be encoded (say, a ceiling that is not a number) nothing is sent.
+// The load / render / save / "changed elsewhere" scaffold the sections
+// share is SettingsSection in security_section.ts.
 
-import { api, ApiError, onEvent } from '../api/client';
+import { api, onEvent } from '../api/client';
 import type { Agent, CaptureFieldError, CapturePolicyResult, CaptureSettings, PathError, Policy, PolicyMode, RuntimeResult, Scope, SkillRootsResult, SkillSummary } from '../api/types';
 import { h, icon, replace, uid } from '../lib/dom';
 import { formatBytes, formatDateTime, shortHash } from '../lib/format';
 import { groupErrors, linesToList, MODE_ORDER, MODES, normalizePath, policyChanges, policyForSave, scopeEdited } from '../lib/settings';
 import { badge, card, copyButton, errorBox, fieldErrors, hashChip, kv, loading, pathText } from '../lib/ui';
+import { fieldDetails, savedNote, SettingsSection } from './security_section';
 import type { View } from './view';
 
 const DEFAULT_TIMEOUT_CEILING = 30000;
@@ -111,16 +114,24 @@ interface DraftScope extends Scope {
 function policySection(root: HTMLElement) {
   let saved: Policy | null = null;
   let draft: { mode: PolicyMode; safeMode: boolean; trusted: DraftScope[] } | null = null;
-  let loadError: unknown = null;
   let agents: Agent[] = [];
   let skills: SkillSummary[] = [];
   let errors = new Map<string, string[]>();
   let errorList: { path: string; message: string }[] = [];
-  let saveError: unknown = null;
   let savedLines: string[] = [];
-  let saving = false;
-  let externalChange = false;
   let keySeq = 0;
+  const sec = new SettingsSection(root, {
+    fetch: async () => {
+      const [p, a, s] = await Promise.all([api.GetPolicy({}), api.ListAgents({}).catch(() => ({ agents: [] as Agent[] })), api.ListSkills({}).catch(() => ({ skills: [] as SkillSummary[], roots: [] }))]);
+      saved = p;
+      draft = toDraft(p);
+      agents = a.agents;
+      skills = s.skills;
+    },
+    view,
+    dirty,
+  });
+  const render = () => sec.render();
 
   const toDraft = (p: Policy) => ({
     mode: p.mode,
@@ -150,30 +161,8 @@ function policySection(root: HTMLElement) {
     }
   }
 
-  async function load(): Promise<void> {
-    try {
-      const [p, a, s] = await Promise.all([api.GetPolicy({}), api.ListAgents({}).catch(() => ({ agents: [] as Agent[] })), api.ListSkills({}).catch(() => ({ skills: [] as SkillSummary[], roots: [] }))]);
-      saved = p;
-      draft = toDraft(p);
-      agents = a.agents;
-      skills = s.skills;
-      loadError = null;
-      externalChange = false;
-    } catch (e) {
-      loadError = e;
-    }
-    render();
-  }
-
-  function render(): void {
-    const focusKey = document.activeElement instanceof HTMLElement && root.contains(document.activeElement) ? document.activeElement.dataset.focusKey : undefined;
-    replace(root, view());
-    if (focusKey) root.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus();
-  }
-
   function view(): HTMLElement {
-    if (loadError) return card('Execution policy', {}, errorBox(loadError, 'Could not load the policy.'));
-    if (!draft || !saved) return card('Execution policy', {}, loading('Loading the policy…'));
+    if (sec.loadError || !draft || !saved) return sec.placeholder('Execution policy', 'Could not load the policy.', 'Loading the policy…');
     const d = draft;
     const modeErr = errors.get('mode');
     const modeGroup = h(
@@ -230,33 +219,22 @@ function policySection(root: HTMLElement) {
     const actions = h(
       'div',
       { class: 'save-row' },
-      h('button', { type: 'button', class: 'btn primary', 'data-testid': 'policy-save', disabled: saving, onclick: () => void save() }, saving ? 'Saving…' : 'Save policy'),
-      h('button', { type: 'button', class: 'btn ghost', hidden: !isDirty, 'data-dirty-only': true, disabled: saving, onclick: () => ((draft = toDraft(saved!)), clearMessages(), render()) }, 'Discard changes'),
+      sec.saveButton('policy-save', 'Save policy', () => void save()),
+      h('button', { type: 'button', class: 'btn ghost', hidden: !isDirty, 'data-dirty-only': true, disabled: sec.saving, onclick: () => ((draft = toDraft(saved!)), clearMessages(), render()) }, 'Discard changes'),
       h('span', { class: 'unsaved small', hidden: !isDirty, 'data-dirty-only': true }, 'Unsaved changes'),
     );
     const messages = h(
       'div',
       { class: 'save-messages' },
-      externalChange
-        ? h('div', { class: 'alert tone-warn small' }, icon('warn'), h('div', null, 'The policy was changed elsewhere. ', h('button', { type: 'button', class: 'btn small', onclick: () => void load() }, 'Load the saved policy'), ' (your unsaved edits here are discarded).'))
-        : null,
-      errorList.length || saveError
-        ? h(
-            'div',
-            { class: 'alert tone-danger', role: 'alert', 'data-testid': 'policy-errors' },
-            icon('warn'),
-            h(
-              'div',
-              null,
-              h('strong', null, 'Nothing was saved. '),
-              saveError && !errorList.length ? (saveError instanceof Error ? saveError.message : String(saveError)) : `Fix ${errorList.length === 1 ? 'this problem' : `these ${errorList.length} problems`} and save again:`,
-              errorList.length ? h('ul', { class: 'error-list' }, errorList.map((e) => h('li', null, h('code', { class: 'mono' }, e.path), ' ', e.message))) : null,
-            ),
-          )
-        : null,
-      savedLines.length
-        ? h('div', { class: 'alert tone-ok', role: 'status', 'data-testid': 'policy-saved' }, icon('check'), h('div', null, h('strong', null, 'Saved. '), h('ul', { class: 'change-list' }, savedLines.map((l) => h('li', null, l)))))
-        : null,
+      sec.changedElsewhereNote('The policy was changed elsewhere. ', 'Load the saved policy', ' (your unsaved edits here are discarded).'),
+      sec.notSaved(
+        'policy-errors',
+        errorList.length,
+        `Fix ${errorList.length === 1 ? 'this problem' : `these ${errorList.length} problems`} and save again:`,
+        errorList.length ? h('ul', { class: 'error-list' }, errorList.map((e) => h('li', null, h('code', { class: 'mono' }, e.path), ' ', e.message))) : null,
+        true,
+      ),
+      savedLines.length ? savedNote('policy-saved', [h('strong', null, 'Saved. '), h('ul', { class: 'change-list' }, savedLines.map((l) => h('li', null, l)))], false) : null,
     );
     return card(
       'Execution policy',
@@ -466,61 +444,17 @@ function policySection(root: HTMLElement) {
         }),
         fieldErrors(err('workspace')),
       ),
-      h(
-        'td',
-        null,
-        h(
-          'div',
-          { class: 'unit-input' },
-          h('input', {
-            type: 'number',
-            class: ['input', 'small', 'num-input', err('timeoutMsCeiling') ? 'invalid' : ''],
-            value: s.timeoutText,
-            min: '1000',
-            max: '120000',
-            step: '1',
-            'aria-label': `Scope ${i + 1} time ceiling in milliseconds`,
-            'aria-invalid': err('timeoutMsCeiling') ? 'true' : undefined,
-            'data-testid': 'scope-timeout',
-            dataset: { focusKey: fk('to') },
-            oninput: (e: Event) => {
-              s.timeoutText = (e.target as HTMLInputElement).value;
-              soft();
-            },
-          }),
-          h('span', { class: 'unit' }, 'ms'),
-        ),
-        fieldErrors(err('timeoutMsCeiling')),
-      ),
-      h(
-        'td',
-        null,
-        h(
-          'div',
-          { class: 'unit-input' },
-          h('input', {
-            type: 'number',
-            class: ['input', 'small', 'num-input', err('maxOutputBytesCeiling') ? 'invalid' : ''],
-            value: s.outputText,
-            min: '1',
-            max: '262144',
-            step: '1',
-            'aria-label': `Scope ${i + 1} output ceiling in bytes`,
-            'aria-invalid': err('maxOutputBytesCeiling') ? 'true' : undefined,
-            'data-testid': 'scope-output',
-            dataset: { focusKey: fk('out') },
-            oninput: (e: Event) => {
-              s.outputText = (e.target as HTMLInputElement).value;
-              const n = Number(s.outputText);
-              const pretty = (e.target as HTMLElement).closest('td')?.querySelector('.bytes-pretty');
-              if (pretty) pretty.textContent = Number.isFinite(n) && n >= 1024 ? formatBytes(n) : '';
-              soft();
-            },
-          }),
-          h('span', { class: 'unit' }, 'bytes'),
-        ),
+      ceilingCell(s, i, { field: 'timeoutMsCeiling', text: 'timeoutText', min: '1000', max: '120000', what: 'time ceiling in milliseconds', unit: 'ms', testid: 'scope-timeout', focusKey: fk('to') }),
+      ceilingCell(
+        s,
+        i,
+        { field: 'maxOutputBytesCeiling', text: 'outputText', min: '1', max: '262144', what: 'output ceiling in bytes', unit: 'bytes', testid: 'scope-output', focusKey: fk('out') },
         h('div', { class: 'muted small bytes-pretty' }, Number(s.outputText) >= 1024 ? formatBytes(Number(s.outputText)) : ''),
-        fieldErrors(err('maxOutputBytesCeiling')),
+        (input) => {
+          const n = Number(s.outputText);
+          const pretty = input.closest('td')?.querySelector('.bytes-pretty');
+          if (pretty) pretty.textContent = Number.isFinite(n) && n >= 1024 ? formatBytes(n) : '';
+        },
       ),
       h('td', { 'data-testid': 'scope-receipt' }, receipt),
       h(
@@ -547,6 +481,46 @@ function policySection(root: HTMLElement) {
     );
   }
 
+  /** A scope's ceiling cell: a whole-number input with its unit, an optional note under it, and its field errors. */
+  function ceilingCell(
+    s: DraftScope,
+    i: number,
+    o: { field: 'timeoutMsCeiling' | 'maxOutputBytesCeiling'; text: 'timeoutText' | 'outputText'; min: string; max: string; what: string; unit: string; testid: string; focusKey: string },
+    note?: HTMLElement,
+    typed?: (input: HTMLInputElement) => void,
+  ): HTMLElement {
+    const err = errors.get(`trusted.${i}.${o.field}`);
+    return h(
+      'td',
+      null,
+      h(
+        'div',
+        { class: 'unit-input' },
+        h('input', {
+          type: 'number',
+          class: ['input', 'small', 'num-input', err ? 'invalid' : ''],
+          value: s[o.text],
+          min: o.min,
+          max: o.max,
+          step: '1',
+          'aria-label': `Scope ${i + 1} ${o.what}`,
+          'aria-invalid': err ? 'true' : undefined,
+          'data-testid': o.testid,
+          dataset: { focusKey: o.focusKey },
+          oninput: (e: Event) => {
+            const input = e.target as HTMLInputElement;
+            s[o.text] = input.value;
+            typed?.(input);
+            soft();
+          },
+        }),
+        h('span', { class: 'unit' }, o.unit),
+      ),
+      note,
+      fieldErrors(err),
+    );
+  }
+
   function revHint(rev: string): (Node | string)[] {
     if (!rev) return [h('span', { class: 'muted' }, 'Pick a skill’s current revision or paste one')];
     const skill = skills.find((k) => k.execution.revision === rev);
@@ -561,12 +535,12 @@ function policySection(root: HTMLElement) {
   function clearMessages(): void {
     errors = new Map();
     errorList = [];
-    saveError = null;
+    sec.saveError = null;
     savedLines = [];
   }
 
   async function save(): Promise<void> {
-    if (!draft || !saved || saving) return;
+    if (!draft || !saved || sec.saving) return;
     clearMessages();
     // Encode everything first; if any field can't be encoded, send nothing.
     const local: { path: string; message: string }[] = [];
@@ -584,40 +558,30 @@ function policySection(root: HTMLElement) {
       return;
     }
     const body = policyForSave({ mode: draft.mode, safeMode: draft.safeMode, trusted });
-    saving = true;
-    render();
-    try {
-      const before = saved;
-      const after = await api.SetPolicy({ policy: body });
-      saved = after;
-      draft = toDraft(after);
-      savedLines = policyChanges(before, after).lines;
-      externalChange = false;
-    } catch (e) {
-      if (e instanceof ApiError && e.code === 'invalid_policy' && Array.isArray(e.details)) {
-        const details = e.details as PathError[];
+    const before = saved;
+    await sec.save(
+      async () => {
+        const after = await api.SetPolicy({ policy: body });
+        saved = after;
+        draft = toDraft(after);
+        savedLines = policyChanges(before, after).lines;
+        sec.changedElsewhere = false;
+      },
+      (e) => {
+        const details = fieldDetails<PathError>(e, 'invalid_policy');
+        if (!details) return false;
         errorList = details.map((d) => ({ path: d.path, message: d.message }));
         errors = groupErrors(details, (d) => d.path);
-      } else {
-        saveError = e;
-      }
-    } finally {
-      saving = false;
-      render();
-      if (errorList.length) root.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
-    }
+        return true;
+      },
+    );
+    if (errorList.length) root.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
   }
 
-  const ready = load();
+  const ready = sec.load();
   return {
     ready,
-    external(): void {
-      if (saving) return;
-      if (dirty()) {
-        externalChange = true;
-        render();
-      } else void load();
-    },
+    external: () => sec.external(),
     agentsChanged(): void {
       void api
         .ListAgents({})
@@ -634,7 +598,6 @@ function policySection(root: HTMLElement) {
 
 function agentsSection(root: HTMLElement, changed: () => void) {
   let list: Agent[] | null = null;
-  let loadError: unknown = null;
   let addName = '';
   let addExec = true;
   let addError: unknown = null;
@@ -643,22 +606,14 @@ function agentsSection(root: HTMLElement, changed: () => void) {
   let confirmDelete = '';
   const rowError = new Map<string, unknown>();
   const busy = new Set<string>();
-
-  async function reload(): Promise<void> {
-    try {
+  const sec = new SettingsSection(root, {
+    fetch: async () => {
       list = (await api.ListAgents({})).agents;
-      loadError = null;
-    } catch (e) {
-      loadError = e;
-    }
-    render();
-  }
-
-  function render(): void {
-    const focusKey = document.activeElement instanceof HTMLElement && root.contains(document.activeElement) ? document.activeElement.dataset.focusKey : undefined;
-    replace(root, view());
-    if (focusKey) root.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus();
-  }
+    },
+    view,
+  });
+  const reload = () => sec.load();
+  const render = () => sec.render();
 
   async function act(a: Agent, fn: () => Promise<unknown>): Promise<void> {
     busy.add(a.id);
@@ -700,8 +655,8 @@ function agentsSection(root: HTMLElement, changed: () => void) {
   }
 
   function view(): HTMLElement {
-    const table = loadError
-      ? errorBox(loadError, 'Could not list agents.')
+    const table = sec.loadError
+      ? errorBox(sec.loadError, 'Could not list agents.')
       : !list
         ? loading('Loading agents…')
         : h(
@@ -813,21 +768,17 @@ function agentsSection(root: HTMLElement, changed: () => void) {
 
 function runtimeSection(root: HTMLElement) {
   let rt: RuntimeResult | null = null;
-  let loadError: unknown = null;
   let path = '';
   let busy = false;
   let err: unknown = null;
   let done = '';
-
-  async function reload(): Promise<void> {
-    try {
+  const sec = new SettingsSection(root, {
+    fetch: async () => {
       rt = await api.GetRuntime({});
-      loadError = null;
-    } catch (e) {
-      loadError = e;
-    }
-    render();
-  }
+    },
+    view,
+  });
+  const render = () => sec.render();
 
   async function repin(): Promise<void> {
     busy = true;
@@ -846,11 +797,11 @@ function runtimeSection(root: HTMLElement) {
     }
   }
 
-  function render(): void {
+  function view(): HTMLElement {
     const pathId = uid('node-path');
     const status = rt ? (rt.ok ? badge('OK', 'ok', 'The pinned file still matches its digest') : badge('Problem', 'danger')) : null;
-    const body = loadError
-      ? errorBox(loadError, 'Could not read the runtime pin.')
+    const body = sec.loadError
+      ? errorBox(sec.loadError, 'Could not read the runtime pin.')
       : !rt
         ? loading('Reading the runtime pin…')
         : h(
@@ -878,13 +829,13 @@ function runtimeSection(root: HTMLElement) {
               h('button', { type: 'submit', class: 'btn', 'data-testid': 'runtime-repin', disabled: busy }, busy ? 'Pinning…' : 'Re-pin'),
             ),
             err ? errorBox(err, 'Not re-pinned:') : null,
-            done ? h('div', { class: 'alert tone-ok small', role: 'status' }, icon('check'), h('div', null, done)) : null,
+            done ? savedNote(undefined, done) : null,
           );
-    replace(root, card('Node runtime', { description: 'Scripts run only with this exact Node binary (path, version and SHA-256). Re-pin after you upgrade Node.', actions: status ? [status] : [] }, body));
+    return card('Node runtime', { description: 'Scripts run only with this exact Node binary (path, version and SHA-256). Re-pin after you upgrade Node.', actions: status ? [status] : [] }, body);
   }
 
-  const ready = reload();
-  return { ready, reload: () => void reload() };
+  const ready = sec.load();
+  return { ready, reload: () => void sec.load() };
 }
 
 // ---- skill roots --------------------------------------------------------
@@ -892,59 +843,44 @@ function runtimeSection(root: HTMLElement) {
 function rootsSection(root: HTMLElement) {
   let saved: SkillRootsResult | null = null;
   let draft: string[] = [];
-  let loadError: unknown = null;
   let errors = new Map<string, string[]>();
-  let saveError: unknown = null;
   let done = '';
-  let saving = false;
-  let external = false;
 
   const dirty = () => !!saved && (saved.roots.length !== draft.length || saved.roots.some((r, i) => r !== draft[i]));
-
-  async function load(): Promise<void> {
-    try {
+  const sec = new SettingsSection(root, {
+    fetch: async () => {
       saved = await api.GetSkillRoots({});
       draft = [...saved.roots];
-      loadError = null;
-      external = false;
-    } catch (e) {
-      loadError = e;
-    }
-    render();
-  }
-
-  function render(): void {
-    const focusKey = document.activeElement instanceof HTMLElement && root.contains(document.activeElement) ? document.activeElement.dataset.focusKey : undefined;
-    replace(root, view());
-    if (focusKey) root.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus();
-  }
+    },
+    view,
+    dirty,
+  });
+  const render = () => sec.render();
 
   async function save(): Promise<void> {
     errors = new Map();
-    saveError = null;
+    sec.saveError = null;
     done = '';
-    saving = true;
-    render();
     const before = saved?.roots ?? [];
-    try {
-      saved = await api.SetSkillRoots({ roots: draft.map((r) => r.trim()).filter((r) => r !== '') });
-      const added = saved.roots.filter((r) => !before.includes(r)).length;
-      const removed = before.filter((r) => !saved!.roots.includes(r)).length;
-      draft = [...saved.roots];
-      done = added || removed ? `Saved: ${added} added, ${removed} removed. The skill list is reloaded.` : 'Saved; the order or nothing changed.';
-    } catch (e) {
-      if (e instanceof ApiError && e.code === 'invalid_roots' && Array.isArray(e.details)) errors = groupErrors(e.details as PathError[], (d) => d.path);
-      else saveError = e;
-      if (!errors.size && !saveError) saveError = e;
-    } finally {
-      saving = false;
-      render();
-    }
+    await sec.save(
+      async () => {
+        const after = await api.SetSkillRoots({ roots: draft.map((r) => r.trim()).filter((r) => r !== '') });
+        saved = after;
+        const added = after.roots.filter((r) => !before.includes(r)).length;
+        const removed = before.filter((r) => !after.roots.includes(r)).length;
+        draft = [...after.roots];
+        done = added || removed ? `Saved: ${added} added, ${removed} removed. The skill list is reloaded.` : 'Saved; the order or nothing changed.';
+      },
+      (e) => {
+        const details = fieldDetails<PathError>(e, 'invalid_roots');
+        if (details) errors = groupErrors(details, (d) => d.path);
+        return errors.size > 0;
+      },
+    );
   }
 
   function view(): HTMLElement {
-    if (loadError) return card('Skill roots', {}, errorBox(loadError, 'Could not read the skill roots.'));
-    if (!saved) return card('Skill roots', {}, loading('Reading the skill roots…'));
+    if (sec.loadError || !saved) return sec.placeholder('Skill roots', 'Could not read the skill roots.', 'Reading the skill roots…');
     const listErr = errors.get('roots');
     const problems = [...errors.entries()].reduce((n, [, m]) => n + m.length, 0);
     return card(
@@ -982,32 +918,21 @@ function rootsSection(root: HTMLElement) {
         }),
       ),
       fieldErrors(listErr),
-      external ? h('div', { class: 'alert tone-warn small' }, icon('warn'), h('div', null, 'The skill roots were changed elsewhere. ', h('button', { type: 'button', class: 'btn small', onclick: () => void load() }, 'Load them'))) : null,
-      problems || saveError
-        ? h('div', { class: 'alert tone-danger', role: 'alert', 'data-testid': 'roots-errors' }, icon('warn'), h('div', null, h('strong', null, 'Nothing was saved. '), saveError ? (saveError instanceof Error ? saveError.message : String(saveError)) : `Fix the ${problems === 1 ? 'marked root' : 'marked roots'} and save again.`))
-        : null,
-      done ? h('div', { class: 'alert tone-ok small', role: 'status', 'data-testid': 'roots-saved' }, icon('check'), h('div', null, done)) : null,
+      sec.changedElsewhereNote('The skill roots were changed elsewhere. ', 'Load them'),
+      sec.notSaved('roots-errors', problems, `Fix the ${problems === 1 ? 'marked root' : 'marked roots'} and save again.`),
+      done ? savedNote('roots-saved', done) : null,
       h(
         'div',
         { class: 'save-row' },
         h('button', { type: 'button', class: 'btn small', 'data-testid': 'root-add', dataset: { focusKey: 'root-add' }, onclick: () => (draft.push(''), render(), root.querySelector<HTMLElement>(`[data-focus-key="root-${draft.length - 1}"]`)?.focus()) }, icon('plus'), 'Add root'),
-        h('button', { type: 'button', class: 'btn primary', 'data-testid': 'roots-save', disabled: saving, onclick: () => void save() }, saving ? 'Saving…' : 'Save roots'),
+        sec.saveButton('roots-save', 'Save roots', () => void save()),
         h('button', { type: 'button', class: 'btn ghost', onclick: () => ((draft = [...saved!.roots]), (errors = new Map()), (done = ''), render()) }, 'Discard changes'),
       ),
     );
   }
 
-  const ready = load();
-  return {
-    ready,
-    external(): void {
-      if (saving) return;
-      if (dirty()) {
-        external = true;
-        render();
-      } else void load();
-    },
-  };
+  const ready = sec.load();
+  return { ready, external: () => sec.external() };
 }
 
 // ---- process capture ----------------------------------------------------
@@ -1024,13 +949,9 @@ const CAPTURE_ENV: Record<keyof CaptureSettings, string> = {
 function captureSection(root: HTMLElement) {
   let res: CapturePolicyResult | null = null;
   let draft: { enabled: boolean; allowExternalNetwork: boolean; autoGrant: boolean; executableRoots: string; workingRoots: string; allowedEnv: string } | null = null;
-  let loadError: unknown = null;
   let errors = new Map<string, string[]>();
   let errorCount = 0;
-  let saveError: unknown = null;
   let done = '';
-  let saving = false;
-  let external = false;
 
   const toDraft = (s: CaptureSettings) => ({
     enabled: s.enabled,
@@ -1049,43 +970,35 @@ function captureSection(root: HTMLElement) {
     autoGrant: draft!.autoGrant,
   });
   const dirty = () => !!res && !!draft && JSON.stringify(fromDraft()) !== JSON.stringify(res.settings);
-
-  async function load(): Promise<void> {
-    try {
+  const sec = new SettingsSection(root, {
+    fetch: async () => {
       res = await api.GetCapturePolicy({});
       draft = toDraft(res.settings);
-      loadError = null;
-      external = false;
-    } catch (e) {
-      loadError = e;
-    }
-    render();
-  }
-
-  function render(): void {
-    const focusKey = document.activeElement instanceof HTMLElement && root.contains(document.activeElement) ? document.activeElement.dataset.focusKey : undefined;
-    replace(root, view());
-    if (focusKey) root.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus();
-  }
+    },
+    view,
+    dirty,
+  });
+  const render = () => sec.render();
 
   async function save(): Promise<void> {
     if (!draft) return;
     errors = new Map();
     errorCount = 0;
-    saveError = null;
+    sec.saveError = null;
     done = '';
-    saving = true;
-    render();
     const before = res!.settings;
     const settings = fromDraft();
-    try {
-      res = await api.SetCapturePolicy({ settings });
-      const changedKeys = (Object.keys(settings) as (keyof CaptureSettings)[]).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(res!.settings[k]));
-      draft = toDraft(res.settings);
-      done = changedKeys.length ? `Saved. Changed: ${changedKeys.map((k) => CAPTURE_LABEL[k]).join(', ')}.` : 'Saved; nothing changed.';
-    } catch (e) {
-      if (e instanceof ApiError && e.code === 'invalid_capture_policy' && Array.isArray(e.details)) {
-        const d = e.details as CaptureFieldError[];
+    await sec.save(
+      async () => {
+        const after = await api.SetCapturePolicy({ settings });
+        res = after;
+        const changedKeys = (Object.keys(settings) as (keyof CaptureSettings)[]).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after.settings[k]));
+        draft = toDraft(after.settings);
+        done = changedKeys.length ? `Saved. Changed: ${changedKeys.map((k) => CAPTURE_LABEL[k]).join(', ')}.` : 'Saved; nothing changed.';
+      },
+      (e) => {
+        const d = fieldDetails<CaptureFieldError>(e, 'invalid_capture_policy');
+        if (!d) return false;
         errorCount = d.length;
         errors = new Map();
         for (const x of d) {
@@ -1095,16 +1008,13 @@ function captureSection(root: HTMLElement) {
           list.push(index !== undefined ? `Line ${Number(index) + 1}: ${x.message}` : x.message);
           errors.set(field, list);
         }
-      } else saveError = e;
-    } finally {
-      saving = false;
-      render();
-    }
+        return true;
+      },
+    );
   }
 
   function view(): HTMLElement {
-    if (loadError) return card('Process capture', {}, errorBox(loadError, 'Could not read the capture policy.'));
-    if (!draft || !res) return card('Process capture', {}, loading('Reading the capture policy…'));
+    if (sec.loadError || !draft || !res) return sec.placeholder('Process capture', 'Could not read the capture policy.', 'Reading the capture policy…');
     const d = draft;
     const check = (k: 'enabled' | 'allowExternalNetwork' | 'autoGrant', label: string, help: string) =>
       h(
@@ -1176,36 +1086,20 @@ function captureSection(root: HTMLElement) {
           list('allowedEnv', 'Allowed environment names', 'Variable names passed through. One per line.', 'LANG'),
         ),
       ),
-      external ? h('div', { class: 'alert tone-warn small' }, icon('warn'), h('div', null, 'The capture policy was changed elsewhere. ', h('button', { type: 'button', class: 'btn small', onclick: () => void load() }, 'Load it'))) : null,
-      errorCount || saveError
-        ? h(
-            'div',
-            { class: 'alert tone-danger', role: 'alert', 'data-testid': 'capture-errors' },
-            icon('warn'),
-            h('div', null, h('strong', null, 'Nothing was saved. '), saveError ? (saveError instanceof Error ? saveError.message : String(saveError)) : `${errorCount} problem${errorCount === 1 ? '' : 's'}, shown at ${errorCount === 1 ? 'its field' : 'their fields'}.`, root1.length ? h('div', null, root1.join(' · ')) : null),
-          )
-        : null,
-      done ? h('div', { class: 'alert tone-ok small', role: 'status', 'data-testid': 'capture-saved' }, icon('check'), h('div', null, done)) : null,
+      sec.changedElsewhereNote('The capture policy was changed elsewhere. ', 'Load it'),
+      sec.notSaved('capture-errors', errorCount, `${errorCount} problem${errorCount === 1 ? '' : 's'}, shown at ${errorCount === 1 ? 'its field' : 'their fields'}.`, root1.length ? h('div', null, root1.join(' · ')) : null),
+      done ? savedNote('capture-saved', done) : null,
       h(
         'div',
         { class: 'save-row' },
-        h('button', { type: 'button', class: 'btn primary', 'data-testid': 'capture-save', disabled: saving, onclick: () => void save() }, saving ? 'Saving…' : 'Save capture policy'),
-        h('button', { type: 'button', class: 'btn ghost', disabled: saving, onclick: () => ((draft = toDraft(res!.settings)), (errors = new Map()), (errorCount = 0), render()) }, 'Discard changes'),
+        sec.saveButton('capture-save', 'Save capture policy', () => void save()),
+        h('button', { type: 'button', class: 'btn ghost', disabled: sec.saving, onclick: () => ((draft = toDraft(res!.settings)), (errors = new Map()), (errorCount = 0), render()) }, 'Discard changes'),
       ),
     );
   }
 
-  const ready = load();
-  return {
-    ready,
-    external(): void {
-      if (saving) return;
-      if (dirty()) {
-        external = true;
-        render();
-      } else void load();
-    },
-  };
+  const ready = sec.load();
+  return { ready, external: () => sec.external() };
 }
 
 const CAPTURE_LABEL: Record<keyof CaptureSettings, string> = {
