@@ -84,6 +84,16 @@ func TestMCPCaptureGrants(t *testing.T) {
 		return callAsync(cs, "capture_process_scenario", scenario)
 	}
 
+	// The operator policy still applies first: outside its boundary the
+	// capture is refused with its reason and no dialog is raised.
+	outside := map[string]any{"approved": true, "executable": "/bin/sh", "arguments": []string{"-c", "true"}, "working_directory": t.TempDir(), "timeout_ms": 5000}
+	if r := wait(t, callAsync(a1, "capture_process_scenario", outside)); !r.IsError || structured(t, r)["code"] != "working_directory_outside_roots" {
+		t.Fatalf("outside the boundary: %+v", structured(t, r))
+	}
+	if p, _ := ts.facade.PendingGrants(Empty{}); len(p.Grants) != 0 {
+		t.Fatalf("a grant was asked for a capture the policy refuses: %+v", p.Grants)
+	}
+
 	// Denied: nothing runs.
 	res := capture(a1)
 	g := raisedOf[GrantView](t, events, "grant")
@@ -257,6 +267,19 @@ func TestMCPProposeWorkflow(t *testing.T) {
 	if env := run(other, "three four five"); firstCode(env) != "workflow_authorization_missing" {
 		t.Fatalf("other connection: %v", env)
 	}
+	// Policy is re-read before every launch: blocking stops the approved
+	// plan's remaining step, and unblocking does not spend it.
+	setMode := func(mode string) {
+		t.Helper()
+		if _, err := ts.facade.SetPolicy(SetPolicyArgs{Policy: json.RawMessage(`{"mode":"` + mode + `","safeMode":false,"trusted":[]}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setMode("blocked")
+	if env := run(cs, "three four five"); firstCode(env) != "blocked" {
+		t.Fatalf("step 2 while blocked: %v", env)
+	}
+	setMode("workflow")
 	if env := run(cs, "three four five"); env["status"] != "succeeded" {
 		t.Fatalf("step 2: %v", env)
 	}

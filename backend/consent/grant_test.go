@@ -110,9 +110,14 @@ func TestGrantSessionStaysWithItsConnection(t *testing.T) {
 func TestGrantExpiresAndWaitersWake(t *testing.T) {
 	m, clock, b := setup(t)
 	g, _ := m.RequestGrant(b.RunID, b.AgentID, grantReq())
+	// The window is monotonic: moving the wall clock never ends or extends it.
+	clock.advance(Window-time.Second, -time.Hour)
+	if got, _ := m.GetGrant(g.ID); got.State != Pending {
+		t.Fatalf("expired early: %s", got.State)
+	}
 	done := make(chan Grant, 1)
 	go func() { got, _ := m.WaitGrant(context.Background(), g.ID); done <- got }()
-	clock.advance(Window, 0)
+	clock.advance(time.Second, 0)
 	select {
 	case got := <-done:
 		if got.State != Expired {
@@ -164,9 +169,13 @@ func TestPlanLifecycle(t *testing.T) {
 	p2, _ := m.ProposePlan(b.RunID, b.AgentID, step) // replaces p1
 	_, err = m.DecidePlan(p1.ID, true)
 	wantCode(t, err, "unknown_plan")
+	clock.advance(Window-time.Second, 2*time.Hour) // wall time is display only
+	if got, _ := m.GetPlan(p2.ID); got.State != PlanPending {
+		t.Fatalf("plan expired early: %s", got.State)
+	}
 	done := make(chan Plan, 1)
 	go func() { got, _ := m.WaitPlan(context.Background(), p2.ID); done <- got }()
-	clock.advance(Window, 0)
+	clock.advance(time.Second, 0)
 	if got := <-done; got.State != PlanExpired {
 		t.Fatalf("state %s", got.State)
 	}

@@ -152,8 +152,18 @@ test('browser: a capture without auto-grant raises the grant dialog; "Allow for 
   const client = await agentClient(srv, token);
   const page = await browse(srv, 'profile-grant');
   const scenario = { approved: true, executable: '/bin/sh', arguments: ['-c', 'echo hello from a granted capture'], working_directory: work, timeout_ms: 5000 };
+  const grantDialog = page.locator('[data-testid="consent-dialog"][data-kind="grant"][data-state="pending"]');
+  // Esc denies a grant as it denies a run; Enter never allows.
+  const refused = client.callTool({ name: 'capture_process_scenario', arguments: scenario }, undefined, { timeout: WAIT * 2 });
+  await grantDialog.waitFor({ timeout: WAIT });
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Escape');
+  const denied = await refused;
+  assert.equal(denied.isError, true);
+  assert.equal(denied.structuredContent.code, 'denied', JSON.stringify(denied.structuredContent));
+  await page.keyboard.press('Escape'); // dismiss the read-only card
   const call = client.callTool({ name: 'capture_process_scenario', arguments: scenario }, undefined, { timeout: WAIT * 2 });
-  await page.locator('[data-testid="consent-dialog"][data-kind="grant"]').waitFor({ timeout: WAIT });
+  await grantDialog.waitFor({ timeout: WAIT });
   await page.getByTestId('grant-command').getByText('hello from a granted capture').waitFor({ timeout: WAIT });
   await screenshot(page, 'mcp-grant-dialog', { fullPage: false });
   await clickArmed(page, 'grant-session');
