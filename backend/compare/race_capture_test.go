@@ -25,7 +25,7 @@ const raceScript = `(sleep "$1"; echo one) & (sleep "$2"; echo two) & wait`
 // and returns its sealed Process Capture Evidence.
 func captureRace(t *testing.T, sup *proctree.Supervisor, workdir, delay1, delay2 string) *evidence.Envelope {
 	t.Helper()
-	e, rec := captureSh(t, sup, workdir, "-c", raceScript, "sh", delay1, delay2)
+	e, rec := captureSh(t, sup, workdir, 10, "-c", raceScript, "sh", delay1, delay2)
 	var data []string
 	for _, f := range rec.Frames {
 		data = append(data, f.Data)
@@ -41,13 +41,15 @@ func captureRace(t *testing.T, sup *proctree.Supervisor, workdir, delay1, delay2
 	return e
 }
 
-// captureSh captures /bin/sh with args for real and returns its sealed
-// Process Capture Evidence and the record.
-func captureSh(t *testing.T, sup *proctree.Supervisor, workdir string, args ...string) (*evidence.Envelope, *capture.Record) {
+// captureSh captures /bin/sh with args for real, its recorded times
+// bucketed to bucketMS, and returns its sealed Process Capture Evidence
+// and the record.
+func captureSh(t *testing.T, sup *proctree.Supervisor, workdir string, bucketMS int, args ...string) (*evidence.Envelope, *capture.Record) {
 	t.Helper()
 	doc, err := json.Marshal(map[string]any{
 		"approved": true, "executable": "/bin/sh", "arguments": args,
 		"working_directory": workdir, "environment": map[string]string{"PATH": "/usr/bin:/bin"},
+		"normalization": map[string]any{"time_bucket_ms": bucketMS},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -102,10 +104,13 @@ func TestRacingWritersOfRealCaptures(t *testing.T) {
 	twoFirst := captureRace(t, sup, workdir, "0.5", "0")
 
 	// The same program twice: real pids differ between the runs, but with
-	// pid normalization the process trees compare equal.
+	// pid normalization the process trees compare equal. Sample times
+	// depend on the scheduler (a loaded CI machine took its first sample
+	// at 50 ms in one run and 60 ms in the other), so these captures
+	// bucket time to capture.MaxTimeBucketMS: every time is 0.
 	tree := "sleep 0.3 & sleep 0.4 & wait; echo done"
-	a, _ := captureSh(t, sup, workdir, "-c", tree)
-	b, _ := captureSh(t, sup, workdir, "-c", tree)
+	a, _ := captureSh(t, sup, workdir, capture.MaxTimeBucketMS, "-c", tree)
+	b, _ := captureSh(t, sup, workdir, capture.MaxTimeBucketMS, "-c", tree)
 	if same, err := Compare(a, b, Options{}); err != nil || same.Process != Unchanged {
 		t.Errorf("same program twice: %+v %v", same, err)
 	}
