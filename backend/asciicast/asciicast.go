@@ -101,6 +101,7 @@ const (
 	CodeTooManyEvents     = "too_many_events"     // more than MaxEvents events
 	CodeOutputTooLarge    = "output_too_large"    // more than MaxOutputBytes of "o" data
 	CodeRenderedTooLarge  = "rendered_too_large"  // the sealed recording would exceed evidence.MaxEnvelopeBytes
+	CodeUnrenderable      = "unrenderable"        // the terminal emulator failed on the output
 	CodeCommentNotAllowed = "comment_not_allowed" // a "#" comment line in v2, or as the header
 	CodeTooManyIssues     = "too_many_issues"     // more than MaxIssues problems
 )

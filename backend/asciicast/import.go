@@ -84,7 +84,11 @@ func (rec *Recording) render(events []event) error {
 		}
 	}
 	for stride := 1; ; stride *= 2 {
-		if rec.renderEvery(events, stride, screens) {
+		fits, err := rec.renderEvery(events, stride, screens)
+		if err != nil {
+			return err
+		}
+		if fits {
 			if stride > 1 {
 				rec.Limitations = append(rec.Limitations, fmt.Sprintf(
 					"Rendered frames were kept after every %d%s output or resize event (%d of %d) to stay within %d bytes of screens; the raw frames are complete, so replay is exact.",
@@ -115,8 +119,9 @@ func ordinalSuffix(n int) string {
 
 // renderEvery builds the frames keeping the screen after every stride-th
 // "o"/"r" event (and the last); it reports false, with rec's frame lists
-// reset, as soon as the kept screens exceed MaxRenderedBytes.
-func (rec *Recording) renderEvery(events []event, stride, screens int) bool {
+// reset, as soon as the kept screens exceed MaxRenderedBytes, and an
+// error naming the event's line when the terminal emulator failed on it.
+func (rec *Recording) renderEvery(events []event, stride, screens int) (bool, error) {
 	rec.Frames, rec.RenderedFrames = rec.Frames[:0], rec.RenderedFrames[:0]
 	rec.InteractionEvents, rec.Markers = rec.InteractionEvents[:0], rec.Markers[:0]
 	r := capture.NewRenderer(capture.Terminal{Columns: rec.Terminal.Columns, Rows: rec.Terminal.Rows, Scrollback: 1000})
@@ -127,7 +132,10 @@ func (rec *Recording) renderEvery(events []event, stride, screens int) bool {
 		if seen%stride != 0 && seen != screens {
 			return true
 		}
-		f := r.Snapshot()
+		f, err := r.Snapshot()
+		if err != nil {
+			return true // reported by the next Write or Resize, or at the end
+		}
 		size := len(f.SerializedState)
 		for _, l := range f.Lines {
 			size += len(l)
@@ -144,15 +152,19 @@ func (rec *Recording) renderEvery(events []event, stride, screens int) bool {
 		switch ev.code {
 		case "o":
 			rec.Frames = append(rec.Frames, capture.Frame{Sequence: len(rec.Frames), AtMS: ev.ms, Data: ev.data})
-			r.Write([]byte(ev.data))
+			if err := r.Write([]byte(ev.data)); err != nil {
+				return false, unrenderable(ev, err)
+			}
 			if !snapshot(ev) {
-				return false
+				return false, nil
 			}
 		case "r":
 			rec.interaction(ev, capture.EventResize, fmt.Sprintf("%dx%d", ev.size.Columns, ev.size.Rows))
-			r.Resize(ev.size.Columns, ev.size.Rows)
+			if err := r.Resize(ev.size.Columns, ev.size.Rows); err != nil {
+				return false, unrenderable(ev, err)
+			}
 			if !snapshot(ev) {
-				return false
+				return false, nil
 			}
 		case "i":
 			rec.interaction(ev, capture.EventInput, ev.data)
@@ -163,7 +175,17 @@ func (rec *Recording) renderEvery(events []event, stride, screens int) bool {
 			rec.Origin.ExitStatus = &st
 		}
 	}
-	return true
+	if _, err := r.Snapshot(); err != nil && len(events) > 0 {
+		return false, unrenderable(events[len(events)-1], err)
+	}
+	return true, nil
+}
+
+// unrenderable is the import error for an event the terminal emulator
+// failed on.
+func unrenderable(ev event, err error) error {
+	return &Error{Issues: []Issue{{Line: ev.line, Path: "$", Code: CodeUnrenderable,
+		Message: err.Error() + "; this recording cannot be imported"}}}
 }
 
 func (rec *Recording) interaction(ev event, typ, data string) {

@@ -186,8 +186,13 @@ func TestLimitsAtTheLimitAndOnePast(t *testing.T) {
 		// renderer itself, not from a guess about its format.
 		line := strings.Repeat("─", 524)
 		r := capture.NewRenderer(capture.Terminal{Columns: 1000, Rows: 1, Scrollback: 1000})
-		r.Write([]byte(line))
-		f := r.Snapshot()
+		if err := r.Write([]byte(line)); err != nil {
+			t.Fatal(err)
+		}
+		f, err := r.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
 		r.Close()
 		size := len(f.SerializedState) + len(f.Lines[0])
 		n := MaxRenderedBytes / size

@@ -77,7 +77,7 @@ func TestRenderChunkIndependence(t *testing.T) {
 			for i := 0; i < len(data); i += size {
 				s.write(data[i:min(i+size, len(data))])
 			}
-			f := s.snapshot()
+			f := snap(t, s)
 			s.close()
 			part := view{Lines: f.Lines, CursorX: f.CursorX, CursorY: f.CursorY, ActiveBuffer: f.ActiveBuffer}
 			if d := whole.diff(part); len(d) > 0 {

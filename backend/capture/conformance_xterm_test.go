@@ -132,7 +132,10 @@ func goView(columns, rows int, data []byte, resize ...corpusCase) (view, Rendere
 			columns, rows = c.Resize.Columns, c.Resize.Rows
 		}
 	}
-	f := s.snapshot()
+	f, err := s.snapshot()
+	if err != nil { // differs from every xterm.js screen
+		return view{Lines: []string{err.Error()}}, f
+	}
 	hidden := s.front.hidden
 	v := view{Lines: f.Lines, CursorX: f.CursorX, CursorY: f.CursorY, ActiveBuffer: f.ActiveBuffer, CursorHidden: &hidden}
 	for y := range rows {

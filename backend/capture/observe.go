@@ -73,10 +73,25 @@ func (r *recorder) chunk(data []byte, at time.Duration) {
 // the screen it renders to. The screen never gets the held-back tail of a
 // chunk (a possible start of a secret) before the raw frames do, so no
 // rendered frame shows a secret's first bytes while they are held back.
+//
+// Once rendered frames stopped at a limit, nothing reads the screen, so
+// the output is not parsed any more.
 func (r *recorder) render(text string, at time.Duration) {
-	if text != "" {
-		r.scr.write([]byte(text))
-		r.rendered(at)
+	if text == "" || r.renderedFull {
+		return
+	}
+	if err := r.scr.write([]byte(text)); err != nil {
+		r.screenFailed(err)
+		return
+	}
+	r.rendered(at)
+}
+
+// screenFailed stops rendered frames when the terminal emulator failed.
+func (r *recorder) screenFailed(err error) {
+	if !r.renderedFull {
+		r.renderedFull = true
+		r.truncate(fmt.Sprintf("rendered frames stopped: %v; later screens were not recorded", err))
 	}
 }
 
@@ -112,7 +127,11 @@ func (r *recorder) rendered(at time.Duration) {
 	if r.renderedFull {
 		return
 	}
-	f := r.scr.snapshot()
+	f, err := r.scr.snapshot()
+	if err != nil {
+		r.screenFailed(err)
+		return
+	}
 	// A secret wrapped over two rows is not one literal in any row, nor in
 	// a serialized state that moves the cursor or breaks the line between
 	// its pieces: redact those pieces first.
@@ -159,8 +178,11 @@ func (r *recorder) interaction(ev Event, at time.Duration, outcome string) {
 		Type: ev.Type, Data: data, Outcome: outcome,
 	})
 	r.journal("interaction_events", len(r.rec.InteractionEvents)-1)
-	if ev.Type == EventResize && outcome == OutcomeDispatched && !r.rawFull {
-		r.scr.resize(ev.Columns, ev.Rows)
+	if ev.Type == EventResize && outcome == OutcomeDispatched && !r.rawFull && !r.renderedFull {
+		if err := r.scr.resize(ev.Columns, ev.Rows); err != nil {
+			r.screenFailed(err)
+			return
+		}
 		r.rendered(at)
 	}
 }

@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -21,11 +22,15 @@ type screen struct {
 	front *xtermFront // makes x/vt's screen match xterm.js (render_fixups.go)
 	stop  atomic.Bool
 	done  chan struct{}
+	// err is set once the emulator failed (x/vt panicked on output it
+	// mis-handles; the output is the target's, so it is untrusted): the
+	// screen then ignores everything and reports err.
+	err error
 }
 
 func newScreen(t Terminal) *screen {
 	s := &screen{emu: vt.NewEmulator(t.Columns, t.Rows), done: make(chan struct{})}
-	s.front = &xtermFront{emu: s.emu}
+	s.front = &xtermFront{emu: s.emu, fastForward: true}
 	s.emu.SetScrollbackSize(t.Scrollback)
 	go s.drain()
 	return s
@@ -53,9 +58,37 @@ func (s *screen) close() {
 	s.emu.Close()
 }
 
-func (s *screen) write(b []byte) { s.front.write(b) }
+// guarded runs step unless the screen already failed, turning a panic of
+// the emulator into s.err; it returns s.err.
+func (s *screen) guarded(step func()) error {
+	if s.err == nil {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					s.err = fmt.Errorf("the terminal emulator failed on the output: %v", p)
+				}
+			}()
+			step()
+		}()
+	}
+	return s.err
+}
 
-func (s *screen) resize(columns, rows int) {
+// write parses b as terminal output.
+func (s *screen) write(b []byte) error { return s.guarded(func() { s.front.write(b) }) }
+
+// resize changes the screen size.
+func (s *screen) resize(columns, rows int) error {
+	return s.guarded(func() { s.resizeUnguarded(columns, rows) })
+}
+
+// snapshot renders the visible screen (see render).
+func (s *screen) snapshot() (f RenderedFrame, err error) {
+	err = s.guarded(func() { f = s.render() })
+	return f, err
+}
+
+func (s *screen) resizeUnguarded(columns, rows int) {
 	s.front.flush()
 	if pos := s.emu.CursorPosition(); pos.Y >= rows {
 		// xterm.js keeps the cursor row on screen when rows shrink: the
@@ -70,7 +103,7 @@ func (s *screen) resize(columns, rows int) {
 	s.front.resized(columns)
 }
 
-// snapshot renders the visible screen: every row as text padded to the
+// render renders the visible screen: every row as text padded to the
 // column count (a wide character fills its columns, as xterm.js's
 // translateToString does), the cursor, the active buffer, and the
 // serialized state from which xterm.js restores that screen
@@ -80,7 +113,7 @@ func (s *screen) resize(columns, rows int) {
 // written at the last column with autowrap on, the cursor waits to wrap and
 // its column is the column count, one past the last column (also with
 // autowrap off, where xterm.js then overwrites the last cell).
-func (s *screen) snapshot() RenderedFrame {
+func (s *screen) render() RenderedFrame {
 	cols, rows := s.emu.Width(), s.emu.Height()
 	lines := make([]string, rows)
 	var b strings.Builder

@@ -54,7 +54,7 @@ func renderOnce(data []byte, frames, bare bool) {
 		}
 		s.write(data[i:min(i+benchChunk, len(data))])
 		if frames {
-			s.snapshot()
+			s.snapshot() //nolint:errcheck // timed, not checked
 		}
 	}
 	s.close()

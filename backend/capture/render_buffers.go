@@ -70,6 +70,9 @@ func (f *xtermFront) modes(body []byte, private bool, set bool) {
 				setLink(&b, &noLink, link)
 				f.forward(b.String())
 			}
+		case private && string(p) == "69":
+			// DECLRMM: xterm.js has no left/right margins, so x/vt must not
+			// get them either
 		case private && string(p) == "6":
 			f.out = append(f.out, seq...)
 			f.out = append(f.out, "\x1b[H"...)
@@ -145,8 +148,16 @@ func (f *xtermFront) pen(pos uv.Position, wrap bool) (uv.Style, uv.Link) {
 // pending wrap it had: a space is printed at the last column to set it,
 // and the cell that was there is put back.
 func (f *xtermFront) moveTo(pos uv.Position, wrap bool) {
-	f.forward(cup(pos))
-	if !wrap || f.insert {
+	f.flush()
+	f.place(pos, wrap && !f.insert)
+}
+
+// place moves the emulator's cursor to pos, with a pending wrap when wrap
+// is set (a space printed at the last column, its cell then put back),
+// writing straight to the emulator: nothing may be held.
+func (f *xtermFront) place(pos uv.Position, wrap bool) {
+	f.emu.Write([]byte(cup(pos))) //nolint:errcheck // never fails while open
+	if !wrap {
 		return
 	}
 	c := f.emu.CellAt(pos.X, pos.Y)
@@ -154,7 +165,7 @@ func (f *xtermFront) moveTo(pos uv.Position, wrap bool) {
 		return
 	}
 	cell := *c
-	f.forward(" ")
+	f.emu.Write([]byte{' '}) //nolint:errcheck // never fails while open
 	f.emu.SetCell(pos.X, pos.Y, &cell)
 }
 

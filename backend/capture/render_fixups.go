@@ -30,7 +30,8 @@ import (
 //     and a newly entered alternate screen is cleared with the pen's
 //     background;
 //   - IND and NEL (ESC D, ESC E), DECALN (ESC # 8), SCOSC/SCORC (CSI s,
-//     CSI u without parameters);
+//     CSI u without parameters; CSI s with parameters too, and DECLRMM
+//     (?69) is ignored: xterm.js has no left/right margins);
 //   - ED 1 (x/vt erases the whole cursor row), ED 2 (x/vt erases without
 //     the pen's background);
 //   - EL 0 while a wrap is pending (xterm.js keeps the last cell);
@@ -61,6 +62,19 @@ type xtermFront struct {
 	// last is the last printed cell's content and width, for REP.
 	last      string
 	lastWidth int
+	// plainFrom is where the run of plain text at the end of out begins
+	// (render_fastforward.go): out[plainFrom:] holds only characters and
+	// CR/LF printed in the ground state.
+	plainFrom int
+	scrolls   []cursorState // skipPlain's scratch space
+	// fastForward enables skipping plain text that scrolls away
+	// (render_fastforward.go); off, the emulator reads every byte.
+	fastForward bool
+	skipped     int // bytes fast-forwarded so far
+	// desync: an overlong sequence was forwarded unfinished, so x/vt's
+	// parser may read what follows as part of it; plain text is never
+	// fast-forwarded after that.
+	desync bool
 }
 
 // Tokenizer states, as in the VT500 parser that xterm.js and x/vt follow.
@@ -68,8 +82,7 @@ const (
 	stGround = iota
 	stEsc
 	stCSI
-	stString    // OSC, DCS, SOS, PM, APC: up to BEL or ST
-	stStringEsc // ESC seen inside a string
+	stString // OSC, DCS, SOS, PM, APC: up to BEL, CAN, SUB or ESC
 )
 
 // maxSeq bounds a buffered escape sequence; a longer one is forwarded as
@@ -83,6 +96,7 @@ func (f *xtermFront) write(p []byte) {
 	}
 	for i := 0; i < len(p); {
 		b := p[i]
+		plain := false // this byte extends the run of plain text in out
 		switch f.state {
 		case stGround:
 			switch {
@@ -94,14 +108,23 @@ func (f *xtermFront) write(p []byte) {
 			case b < 0x20 || b == 0x7f:
 				f.out = append(f.out, b)
 				f.join, f.pastEnd = 0, false
+				plain = b == '\r' || b == '\n'
 				i++
 			case b < 0x80:
 				if f.insert || f.noWrap {
 					f.flush()
 					f.printCell(string(rune(b)), 1, string(rune(b)))
 				} else {
-					f.out = append(f.out, b)
-					f.join, f.last, f.lastWidth = 1, asciiString[b], 1
+					// a run of printable ASCII, CR and LF goes out as it is
+					j := i + 1
+					for j < len(p) && plainByte(p[j]) {
+						j++
+					}
+					f.out = append(f.out, p[i:j]...)
+					f.asciiRun(p[i:j])
+					plain = true
+					i = j
+					continue
 				}
 				i++
 			default:
@@ -124,6 +147,9 @@ func (f *xtermFront) write(p []byte) {
 				f.state, f.join = stString, 0
 				f.out, f.seq = append(f.out, f.seq...), f.seq[:0]
 			case b >= 0x20 && b < 0x30 && len(f.seq) < maxSeq: // intermediate
+			case b >= 0x20 && b < 0x30: // overlong: x/vt still waits for a final byte
+				f.state, f.desync = stGround, true
+				f.escape()
 			case b == 0x18 || b == 0x1a:
 				f.state, f.join = stGround, 0
 				f.out = append(f.out, f.seq...)
@@ -148,49 +174,79 @@ func (f *xtermFront) write(p []byte) {
 				f.out = append(f.out, f.seq...)
 				f.out = append(f.out, b)
 				f.state, f.join = stGround, 0
+				f.desync = f.desync || len(f.seq) >= maxSeq
 			default:
 				f.seq = append(f.seq, b)
 			}
-		case stString, stStringEsc:
-			// Strings pass through; only their end matters.
+		case stString:
+			// Strings pass through; only their end matters. BEL, CAN and
+			// SUB end one; so does ESC, which starts the next sequence (ST,
+			// ESC \, is one), as in xterm.js and x/vt.
 			j := i
-			for j < len(p) {
-				c := p[j]
-				j++
-				if f.state == stStringEsc {
-					f.state = stString
-					if c == '\\' {
-						f.state = stGround
-						break
-					}
-				}
-				if c == 0x07 || c == 0x18 || c == 0x1a {
+			for j < len(p) && f.state == stString {
+				switch p[j] {
+				case 0x07, 0x18, 0x1a:
 					f.state = stGround
-					break
-				}
-				if c == 0x1b {
-					f.state = stStringEsc
+					j++
+				case 0x1b:
+					f.state = stGround
+				default:
+					j++
 				}
 			}
 			f.out = append(f.out, p[i:j]...)
 			i = j
 		}
+		if !plain {
+			f.plainFrom = len(f.out)
+		}
 	}
 	f.flush()
 }
 
-// flush forwards the bytes held so far, so the emulator's state is current.
-func (f *xtermFront) flush() {
-	if len(f.out) > 0 {
-		f.emu.Write(f.out) //nolint:errcheck // never fails while open
-		f.out = f.out[:0]
+// asciiRun notes what run, printable ASCII (its first byte) then any
+// printable ASCII, CR and LF, leaves behind: the last printed cell (for
+// REP and a joining zero-width character) unless a CR or LF ends it.
+func (f *xtermFront) asciiRun(run []byte) {
+	for k := len(run) - 1; k >= 0; k-- {
+		if b := run[k]; b != '\r' && b != '\n' {
+			f.last, f.lastWidth = asciiString[b], 1
+			break
+		}
 	}
+	f.join = 1
+	if end := run[len(run)-1]; end == '\r' || end == '\n' {
+		f.join = 0
+	}
+	if bytes.ContainsAny(run, "\r\n") {
+		f.pastEnd = false
+	}
+}
+
+// flush forwards the bytes held so far, so the emulator's state is current.
+// The run of plain text at their end may be fast-forwarded (writePlain).
+func (f *xtermFront) flush() {
+	if len(f.out) == 0 {
+		return
+	}
+	from := min(f.plainFrom, len(f.out))
+	run := f.out[from:]
+	if slices.ContainsFunc(run, func(b byte) bool { return !plainByte(b) }) {
+		from = len(f.out) // held by a fix-up mid-token: not a run of text
+	}
+	if from > 0 {
+		f.emu.Write(f.out[:from]) //nolint:errcheck // never fails while open
+	}
+	if from < len(f.out) {
+		f.writePlain(f.out[from:])
+	}
+	f.out, f.plainFrom = f.out[:0], 0
 }
 
 // forward writes s to the emulator after everything held so far.
 func (f *xtermFront) forward(s string) {
-	f.out = append(f.out, s...)
 	f.flush()
+	f.emu.Write([]byte(s)) //nolint:errcheck // never fails while open
 }
 
 // escape handles a complete ESC sequence in f.seq.
@@ -245,7 +301,10 @@ func (f *xtermFront) csi() {
 		f.insert, f.noWrap, f.hidden = false, false, false
 		f.region[f.buffer()] = [2]int{}
 		f.out = append(f.out, f.seq...)
-	case final == 's' && len(body) == 0:
+	case final == 's' && !slices.ContainsFunc(body, func(c byte) bool { return (c < '0' || c > '9') && c != ';' }):
+		// xterm.js has no left/right margins: CSI s saves the cursor
+		// whatever its parameters (x/vt would set DECSLRM margins, and
+		// crashes on a right margin past the screen)
 		f.out = append(f.out, "\x1b7"...)
 	case final == 'u' && len(body) == 0:
 		f.out = append(f.out, "\x1b8"...)

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -23,7 +24,7 @@ func TestScreenRendersAndAnswersQueriesWithoutBlocking(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("emulator write blocked")
 	}
-	f := s.snapshot()
+	f := snap(t, s)
 	if f.Lines[0] != "ab    " || f.Lines[1] != "日x   " {
 		t.Fatalf("lines %q", f.Lines)
 	}
@@ -31,11 +32,11 @@ func TestScreenRendersAndAnswersQueriesWithoutBlocking(t *testing.T) {
 		t.Fatalf("frame %+v", f)
 	}
 	s.write([]byte("\x1b[?1049h"))
-	if s.snapshot().ActiveBuffer != BufferAlternate {
+	if snap(t, s).ActiveBuffer != BufferAlternate {
 		t.Fatal("alternate screen not reported")
 	}
 	s.resize(3, 1)
-	if f := s.snapshot(); f.Columns != 3 || f.Rows != 1 || len(f.Lines) != 1 {
+	if f := snap(t, s); f.Columns != 3 || f.Rows != 1 || len(f.Lines) != 1 {
 		t.Fatalf("after resize %+v", f)
 	}
 	s.close()
@@ -57,14 +58,14 @@ func FuzzScreen(f *testing.F) {
 		go func() {
 			defer close(done)
 			s.write(data[:cut])
-			if f := s.snapshot(); len(f.Lines) != r || f.Columns != c {
-				done <- fmt.Sprintf("frame %dx%d with %d lines, want %dx%d", f.Columns, f.Rows, len(f.Lines), c, r)
+			if f, err := s.snapshot(); err != nil || len(f.Lines) != r || f.Columns != c {
+				done <- fmt.Sprintf("frame %dx%d with %d lines, want %dx%d (%v)", f.Columns, f.Rows, len(f.Lines), c, r, err)
 				return
 			}
 			s.resize(max(c/2, 1), r+1)
 			s.write(data[cut:])
-			if f := s.snapshot(); len(f.Lines) != r+1 || f.CursorX > f.Columns || f.CursorY >= f.Rows {
-				done <- fmt.Sprintf("frame after resize %+v", f)
+			if f, err := s.snapshot(); err != nil || len(f.Lines) != r+1 || f.CursorX > f.Columns || f.CursorY >= f.Rows {
+				done <- fmt.Sprintf("frame after resize %+v (%v)", f, err)
 			}
 		}()
 		select {
@@ -76,4 +77,61 @@ func FuzzScreen(f *testing.F) {
 			t.Fatalf("rendering %q (%dx%d, split at %d) did not finish in 10 s", data, c, r, cut)
 		}
 	})
+}
+
+// snap is s.snapshot for tests: the emulator must not have failed.
+func snap(t testing.TB, s *screen) RenderedFrame {
+	t.Helper()
+	f, err := s.snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestScreenFailureIsContained makes the emulator fail (it panics on a
+// nil cell buffer here; in the wild, on output x/vt mis-handles) and
+// checks that the failure is an error of the screen, sticky, and that a
+// capture's recorder stops rendered frames with a limitation saying why
+// while raw frames go on.
+func TestScreenFailureIsContained(t *testing.T) {
+	s := newScreen(Terminal{Columns: 10, Rows: 2, Scrollback: 10})
+	if err := s.write([]byte("ok")); err != nil {
+		t.Fatal(err)
+	}
+	emu := s.front.emu
+	s.front.emu = nil // every use panics
+	if err := s.write([]byte("boom")); err == nil || !strings.Contains(err.Error(), "terminal emulator failed") {
+		t.Fatalf("write after failure: %v", err)
+	}
+	s.front.emu = emu
+	if _, err := s.snapshot(); err == nil {
+		t.Fatal("a failed screen must stay failed")
+	}
+	if err := s.resize(4, 4); err == nil {
+		t.Fatal("a failed screen must stay failed")
+	}
+	s.close()
+
+	sc := parseOK(t, mustJSON(t, obj{"approved": true, "executable": "/bin/sh", "working_directory": "/"}))
+	norm, err := newNormalizer(sc, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &Record{}
+	scr := newScreen(sc.Terminal)
+	defer scr.close()
+	r := &recorder{rec: rec, limits: sc.Limits, norm: norm, text: stream{literals: norm.literals}, scr: scr}
+	r.chunk([]byte("first\r\n"), 0)
+	good := scr.front.emu
+	scr.front.emu = nil
+	r.chunk([]byte("second\r\n"), time.Millisecond)
+	scr.front.emu = good
+	r.chunk([]byte("third\r\n"), 2*time.Millisecond)
+	if len(rec.Frames) != 3 || len(rec.RenderedFrames) != 1 || !rec.Truncated {
+		t.Fatalf("frames %d, rendered %d, truncated %v", len(rec.Frames), len(rec.RenderedFrames), rec.Truncated)
+	}
+	if l := rec.Limitations[len(rec.Limitations)-1]; !strings.Contains(l, "rendered frames stopped: the terminal emulator failed") {
+		t.Fatalf("limitation %q", l)
+	}
 }
