@@ -58,35 +58,54 @@ func (f *xtermFront) skipPlain(run []byte) (cursorState, bool) {
 	}
 	ring := f.scrolls[:rows] // the cursor before each of the last rows scrolls
 	n := 0                   // scrolls so far
-	lastPrint := cursorState{at: -1}
-	for i, b := range run {
-		before := cursorState{at: i, x: x, y: y, phantom: phantom}
-		// A line feed, or a character printed while a wrap is pending,
-		// moves the cursor down a row and scrolls at the bottom, as x/vt's
-		// index does inside a whole-screen region.
-		down := b == '\n' || (phantom && b != '\r')
-		if down {
-			if y == rows-1 {
-				ring[n%rows] = before
-				n++
-			} else {
-				y++
-			}
-			phantom = false
+	// down moves the cursor down a row from before (at byte i), scrolling
+	// at the bottom, as x/vt's index does inside a whole-screen region; a
+	// line feed does it, and so does a character printed while a wrap is
+	// pending.
+	down := func(i int) {
+		if y == rows-1 {
+			ring[n%rows] = cursorState{at: i, x: x, y: y, phantom: phantom}
+			n++
+		} else {
+			y++
 		}
-		switch {
-		case b == '\r':
-			x, phantom = 0, false
-		case b != '\n':
-			lastPrint = before
-			if down {
+		phantom = false
+	}
+	// print prints the characters run[i:j] (none is CR or LF); a line of
+	// them is counted, not walked.
+	print := func(i, j int) {
+		for i < j {
+			if phantom {
+				down(i)
 				x = 0
 			}
-			if x >= cols-1 {
-				phantom = true
+			if room := cols - 1 - x; j-i <= room { // all fit before the last column
+				x += j - i
+				return
 			} else {
-				x++
+				i += room + 1 // the last one of these lands on the last column
 			}
+			x, phantom = cols-1, true
+		}
+	}
+	lastPrint := cursorState{at: -1}
+	for i := 0; i < len(run); {
+		switch run[i] {
+		case '\n':
+			down(i)
+			i++
+		case '\r':
+			x, phantom = 0, false
+			i++
+		default:
+			j := i + 1
+			for j < len(run) && run[j] != '\r' && run[j] != '\n' {
+				j++
+			}
+			print(i, j-1)
+			lastPrint = cursorState{at: j - 1, x: x, y: y, phantom: phantom}
+			print(j-1, j)
+			i = j
 		}
 	}
 	if n < rows {

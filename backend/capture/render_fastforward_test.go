@@ -24,8 +24,9 @@ var fastForwardTokens = []string{
 }
 
 // plainRun is a long run of plain text: lines shorter than, as long as and
-// longer than the screen is wide, ended by CR LF, LF or CR.
-func plainRun(r *rand.Rand, cols int) string {
+// longer than the screen is wide, ended by CR LF, LF or CR, sometimes then
+// enough line feeds to scroll the last printed character away.
+func plainRun(r *rand.Rand, cols, rows int) string {
 	var b strings.Builder
 	for range r.IntN(120) + 1 {
 		n := r.IntN(2*cols + 3)
@@ -40,19 +41,78 @@ func plainRun(r *rand.Rand, cols int) string {
 		}
 		b.WriteString([]string{"\r\n", "\n", "\n", "\r"}[r.IntN(4)])
 	}
-	if r.IntN(3) == 0 { // end mid-line, sometimes on the last column
-		b.WriteString(strings.Repeat("z", r.IntN(cols+1)))
+	if r.IntN(3) == 0 { // end mid-line, on the last column, or just after wrapping
+		b.WriteString(strings.Repeat("z", []int{r.IntN(cols + 1), cols, cols + 1, 2*cols + 1}[r.IntN(4)]))
+	}
+	if r.IntN(4) == 0 { // the last character scrolls away with its row
+		b.WriteString(strings.Repeat("\n", 2*rows+r.IntN(rows)))
 	}
 	return b.String()
 }
 
-// TestFastForwardMatchesFullParse feeds the same seeded random streams to
-// a screen that fast-forwards plain text and to one whose emulator reads
-// every byte, in the same random chunks with resizes between them, and
-// requires the same rendered frame (rows, cursor, buffer and serialized
-// state, which holds every cell's attributes) after every chunk.
+// ffPair is a screen that fast-forwards plain text and one whose
+// emulator reads every byte, fed the same writes and resizes.
+type ffPair struct{ fast, full *screen }
+
+func newFFPair(cols, rows int) ffPair {
+	p := ffPair{newScreen(Terminal{Columns: cols, Rows: rows, Scrollback: 10}), newScreen(Terminal{Columns: cols, Rows: rows, Scrollback: 10})}
+	p.full.front.fastForward = false
+	return p
+}
+
+func (p ffPair) close() { p.fast.close(); p.full.close() }
+
+// same requires the same rendered frame (rows, cursor, buffer and
+// serialized state, which holds every cell's attributes) from both.
+func (p ffPair) same(t *testing.T, where string) {
+	t.Helper()
+	got, err1 := p.fast.snapshot()
+	want, err2 := p.full.snapshot()
+	if err1 != nil || err2 != nil {
+		t.Fatalf("%s: the emulator failed (%v, %v)", where, err1, err2)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s:\nfast-forwarded %+v\nfull parse     %+v", where, got, want)
+	}
+}
+
+// TestFastForwardMatchesFullParse compares a fast-forwarding screen with
+// one that reads every byte after every write: on hand-picked edge cases
+// in one write and split in two, and on seeded random streams in random
+// chunks with resizes between them.
 func TestFastForwardMatchesFullParse(t *testing.T) {
 	skipped := 0
+	for _, c := range []struct {
+		name       string
+		cols, rows int
+		data       string
+	}{
+		{"a character wraps, then its row scrolls away", 10, 3, strings.Repeat("z", 11) + strings.Repeat("\n", 7)},
+		{"a character on the last column, then its row scrolls away", 10, 3, strings.Repeat("z", 10) + strings.Repeat("\n", 7)},
+		{"wrapping characters scroll", 10, 3, strings.Repeat(strings.Repeat("a", 10)+strings.Repeat("b", 10), 6)},
+		{"line feeds keep the column", 10, 3, strings.Repeat("abc\n", 20)},
+		{"scrolled-in rows take the pen's background", 10, 3, "\x1b[44m" + strings.Repeat(strings.Repeat("x", 15)+"\n", 20)},
+		{"the cursor starts mid-screen", 10, 4, "\x1b[2;5Hold\x1b[4;1Hbottom" + strings.Repeat("row\r\n", 9) + "end"},
+		{"one row", 10, 1, strings.Repeat("line\r\n", 5) + "last"},
+		{"one column", 1, 3, strings.Repeat("ab\r\n", 5)},
+	} {
+		data := []byte(c.data)
+		for _, cut := range []int{len(data), len(data) / 2} {
+			p := newFFPair(c.cols, c.rows)
+			p.fast.write(data[:cut])
+			p.full.write(data[:cut])
+			p.same(t, fmt.Sprintf("%s (first %d bytes)", c.name, cut))
+			p.fast.write(data[cut:])
+			p.full.write(data[cut:])
+			p.same(t, c.name)
+			skipped += p.fast.front.skipped
+			p.close()
+		}
+	}
+	if skipped == 0 {
+		t.Fatal("no edge case was fast-forwarded")
+	}
+	skipped = 0
 	for seed := range 300 {
 		r := rand.New(rand.NewPCG(uint64(seed), 7))
 		cols, rows := 2+r.IntN(90), 1+r.IntN(30)
@@ -65,38 +125,27 @@ func TestFastForwardMatchesFullParse(t *testing.T) {
 				}
 				stream.WriteString(tok)
 			}
-			stream.WriteString(plainRun(r, cols))
+			stream.WriteString(plainRun(r, cols, rows))
 		}
-		fast := newScreen(Terminal{Columns: cols, Rows: rows, Scrollback: 10})
-		full := newScreen(Terminal{Columns: cols, Rows: rows, Scrollback: 10})
-		full.front.fastForward = false
+		p := newFFPair(cols, rows)
 		data := []byte(stream.String())
 		for i, chunk := 0, 0; i < len(data); chunk++ {
 			n := min(len(data)-i, 1+r.IntN(6000))
-			fast.write(data[i : i+n])
-			full.write(data[i : i+n])
+			p.fast.write(data[i : i+n])
+			p.full.write(data[i : i+n])
 			i += n
 			if r.IntN(8) == 0 {
 				c, w := 2+r.IntN(90), 1+r.IntN(30)
-				fast.resize(c, w)
-				full.resize(c, w)
+				p.fast.resize(c, w)
+				p.full.resize(c, w)
 			}
-			got, err1 := fast.snapshot()
-			want, err2 := full.snapshot()
-			if err1 != nil || err2 != nil {
-				t.Fatalf("seed %d (%dx%d), chunk %d: the emulator failed (%v, %v) on %q", seed, cols, rows, chunk, err1, err2, data)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("seed %d, chunk %d (bytes %d–%d of %q):\nfast-forwarded %+v\nfull parse     %+v",
-					seed, chunk, i-n, i, data, got, want)
-			}
+			p.same(t, fmt.Sprintf("seed %d, chunk %d (bytes %d–%d of %q)", seed, chunk, i-n, i, data))
 		}
-		skipped += fast.front.skipped
-		fast.close()
-		full.close()
+		skipped += p.fast.front.skipped
+		p.close()
 	}
 	if skipped == 0 {
-		t.Fatal("no run was fast-forwarded: the test would not notice a wrong skip")
+		t.Fatal("no random run was fast-forwarded: the test would not notice a wrong skip")
 	}
 	t.Logf("fast-forwarded %d bytes", skipped)
 }
