@@ -15,14 +15,16 @@ import (
 // line it scrolls (profiled: 70% of a 10 MB capture). Only the screen after
 // the chunk is recorded, and x/vt's scrollback is never read, so rows that
 // scroll away need not be drawn. This is hand-written because no emulator
-// offers it: for a run of plain text (printable ASCII, CR and LF) the
-// cursor alone is simulated, exactly as x/vt moves it, and the emulator
-// starts reading the run where the last `rows` scrolls begin, with its
-// cursor placed as the simulation says. Every row on the screen at that
-// point, and everything drawn on it, is scrolled away by those `rows`
-// scrolls, so the screen, cursor and pending wrap after the run are the
-// ones reading all of it would give. TestFastForwardMatchesFullParse checks
-// this against x/vt reading every byte.
+// offers it: for a run of plain text (printable ASCII, CR, LF and SGR
+// sequences, which only set the pen) the cursor alone is simulated,
+// exactly as x/vt moves it, and the emulator starts reading the run where
+// the last `rows` scrolls begin, with its pen set by the SGR sequences
+// before that point and its cursor placed as the simulation says. Every
+// row on the screen at that point, and everything drawn on it, is
+// scrolled away by those `rows` scrolls, so the screen, cursor, pen and
+// pending wrap after the run are the ones reading all of it would give.
+// TestFastForwardMatchesFullParse checks this against x/vt reading every
+// byte.
 //
 // It applies only when plain text means the same to x/vt everywhere in the
 // run: autowrap on, no insert mode (xtermFront prints those itself), no
@@ -34,6 +36,50 @@ import (
 
 // plainByte reports whether b is plain text for the fast path.
 func plainByte(b byte) bool { return b == '\r' || b == '\n' || (b >= 0x20 && b < 0x7f) }
+
+// isSGR reports whether seq is one whole SGR sequence (CSI with only
+// digits, ';' and ':' for parameters, final 'm'): it sets the pen and
+// nothing else, so a run of plain text may hold it.
+func isSGR(seq []byte) bool {
+	if len(seq) < 3 || seq[0] != 0x1b || seq[1] != '[' || seq[len(seq)-1] != 'm' {
+		return false
+	}
+	for _, c := range seq[2 : len(seq)-1] {
+		if (c < '0' || c > '9') && c != ';' && c != ':' {
+			return false
+		}
+	}
+	return true
+}
+
+// sgrEnd returns the end of the SGR sequence at run[i:] (an ESC), or -1.
+func sgrEnd(run []byte, i int) int {
+	j := i + 2
+	for j < len(run) && j-i < maxSeq && run[j] != 'm' && (run[j] >= '0' && run[j] <= '9' || run[j] == ';' || run[j] == ':') {
+		j++
+	}
+	if j >= len(run) || !isSGR(run[i:j+1]) {
+		return -1
+	}
+	return j + 1
+}
+
+// isPlainRun reports whether run holds only plain text and SGR sequences.
+func isPlainRun(run []byte) bool {
+	for i := 0; i < len(run); {
+		switch b := run[i]; {
+		case b == 0x1b:
+			if i = sgrEnd(run, i); i < 0 {
+				return false
+			}
+		case plainByte(b):
+			i++
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // cursorState is the emulator's cursor before one byte of a run.
 type cursorState struct {
@@ -89,6 +135,7 @@ func (f *xtermFront) skipPlain(run []byte) (cursorState, bool) {
 		}
 	}
 	lastPrint := cursorState{at: -1}
+	f.sgrs = f.sgrs[:0]
 	for i := 0; i < len(run); {
 		switch run[i] {
 		case '\n':
@@ -97,9 +144,13 @@ func (f *xtermFront) skipPlain(run []byte) (cursorState, bool) {
 		case '\r':
 			x, phantom = 0, false
 			i++
+		case 0x1b: // an SGR sequence (isPlainRun): the cursor stays
+			end := sgrEnd(run, i)
+			f.sgrs = append(f.sgrs, [2]int{i, end})
+			i = end
 		default:
 			j := i + 1
-			for j < len(run) && run[j] != '\r' && run[j] != '\n' {
+			for j < len(run) && run[j] != '\r' && run[j] != '\n' && run[j] != 0x1b {
 				j++
 			}
 			print(i, j-1)
@@ -131,16 +182,30 @@ func (f *xtermFront) skipPlain(run []byte) (cursorState, bool) {
 // the top: the same blank cells, with the pen's background, that
 // scrolling brings in), the cursor goes to the top row as that scroll left
 // it, and the rest of the run moves it down to the bottom without
-// scrolling.
+// scrolling. Not when an SGR sequence follows the cut: a row scrolled in
+// after it could take another background.
 func (f *xtermFront) writePlain(run []byte) {
 	cut, ok := f.skipPlain(run)
 	if !ok {
 		f.emu.Write(run) //nolint:errcheck // never fails while open
 		return
 	}
+	// The pen at the cut is the one the SGR sequences before it leave.
+	pen := []byte(nil)
+	blank := cut.scroll
+	for _, sgr := range f.sgrs {
+		if sgr[0] < cut.at {
+			pen = append(pen, run[sgr[0]:sgr[1]]...)
+		} else {
+			blank = false // rows scrolled in later may take another background
+		}
+	}
+	if len(pen) > 0 {
+		f.emu.Write(pen) //nolint:errcheck // never fails while open
+	}
 	from := cut.at
 	switch {
-	case !cut.scroll:
+	case !blank:
 		f.place(uv.Pos(cut.x, cut.y), cut.phantom)
 	case run[cut.at] == '\n': // a line feed keeps the column, ends a pending wrap
 		f.emu.Write([]byte("\x1b[H\x1b[J" + cup(uv.Pos(cut.x, 0)))) //nolint:errcheck // never fails while open

@@ -24,8 +24,9 @@ var fastForwardTokens = []string{
 }
 
 // plainRun is a long run of plain text: lines shorter than, as long as and
-// longer than the screen is wide, ended by CR LF, LF or CR, sometimes then
-// enough line feeds to scroll the last printed character away.
+// longer than the screen is wide, some with SGR colours, ended by CR LF,
+// LF or CR, sometimes then enough line feeds to scroll the last printed
+// character away.
 func plainRun(r *rand.Rand, cols, rows int) string {
 	var b strings.Builder
 	for range r.IntN(120) + 1 {
@@ -36,8 +37,14 @@ func plainRun(r *rand.Rand, cols, rows int) string {
 		case 1:
 			n = cols - 1
 		}
+		if r.IntN(3) == 0 { // colours, which a run of plain text may hold
+			b.WriteString([]string{"\x1b[31m", "\x1b[44m", "\x1b[0m", "\x1b[m", "\x1b[1;4;7m", "\x1b[48;5;22m", "\x1b[38:2::1:2:3m", "\x1b[49m"}[r.IntN(8)])
+		}
 		for i := range n {
 			b.WriteByte(byte(0x20 + (i*7+n)%95))
+			if i == n/2 && r.IntN(5) == 0 {
+				b.WriteString("\x1b[4" + fmt.Sprint(r.IntN(8)) + "m")
+			}
 		}
 		b.WriteString([]string{"\r\n", "\n", "\n", "\r"}[r.IntN(4)])
 	}
@@ -93,6 +100,8 @@ func TestFastForwardMatchesFullParse(t *testing.T) {
 		{"line feeds keep the column", 10, 3, strings.Repeat("abc\n", 20)},
 		{"scrolled-in rows take the pen's background", 10, 3, "\x1b[44m" + strings.Repeat(strings.Repeat("x", 15)+"\n", 20)},
 		{"the cursor starts mid-screen", 10, 4, "\x1b[2;5Hold\x1b[4;1Hbottom" + strings.Repeat("row\r\n", 9) + "end"},
+		{"the background changes while rows scroll in", 10, 3, "\x1b[41m" + strings.Repeat("x\n\x1b[42my\n\x1b[0mz\n\x1b[44m", 8) + "end"},
+		{"colours before the cut only", 10, 3, strings.Repeat("\x1b[1;3"+"1mred\x1b[0m\r\n", 8) + "\x1b[45m" + strings.Repeat("\r\n", 3) + strings.Repeat("plain\r\n", 5)},
 		{"one row", 10, 1, strings.Repeat("line\r\n", 5) + "last"},
 		{"one column", 1, 3, strings.Repeat("ab\r\n", 5)},
 	} {

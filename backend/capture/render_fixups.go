@@ -63,10 +63,11 @@ type xtermFront struct {
 	last      string
 	lastWidth int
 	// plainFrom is where the run of plain text at the end of out begins
-	// (render_fastforward.go): out[plainFrom:] holds only characters and
-	// CR/LF printed in the ground state.
+	// (render_fastforward.go): out[plainFrom:] holds only characters, CR,
+	// LF and SGR sequences read in the ground state.
 	plainFrom int
 	scrolls   []cursorState // skipPlain's scratch space
+	sgrs      [][2]int      // skipPlain's SGR sequences of the run: [start, end)
 	// fastForward enables skipping plain text that scrolls away
 	// (render_fastforward.go); off, the emulator reads every byte.
 	fastForward bool
@@ -167,6 +168,7 @@ func (f *xtermFront) write(p []byte) {
 				f.seq = append(f.seq, b)
 				f.state = stGround
 				f.csi()
+				plain = isSGR(f.seq) // forwarded as it is: it only sets the pen
 			case b == 0x1b:
 				f.out = append(f.out, f.seq...)
 				f.state, f.seq = stEsc, append(f.seq[:0], b)
@@ -197,7 +199,7 @@ func (f *xtermFront) write(p []byte) {
 			f.out = append(f.out, p[i:j]...)
 			i = j
 		}
-		if !plain {
+		if !plain && f.state != stEsc && f.state != stCSI { // a sequence still being read is not in out
 			f.plainFrom = len(f.out)
 		}
 	}
@@ -230,8 +232,7 @@ func (f *xtermFront) flush() {
 		return
 	}
 	from := min(f.plainFrom, len(f.out))
-	run := f.out[from:]
-	if slices.ContainsFunc(run, func(b byte) bool { return !plainByte(b) }) {
+	if !isPlainRun(f.out[from:]) {
 		from = len(f.out) // held by a fix-up mid-token: not a run of text
 	}
 	if from > 0 {
