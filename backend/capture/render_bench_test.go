@@ -85,7 +85,8 @@ func xtermTime(b *testing.B, node, file string, size int) (medianNS, mbPerS floa
 }
 
 // BenchmarkRenderVsXterm measures the capture's renderer (x/vt behind the
-// xterm.js fix-ups) on ~4 MB of mixed output and reports it next to
+// xterm.js fix-ups) on ~4 MB of mixed output, and on 4 MB of plain lines
+// (the "plain-" runs), and reports it next to
 // @xterm/headless on the same bytes, size and chunking: xterm-ns/op and
 // xterm-MB/s are Node's median, go/xterm is the time ratio (below 1 means
 // Go is faster). "write" parses only, as the xterm.js timing does;
@@ -94,15 +95,24 @@ func xtermTime(b *testing.B, node, file string, size int) (medianNS, mbPerS floa
 // is x/vt alone (render_fixups.go bypassed), to show what the fix-ups cost.
 func BenchmarkRenderVsXterm(b *testing.B) {
 	node := requireNode(b)
-	data := benchStream(b)
-	file := filepath.Join(b.TempDir(), "stream.bin")
-	if err := os.WriteFile(file, data, 0o600); err != nil {
-		b.Fatal(err)
-	}
+	mixed := benchStream(b)
+	// plain is what the capture benchmark's command prints (100-byte
+	// lines, no carriage returns), 4 MB of it: output that scrolls, which
+	// the renderer fast-forwards (render_fastforward.go).
+	plain := bytes.Repeat([]byte(strings.SplitN(benchCommand, "'", 3)[1]+"\n"), 4<<20/100)
 	for _, mode := range []struct {
 		name          string
+		data          []byte
 		frames, fixes bool
-	}{{"write", false, true}, {"write+frames", true, true}, {"xvt-without-fixups", false, false}} {
+	}{
+		{"write", mixed, false, true}, {"write+frames", mixed, true, true}, {"xvt-without-fixups", mixed, false, false},
+		{"plain-write", plain, false, true}, {"plain-write+frames", plain, true, true},
+	} {
+		data := mode.data
+		file := filepath.Join(b.TempDir(), "stream.bin")
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			b.Fatal(err)
+		}
 		b.Run(mode.name, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
