@@ -189,9 +189,12 @@ func ComputeID(e *Envelope) (string, error) {
 	}
 	// The projection is the envelope itself, as JSON, without evidence_id
 	// and with the subject reduced to its identity.
+	// The raw messages (a capture's result can be megabytes) go into the
+	// projection as they are, not through the marshal-and-split round
+	// trip of the small fields; Digest still checks they are JSON.
 	c := *e
 	c.EvidenceID = ""
-	c.Parameters, c.RawResult, c.NormalizedResult = rawOrNull(e.Parameters), rawOrNull(e.RawResult), rawOrNull(e.NormalizedResult)
+	c.Parameters, c.RawResult, c.NormalizedResult = nil, nil, nil
 	c.Limitations, c.Locations, c.EvidenceLinks = nonNil(e.Limitations), nonNil(e.Locations), nonNil(e.EvidenceLinks)
 	c.Subject = nil
 	raw, err := json.Marshal(c)
@@ -203,6 +206,7 @@ func ComputeID(e *Envelope) (string, error) {
 		return "", fmt.Errorf("evidence: compute evidence_id: %w", err)
 	}
 	delete(p, "evidence_id")
+	p["parameters"], p["raw_result"], p["normalized_result"] = rawOrNull(e.Parameters), rawOrNull(e.RawResult), rawOrNull(e.NormalizedResult)
 	if e.Subject != nil {
 		p["subject"], _ = json.Marshal(subjectIdentity{Digest: e.Subject.Digest, Format: e.Subject.Format, Architecture: e.Subject.Architecture})
 	}
