@@ -62,6 +62,8 @@ type EvidenceItem struct {
 	Size          int64           `json:"size"`
 	CreatedAt     time.Time       `json:"created_at"`
 	Summary       json.RawMessage `json:"summary"`
+	// Shared says the person shared it with agents (ShareEvidence).
+	Shared bool `json:"shared"`
 }
 
 // ListEvidenceArgs selects library entries.
@@ -242,16 +244,48 @@ func (f *Facade) evidencePath(id string) string {
 
 // findEvidence returns the index entry of id (error evidence_not_found).
 func (f *Facade) findEvidence(id string) (store.EvidenceEntry, error) {
-	list, err := f.env.DB.ListEvidence(f.ctx, 1<<30)
+	e, err := f.env.DB.GetEvidence(f.ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.EvidenceEntry{}, &CLIError{Code: "evidence_not_found", Category: CategoryNotFound, Message: fmt.Sprintf("no saved Evidence %s", id)}
+	}
 	if err != nil {
 		return store.EvidenceEntry{}, errorf("database", CategoryIO, "%v", err)
 	}
-	for _, e := range list {
-		if e.EvidenceID == id {
-			return e, nil
-		}
+	return e, nil
+}
+
+// ShareEvidenceArgs shares one saved Evidence with agents, or stops.
+type ShareEvidenceArgs struct {
+	ID     string `json:"id"`
+	Shared bool   `json:"shared"`
+}
+
+// ShareEvidenceResult is the library entry after the change.
+type ShareEvidenceResult struct {
+	Item EvidenceItem `json:"item"`
+}
+
+// ShareEvidence shares a saved Evidence with agents or stops sharing it.
+// Shared Evidence is listed to every MCP connection as a
+// gatehouse://evidence/{id} resource, readable and comparable there;
+// without sharing, a connection sees only the captures it made itself.
+// The change holds for the next list, read or comparison of every
+// connection. Only the person's UI calls this: no MCP tool reaches it. An
+// unknown id is error evidence_not_found and changes nothing.
+func (f *Facade) ShareEvidence(a ShareEvidenceArgs) (ShareEvidenceResult, error) {
+	if !evidence.ValidID(a.ID) {
+		return ShareEvidenceResult{}, invalidEvidenceID(a.ID)
 	}
-	return store.EvidenceEntry{}, &CLIError{Code: "evidence_not_found", Category: CategoryNotFound, Message: fmt.Sprintf("no saved Evidence %s", id)}
+	if err := f.env.DB.SetEvidenceShared(f.ctx, a.ID, a.Shared); errors.Is(err, store.ErrNotFound) {
+		return ShareEvidenceResult{}, &CLIError{Code: "evidence_not_found", Category: CategoryNotFound, Message: fmt.Sprintf("no saved Evidence %s", a.ID)}
+	} else if err != nil {
+		return ShareEvidenceResult{}, errorf("database", CategoryIO, "%v", err)
+	}
+	e, err := f.findEvidence(a.ID)
+	if err != nil {
+		return ShareEvidenceResult{}, err
+	}
+	return ShareEvidenceResult{Item: itemOf(e)}, nil
 }
 
 func invalidEvidenceID(id string) error {
@@ -303,7 +337,7 @@ func itemOf(e store.EvidenceEntry) EvidenceItem {
 		origin = OriginImported
 	}
 	return EvidenceItem{EvidenceID: e.EvidenceID, PredicateType: e.PredicateType, Operation: e.Operation,
-		Origin: origin, Size: e.Size, CreatedAt: e.CreatedAt, Summary: e.Summary}
+		Origin: origin, Size: e.Size, CreatedAt: e.CreatedAt, Summary: e.Summary, Shared: e.Shared}
 }
 
 // operationOf is the operation of verified Evidence data.

@@ -25,8 +25,8 @@ func (s *mcpService) addEvidenceTools(srv *mcp.Server, t *mcpTools) {
 		}, []string{"machine", "events"})}, t.runReplayMachine)
 	srv.AddTool(&mcp.Tool{Name: "compare_process_captures", Description: "Compare two saved process captures (by evidence id) per dimension, with the first divergence; optionally check a trace spec.",
 		InputSchema: objectSchema(map[string]any{
-			"left_evidence_id":   stringSchema("ev_… id of a saved capture"),
-			"right_evidence_id":  stringSchema("ev_… id of a saved capture"),
+			"left_evidence_id":   stringSchema("ev_… id of a capture made on this connection or shared with agents"),
+			"right_evidence_id":  stringSchema("ev_… id of a capture made on this connection or shared with agents"),
 			"trace_spec":         map[string]any{"type": "object", "description": "optional trace spec (version 1)"},
 			"max_capture_age_ms": map[string]any{"type": "integer", "minimum": 1},
 		}, []string{"left_evidence_id", "right_evidence_id"})}, t.compareCaptures)
@@ -49,10 +49,14 @@ func (t *mcpTools) runReplayMachine(ctx context.Context, req *mcp.CallToolReques
 }
 
 // loadEvidence reads a capture saved under the data directory's evidence/
-// folder and re-verifies it.
-func (t *mcpTools) loadEvidence(id string) (*evidence.Envelope, *mcp.CallToolResult) {
+// folder and re-verifies it, when it is visible to the connection (made
+// on it, or shared by the person); any other id is "not found".
+func (t *mcpTools) loadEvidence(ctx context.Context, ss *mcp.ServerSession, id string) (*evidence.Envelope, *mcp.CallToolResult) {
 	if !evidenceIDPattern.MatchString(id) {
 		return nil, toolError("invalid_arguments", "evidence ids look like ev_ followed by 64 hex digits")
+	}
+	if !t.visible(ctx, ss, id) {
+		return nil, toolError("evidence_not_found", "no capture "+id+" made on this connection or shared with agents")
 	}
 	data, err := os.ReadFile(evidenceFile(t.s.f.env.DataDir, id))
 	if err != nil {
@@ -75,11 +79,11 @@ func (t *mcpTools) compareCaptures(ctx context.Context, req *mcp.CallToolRequest
 	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
 		return toolError("invalid_arguments", err.Error()), nil
 	}
-	left, bad := t.loadEvidence(a.Left)
+	left, bad := t.loadEvidence(ctx, req.Session, a.Left)
 	if bad != nil {
 		return bad, nil
 	}
-	right, bad := t.loadEvidence(a.Right)
+	right, bad := t.loadEvidence(ctx, req.Session, a.Right)
 	if bad != nil {
 		return bad, nil
 	}

@@ -43,14 +43,14 @@ func TestMCPReplayAndCompareTools(t *testing.T) {
 		}](t, r.stdout).EvidenceID)
 	}
 	ts := startServer(t)
-	dst := filepath.Join(ts.facade.env.DataDir, "evidence")
-	os.MkdirAll(dst, 0o700)
-	for _, id := range ids {
+	for _, id := range ids { // the person imports them into the app's library
 		b, err := os.ReadFile(filepath.Join(capEnv["GATEHOUSE_DATA_DIR"], "evidence", id+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.WriteFile(filepath.Join(dst, id+".json"), b, 0o600)
+		if _, err := ts.facade.ImportEvidence(ImportEvidenceArgs{Name: id + ".json", Data: b}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	_, token := addAgent(t, ts, "agent-evidence")
 	cs, err := mcpClient(t, ts, token, nil)
@@ -73,7 +73,19 @@ func TestMCPReplayAndCompareTools(t *testing.T) {
 		t.Fatal("invalid machine accepted")
 	}
 
-	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "compare_process_captures", Arguments: map[string]any{"left_evidence_id": ids[0], "right_evidence_id": ids[1]}})
+	// Saved captures the person has not shared do not exist for agents.
+	compareArgs := map[string]any{"left_evidence_id": ids[0], "right_evidence_id": ids[1]}
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "compare_process_captures", Arguments: compareArgs})
+	if err != nil || !res.IsError || structured(t, res)["code"] != "evidence_not_found" {
+		t.Fatalf("compare of unshared captures: %v %+v", err, res)
+	}
+	share(t, ts, ids[0], true)
+	res, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "compare_process_captures", Arguments: compareArgs})
+	if !res.IsError || structured(t, res)["code"] != "evidence_not_found" {
+		t.Fatalf("compare with one side unshared: %+v", res)
+	}
+	share(t, ts, ids[1], true)
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "compare_process_captures", Arguments: compareArgs})
 	if err != nil || res.IsError {
 		t.Fatalf("compare: %v %+v", err, res)
 	}
@@ -86,6 +98,16 @@ func TestMCPReplayAndCompareTools(t *testing.T) {
 		if !res.IsError {
 			t.Fatalf("%s accepted", bad)
 		}
+	}
+}
+
+// share shares saved Evidence id with agents, or stops, as the person
+// does in the Evidence view.
+func share(t *testing.T, ts *testServer, id string, shared bool) {
+	t.Helper()
+	res, err := ts.facade.ShareEvidence(ShareEvidenceArgs{ID: id, Shared: shared})
+	if err != nil || res.Item.Shared != shared || res.Item.EvidenceID != id {
+		t.Fatalf("share %s %v: %+v %v", id, shared, res, err)
 	}
 }
 
@@ -156,6 +178,50 @@ func TestMCPCaptureToolAndConnectionLocalResources(t *testing.T) {
 	}
 	if _, err := b.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err == nil {
 		t.Fatal("another connection read the capture")
+	}
+	listed := func(cs *mcp.ClientSession) []string {
+		t.Helper()
+		l, err := cs.ListResources(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var uris []string
+		for _, r := range l.Resources {
+			uris = append(uris, r.URI)
+		}
+		return uris
+	}
+	if got := listed(a); len(got) != 1 || got[0] != uri {
+		t.Fatalf("capturing connection lists %v", got)
+	}
+	if got := listed(b); len(got) != 0 {
+		t.Fatalf("other connection lists %v", got)
+	}
+	// The person shares it in the Evidence view: every connection lists
+	// and reads it; unsharing takes it away again from the others.
+	id := out["evidence_id"].(string)
+	share(t, ts, id, true)
+	if got := listed(b); len(got) != 1 || got[0] != uri {
+		t.Fatalf("after sharing, other connection lists %v", got)
+	}
+	if got := listed(a); len(got) != 1 {
+		t.Fatalf("a capture both made here and shared is listed once: %v", got)
+	}
+	if read, err := b.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err != nil || !strings.Contains(read.Contents[0].Text, "captured") {
+		t.Fatalf("shared resource: %v", err)
+	}
+	share(t, ts, id, false)
+	if _, err := b.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err == nil {
+		t.Fatal("unshared capture still readable by another connection")
+	}
+	if got := listed(b); len(got) != 0 {
+		t.Fatalf("after unsharing, other connection lists %v", got)
+	}
+	if _, err := a.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err != nil {
+		t.Fatalf("the capturing connection keeps its own capture: %v", err)
+	}
+	if _, err := ts.facade.ShareEvidence(ShareEvidenceArgs{ID: "ev_" + strings.Repeat("0", 64), Shared: true}); codeOf(err) != "evidence_not_found" {
+		t.Fatalf("sharing an unknown id: %v", err)
 	}
 	outside := map[string]any{"approved": true, "executable": "/bin/sh", "arguments": []string{"-c", "true"}, "working_directory": t.TempDir(), "timeout_ms": 5000}
 	res, _ = a.CallTool(context.Background(), &mcp.CallToolParams{Name: "capture_process_scenario", Arguments: outside})

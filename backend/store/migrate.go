@@ -73,6 +73,8 @@ CREATE TABLE evidence (
 	created_at     TEXT NOT NULL
 ) STRICT;
 CREATE INDEX evidence_by_time ON evidence (created_at);`},
+		{Version: 5, Name: "evidence shared with agents", SQL: `
+ALTER TABLE evidence ADD COLUMN shared INTEGER NOT NULL DEFAULT 0 CHECK (shared IN (0, 1));`},
 	}
 }
 

@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// ErrNotFound is returned by Get when a setting does not exist.
-var ErrNotFound = errors.New("store: setting not found")
+// ErrNotFound is wrapped by the errors of Get when a setting does not
+// exist, and of GetEvidence and SetEvidenceShared for an unknown id.
+var ErrNotFound = errors.New("store: not found")
 
 // Setting is one stored value.
 type Setting struct {

@@ -20,7 +20,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { BIN, WAIT, captureEnv, screenshot, setTheme, tempDir, until, withApp } from './harness.mjs';
+import { BIN, WAIT, callApi, captureEnv, screenshot, setTheme, tempDir, until, withApp } from './harness.mjs';
 
 const TEST_TIMEOUT = 300_000;
 const SECRET = 'hunter2-NOT-IN-THE-UI';
@@ -223,6 +223,23 @@ test('evidence library: import, reject tampering, replay, seek, panels, delete',
     assert.equal(await page.getByTestId('evidence-row').getAttribute('data-id'), B.env.evidence_id);
     await page.getByTestId('evidence-search').fill('');
     await page.getByTestId('evidence-imports-dismiss').click();
+
+    // Share B with agents, and stop again: the backend's index says so.
+    const shareB = page.locator(`[data-testid="evidence-share"][data-id="${B.env.evidence_id}"]`);
+    assert.equal(await shareB.getAttribute('aria-pressed'), 'false');
+    await shareB.click();
+    await until('B shared', async () => (await shareB.getAttribute('aria-pressed')) === 'true');
+    const sharedOf = async (id) => (await callApi(srv, 'ListEvidence')).evidence.find((e) => e.evidence_id === id).shared;
+    assert.equal(await sharedOf(B.env.evidence_id), true, 'the library saved the choice');
+    assert.equal(await sharedOf(A.env.evidence_id), false, 'only B is shared');
+    assert.match(await page.locator(`[data-testid="evidence-row"][data-id="${B.env.evidence_id}"]`).innerText(), /shared with agents/);
+    await shot(page, 'library-shared-light');
+    await page.getByTestId('evidence-search').fill('shared');
+    await until('only the shared one matches', async () => (await page.getByTestId('evidence-row').count()) === 1);
+    await page.getByTestId('evidence-search').fill('');
+    await shareB.click();
+    await until('B unshared', async () => (await shareB.getAttribute('aria-pressed')) === 'false');
+    assert.equal(await sharedOf(B.env.evidence_id), false, 'unsharing is saved too');
     await page.getByTestId('evidence-sort').selectOption('size');
     await until('sorted by size', async () => (await page.getByTestId('evidence-row').first().getAttribute('data-id')) === A.env.evidence_id);
     await setTheme(page, 'dark');

@@ -36,6 +36,7 @@ export const METHODS = [
   'GetEvidence',
   'ImportEvidence',
   'DeleteEvidence',
+  'ShareEvidence',
   'CompareCaptures',
   'OpenComparison',
   'ExportAsciicast',

@@ -383,6 +383,8 @@ export interface EvidenceItem {
   origin: 'captured' | 'imported';
   size: number;
   created_at: string;
+  /** Shared with agents: every MCP connection may list, read and compare it. */
+  shared: boolean;
   summary: EvidenceSummary;
 }
 
@@ -532,6 +534,7 @@ export interface ApiMethods {
   GetEvidence: { args: { id: string }; result: GetEvidenceResult };
   ImportEvidence: { args: { name: string; data: string /* base64 */ }; result: { item: EvidenceItem; already_present: boolean } };
   DeleteEvidence: { args: { id: string }; result: { deleted: true } };
+  ShareEvidence: { args: { id: string; shared: boolean }; result: { item: EvidenceItem } };
   CompareCaptures: { args: { left: string; right: string; traceSpec?: string; save?: boolean }; result: ComparisonView };
   OpenComparison: { args: { id?: string; text?: string }; result: ComparisonView };
   ExportAsciicast: { args: { id: string }; result: { name: string; text: string; events: number } };

@@ -3,7 +3,7 @@ import type { EvidenceItem } from '../api/types';
 import { filterItems, sortItems } from './library';
 import { processTree } from './panels';
 
-function item(id: string, at: string, size: number, command: string, exit?: { code: number | null; signal: string | null; reason: string }, extra = {}): EvidenceItem {
+function item(id: string, at: string, size: number, command: string, exit?: { code: number | null; signal: string | null; reason: string }, extra = {}, shared = false): EvidenceItem {
   return {
     evidence_id: 'ev_' + id.padEnd(64, '0'),
     predicate_type: 'gatehouse.process-capture/v4',
@@ -11,6 +11,7 @@ function item(id: string, at: string, size: number, command: string, exit?: { co
     origin: 'captured',
     size,
     created_at: at,
+    shared,
     summary: { command, exit, settlement: 'quiesced', ...extra },
   };
 }
@@ -18,7 +19,7 @@ function item(id: string, at: string, size: number, command: string, exit?: { co
 const items = [
   item('a', '2026-11-30T10:00:00Z', 300, '/bin/sh -c make test', { code: 0, signal: null, reason: 'exited' }),
   item('b', '2026-11-30T11:00:00Z', 100, '/usr/bin/env node build.js', { code: 2, signal: null, reason: 'exited' }, { file_name: 'ci-run.json' }),
-  item('c', '2026-11-30T09:00:00Z', 200, '/bin/sleep 100', { code: null, signal: null, reason: 'timeout' }, { truncated: true }),
+  item('c', '2026-11-30T09:00:00Z', 200, '/bin/sleep 100', { code: null, signal: null, reason: 'timeout' }, { truncated: true }, true),
 ];
 
 describe('library search and sort', () => {
@@ -30,6 +31,7 @@ describe('library search and sort', () => {
     expect(filterItems(items, 'timeout truncated').map((i) => i.evidence_id[3])).toEqual(['c']);
     expect(filterItems(items, 'ev_a').map((i) => i.evidence_id[3])).toEqual(['a']);
     expect(filterItems(items, 'make node')).toEqual([]);
+    expect(filterItems(items, 'shared').map((i) => i.evidence_id[3])).toEqual(['c']);
   });
 
   it('sorts by time, command, size and exit status', () => {

@@ -42,7 +42,7 @@ export function filterItems(items: EvidenceItem[], query: string): EvidenceItem[
   if (!words.length) return items;
   return items.filter((it) => {
     const s = it.summary ?? {};
-    const hay = [it.evidence_id, it.origin, it.predicate_type, s.command ?? '', s.file_name ?? '', exitText(s.exit), s.settlement ?? '', s.truncated ? 'truncated' : '']
+    const hay = [it.evidence_id, it.origin, it.predicate_type, s.command ?? '', s.file_name ?? '', exitText(s.exit), s.settlement ?? '', s.truncated ? 'truncated' : '', it.shared ? 'shared with agents' : '']
       .join(' ')
       .toLowerCase();
     return words.every((w) => hay.includes(w));
@@ -89,6 +89,7 @@ export class Library {
   private confirmDelete = '';
   private confirmTimer: ReturnType<typeof setTimeout> | undefined;
   private deleting = new Set<string>();
+  private sharing = new Set<string>();
   private dragDepth = 0;
   private readonly fileInput: HTMLInputElement;
   private readonly dropHint: HTMLElement;
@@ -196,6 +197,23 @@ export class Library {
     }
     this.deleting.delete(id);
     await this.load();
+  }
+
+  /** Shares a saved capture with agents (MCP), or stops sharing it. */
+  private async toggleShare(it: EvidenceItem): Promise<void> {
+    const id = it.evidence_id;
+    this.sharing.add(id);
+    this.renderTable();
+    try {
+      const r = await api.ShareEvidence({ id, shared: !it.shared });
+      this.items = (this.items ?? []).map((x) => (x.evidence_id === id ? r.item : x));
+    } catch (e) {
+      this.loadError = e;
+      this.render();
+    }
+    this.sharing.delete(id);
+    this.renderTable();
+    this.el.querySelector<HTMLElement>(`[data-testid="evidence-share"][data-id="${id}"]`)?.focus();
   }
 
   // ---- rendering --------------------------------------------------------
@@ -350,6 +368,7 @@ export class Library {
           { class: 'ev-sub muted small' },
           h('code', { class: 'mono', title: it.evidence_id }, shortHash(it.evidence_id, 15)),
           badge(it.origin, it.origin === 'imported' ? 'info' : 'neutral'),
+          it.shared ? badge('shared with agents', 'info') : null,
           s.file_name ? h('span', { class: 'ellipsis', title: s.file_name }, s.file_name) : null,
         ),
       ),
@@ -359,7 +378,24 @@ export class Library {
       h('td', { class: 'num nowrap' }, formatBytes(it.size)),
       h(
         'td',
-        { class: 'num nowrap' },
+        { class: 'num nowrap ev-actions' },
+        h(
+          'button',
+          {
+            type: 'button',
+            class: ['btn', 'small', 'ghost'],
+            'data-testid': 'evidence-share',
+            dataset: { id: it.evidence_id },
+            disabled: this.sharing.has(it.evidence_id),
+            'aria-pressed': it.shared ? 'true' : 'false',
+            'aria-label': it.shared ? 'Stop sharing this file with agents' : 'Share this file with agents',
+            title: it.shared
+              ? 'Every agent connected over MCP can list, read and compare this file. Click to stop sharing.'
+              : 'Only the agent connection that made a capture can read it. Share to let every agent connected over MCP list, read and compare this file.',
+            onclick: () => void this.toggleShare(it),
+          },
+          it.shared ? 'Unshare' : 'Share',
+        ),
         h(
           'button',
           {
