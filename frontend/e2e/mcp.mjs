@@ -161,7 +161,12 @@ test('browser: a capture without auto-grant raises the grant dialog; "Allow for 
   const denied = await refused;
   assert.equal(denied.isError, true);
   assert.equal(denied.structuredContent.code, 'denied', JSON.stringify(denied.structuredContent));
+  // The agent hears "denied" as soon as the backend decides, which can be
+  // before this window shows the read-only card; Escape dismisses that card
+  // only once it is there.
+  await page.locator('[data-testid="consent-dialog"][data-kind="grant"][data-state="denied"]').waitFor({ timeout: WAIT });
   await page.keyboard.press('Escape'); // dismiss the read-only card
+  await page.locator('[data-testid="consent-dialog"]').waitFor({ state: 'hidden', timeout: WAIT });
   const call = client.callTool({ name: 'capture_process_scenario', arguments: scenario }, undefined, { timeout: WAIT * 2 });
   await grantDialog.waitFor({ timeout: WAIT });
   await page.getByTestId('grant-command').getByText('hello from a granted capture').waitFor({ timeout: WAIT });
