@@ -80,7 +80,7 @@ vet: deps
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted" >&2; exit 1; fi
 
 gotest: deps frontend
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 nodetest:
 	node --test test/bundles/

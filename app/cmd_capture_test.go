@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -186,7 +187,11 @@ func TestCaptureProcessCtrlCCleansUp(t *testing.T) {
 	bin := buildBinary(t)
 	work := t.TempDir()
 	env := captureEnv(t, work)
-	path := writeScenario(t, work, "echo started; exec /bin/sleep 31.4159", nil)
+	// The target is found by its command line in /proc, machine-wide: a
+	// per-run marker keeps another run of this test on the machine from
+	// looking like this capture's target.
+	marker := fmt.Sprintf("31.%09d", time.Now().UnixNano()%1e9)
+	path := writeScenario(t, work, "echo started; exec /bin/sleep "+marker, nil)
 	cmd := exec.Command(bin, "capture-process", path)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 	for k, v := range env {
@@ -198,7 +203,7 @@ func TestCaptureProcessCtrlCCleansUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for len(processesWith("31.4159")) == 0 {
+	for len(processesWith(marker)) == 0 {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
 			t.Fatalf("the target never started: %s", stderr.String())
@@ -220,7 +225,7 @@ func TestCaptureProcessCtrlCCleansUp(t *testing.T) {
 	if e := decode[cliErr](t, stderr.String()); e.Code != "cancelled" {
 		t.Errorf("error %+v", e)
 	}
-	if pids := processesWith("31.4159"); len(pids) > 0 {
+	if pids := processesWith(marker); len(pids) > 0 {
 		t.Errorf("target processes %v outlived the capture", pids)
 	}
 	noCaptureLeftovers(t, env["GATEHOUSE_DATA_DIR"])

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,7 +71,10 @@ func TestMCPCancelledCallsCleanUp(t *testing.T) {
 	t.Setenv("GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON", `["/bin","/usr/bin"]`)
 	t.Setenv("GATEHOUSE_PROCESS_WORKING_ROOTS_JSON", `["`+work+`"]`)
 	ts := startServer(t)
-	runMarker, captureMarker := "61.2345", "62.3456"
+	// Per-run markers: processWith scans every process of the machine,
+	// where another run of this test may have its own sleeps.
+	n := time.Now().UnixNano() % 1e9
+	runMarker, captureMarker := fmt.Sprintf("61.%09d", n), fmt.Sprintf("62.%09d", n)
 	if _, err := ts.facade.SetSkillRoots(SetSkillRootsArgs{Roots: []string{writeSlowSkill(t, runMarker)}}); err != nil {
 		t.Fatal(err)
 	}

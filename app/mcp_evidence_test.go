@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatehouse/gatehouse/backend/capture"
 )
 
 const replayRun = `{"events":[{"method":"GET","path":"/l","type":"http_request"}],"machine":{"initial_state":"start","max_transitions":100,"states":[{"name":"start"},{"name":"done","terminal":true}],"transitions":[{"actions":[{"body":"","status":200,"type":"http_response"}],"from":"start","id":"exit","max_uses":1,"to":"done","trigger":{"method":"GET","path":"/done","protocol":"http"}},{"actions":[{"body":"","status":200,"type":"http_response"}],"from":"start","id":"loop","max_uses":1,"to":"start","trigger":{"method":"GET","path":"/l","protocol":"http"}}]}}`
@@ -23,10 +26,15 @@ func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
 
 func TestMCPReplayAndCompareTools(t *testing.T) {
 	// Two captures of the same program, made by the CLI before the server
-	// (and its process supervisor) starts in this test process.
+	// (and its process supervisor) starts in this test process. When the
+	// output arrives depends on the scheduler (a loaded machine read
+	// "hello" at 0 ms in one run and 10 ms in the other), so the captures
+	// bucket time to capture.MaxTimeBucketMS: every time is 0 and the
+	// terminals compare unchanged.
 	work := t.TempDir()
 	scenario := filepath.Join(t.TempDir(), "s.json")
-	os.WriteFile(scenario, []byte(`{"approved":true,"executable":"/bin/sh","arguments":["-c","printf hello"],"working_directory":`+jsonString(work)+`,"timeout_ms":5000}`), 0o644)
+	os.WriteFile(scenario, []byte(`{"approved":true,"executable":"/bin/sh","arguments":["-c","printf hello"],"working_directory":`+jsonString(work)+
+		`,"timeout_ms":5000,"normalization":{"time_bucket_ms":`+strconv.Itoa(capture.MaxTimeBucketMS)+`}}`), 0o644)
 	capEnv := dataEnv(t)
 	for k, v := range map[string]string{"GATEHOUSE_PROCESS_CAPTURE_ENABLED": "1", "GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK": "1",
 		"GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON": `["/bin","/usr/bin"]`, "GATEHOUSE_PROCESS_WORKING_ROOTS_JSON": `["` + work + `"]`} {

@@ -243,7 +243,17 @@ setInterval(() => {}, 1000);
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	rootNode := processesWith(filepath.Join("bundle", "scripts", "run.mjs"))
+	// This run's script: its staging lies under this test's data directory
+	// (another run of the suite on the machine may run a run.mjs too).
+	var rootNode []int
+	for _, pid := range processesWith(filepath.Join("bundle", "scripts", "run.mjs")) {
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.Contains(string(b), data) {
+			rootNode = append(rootNode, pid)
+		}
+	}
+	if len(rootNode) == 0 {
+		t.Fatal("fixture: the script of this run is not running")
+	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	for _, pid := range rootNode {

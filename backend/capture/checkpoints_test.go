@@ -162,17 +162,21 @@ func TestCheckpointTimeTriggerAndSymlinks(t *testing.T) {
 	if err := os.Symlink(root, filepath.Join(root, "loop")); err != nil { // never followed
 		t.Fatal(err)
 	}
-	script := fmt.Sprintf(`sleep 0.4; ln -sf target %s/link; sleep 0.4`, root)
+	// The link changes at 600 ms plus the shell's start-up and the fork
+	// and exec of sleep and ln, which a loaded machine stretched past a
+	// 600 ms checkpoint when the change was at 400 ms: each checkpoint is
+	// 500 ms away from the change, and the target outlives the later one.
+	script := fmt.Sprintf(`sleep 0.6; ln -sf target %s/link; sleep 1`, root)
 	sc, opts := shScenario(t, script, func(m obj) {
 		m["filesystem_roots"] = []any{root, filepath.Join(root, "missing")}
 		m["checkpoints"] = []any{
 			obj{"name": "early", "trigger": obj{"type": "time", "at_ms": 100}},
-			obj{"name": "later", "trigger": obj{"type": "time", "at_ms": 600}},
+			obj{"name": "later", "trigger": obj{"type": "time", "at_ms": 1100}},
 		}
 	})
 	rec := capture(t, sc, opts)
 	early, later := checkpointNamed(t, rec, "early"), checkpointNamed(t, rec, "later")
-	if early.AtMS < 100 || later.AtMS < 600 {
+	if early.AtMS < 100 || later.AtMS < 1100 {
 		t.Errorf("taken at %d and %d ms", early.AtMS, later.AtMS)
 	}
 	link := fileIn(early.Files, "<filesystem-root-0>/link")

@@ -81,9 +81,6 @@ func TestCaptureShimMatchedReplaysTimedOutput(t *testing.T) {
 		t.Errorf("frames %q", o)
 	}
 	a, g := firstFrameWith(rec, "alpha"), firstFrameWith(rec, "gamma")
-	if a < 0 || g-a < 250 {
-		t.Errorf("alpha at %d ms, gamma at %d ms: the 300 ms offset was not kept", a, g)
-	}
 	evs := shimEvents(t, rec)
 	if len(evs) != 1 {
 		t.Fatalf("shim events %s", rec.ShimEvents)
@@ -91,6 +88,14 @@ func TestCaptureShimMatchedReplaysTimedOutput(t *testing.T) {
 	wantEvent(t, evs[0], 0, ShimOutcomeMatched, "--version")
 	if evs[0].AtMS > a {
 		t.Errorf("the call is recorded at %d ms, after its first output at %d ms", evs[0].AtMS, a)
+	}
+	// Offsets count from the call's reception (its at_ms), not from the
+	// first output: a loaded machine may show alpha tens of ms late while
+	// gamma stays on time (alpha at 40 ms, gamma at 300 ms was seen). The
+	// ledger writes gamma no earlier than 300 ms after the reception, so
+	// with times bucketed down to 10 ms it is never seen earlier.
+	if a < 0 || g-evs[0].AtMS < 300 {
+		t.Errorf("call at %d ms, alpha at %d ms, gamma at %d ms: the 300 ms offset was not kept", evs[0].AtMS, a, g)
 	}
 	if !slices.ContainsFunc(rec.Limitations, func(s string) bool { return strings.Contains(s, "named pipes") }) {
 		t.Errorf("limitations %v", rec.Limitations)
@@ -189,13 +194,16 @@ func TestCaptureShimConcurrentBackgroundJobs(t *testing.T) {
 	if s1 < 0 || s2 < 0 || e1 < 0 || e2 < 0 || max(s1, s2) > min(e1, e2) || !strings.HasSuffix(o, "done\r\n") {
 		t.Errorf("the calls did not overlap: %q", o)
 	}
-	if d := firstFrameWith(rec, "done") - firstFrameWith(rec, "start"); d > 750 {
-		t.Errorf("two overlapping 400 ms calls took %d ms", d)
-	}
 	evs := shimEvents(t, rec)
 	if len(evs) != 2 || evs[0].Outcome != ShimOutcomeMatched || evs[1].Outcome != ShimOutcomeMatched ||
 		*evs[0].RouteIndex == *evs[1].RouteIndex {
-		t.Errorf("shim events %s", rec.ShimEvents)
+		t.Fatalf("shim events %s", rec.ShimEvents)
+	}
+	// Timed from the first call's reception: serialized calls print
+	// "done" at least 800 ms after it (times are bucketed down to 10 ms,
+	// a multiple), overlapping ones about 400 ms.
+	if d := firstFrameWith(rec, "done") - evs[0].AtMS; d >= 800 {
+		t.Errorf("two overlapping 400 ms calls took %d ms after the first was received", d)
 	}
 }
 

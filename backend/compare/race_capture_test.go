@@ -25,7 +25,7 @@ const raceScript = `(sleep "$1"; echo one) & (sleep "$2"; echo two) & wait`
 // and returns its sealed Process Capture Evidence.
 func captureRace(t *testing.T, sup *proctree.Supervisor, workdir, delay1, delay2 string) *evidence.Envelope {
 	t.Helper()
-	e, rec := captureSh(t, sup, workdir, 10, "-c", raceScript, "sh", delay1, delay2)
+	e, rec := captureSh(t, sup, workdir, 10, nil, "-c", raceScript, "sh", delay1, delay2)
 	var data []string
 	for _, f := range rec.Frames {
 		data = append(data, f.Data)
@@ -42,15 +42,19 @@ func captureRace(t *testing.T, sup *proctree.Supervisor, workdir, delay1, delay2
 }
 
 // captureSh captures /bin/sh with args for real, its recorded times
-// bucketed to bucketMS, and returns its sealed Process Capture Evidence
-// and the record.
-func captureSh(t *testing.T, sup *proctree.Supervisor, workdir string, bucketMS int, args ...string) (*evidence.Envelope, *capture.Record) {
+// bucketed to bucketMS and events (if any) sent to it, and returns its
+// sealed Process Capture Evidence and the record.
+func captureSh(t *testing.T, sup *proctree.Supervisor, workdir string, bucketMS int, events []any, args ...string) (*evidence.Envelope, *capture.Record) {
 	t.Helper()
-	doc, err := json.Marshal(map[string]any{
+	m := map[string]any{
 		"approved": true, "executable": "/bin/sh", "arguments": args,
 		"working_directory": workdir, "environment": map[string]string{"PATH": "/usr/bin:/bin"},
 		"normalization": map[string]any{"time_bucket_ms": bucketMS},
-	})
+	}
+	if events != nil {
+		m["events"] = events
+	}
+	doc, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,9 +112,21 @@ func TestRacingWritersOfRealCaptures(t *testing.T) {
 	// depend on the scheduler (a loaded CI machine took its first sample
 	// at 50 ms in one run and 60 ms in the other), so these captures
 	// bucket time to capture.MaxTimeBucketMS: every time is 0.
-	tree := "sleep 0.3 & sleep 0.4 & wait; echo done"
-	a, _ := captureSh(t, sup, workdir, capture.MaxTimeBucketMS, "-c", tree)
-	b, _ := captureSh(t, sup, workdir, capture.MaxTimeBucketMS, "-c", tree)
+	// The children exec nothing: a child sampled between its fork and an
+	// exec still shows its parent's command line, an extra sample in one
+	// run only (a loaded machine did so with "sleep 0.3 & sleep 0.4 &").
+	// Two forked readers, each ended by one line of timed input, keep the
+	// root's command line from fork to exit.
+	tree := "exec 3<&0; read a <&3 & read b <&3 & wait; echo done"
+	lines := []any{
+		map[string]any{"type": "input", "at_ms": 500, "data": "one\r"},
+		map[string]any{"type": "input", "at_ms": 600, "data": "two\r"},
+	}
+	a, ra := captureSh(t, sup, workdir, capture.MaxTimeBucketMS, lines, "-c", tree)
+	b, _ := captureSh(t, sup, workdir, capture.MaxTimeBucketMS, lines, "-c", tree)
+	if n := len(ra.ProcessSamples); n != 3 || ra.Exit.Code == nil || *ra.Exit.Code != 0 {
+		t.Fatalf("process samples %+v (want the root and two readers), exit %+v", ra.ProcessSamples, ra.Exit)
+	}
 	if same, err := Compare(a, b, Options{}); err != nil || same.Process != Unchanged {
 		t.Errorf("same program twice: %+v %v", same, err)
 	}

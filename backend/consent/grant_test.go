@@ -2,11 +2,38 @@ package consent
 
 import (
 	"context"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 )
+
+// waitersNow counts the goroutines blocked in waitUntil, that is inside
+// WaitGrant or WaitPlan past their lookup of the grant or plan.
+func waitersNow() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "backend/consent.waitUntil(")
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// awaitWaiter waits until a waiter more than before is blocked: a fixed
+// sleep is not enough on a loaded machine, where the waiting goroutine
+// may not have run yet when the test goes on.
+func awaitWaiter(t *testing.T, before int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); waitersNow() <= before; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the waiter never started waiting")
+		}
+	}
+}
 
 func grantReq() GrantRequest {
 	return GrantRequest{Executable: "/bin/sh", WorkingDir: "/work/a", EnvNames: []string{"LANG"}, FilesystemRoots: []string{"/work/a"}}
@@ -133,8 +160,9 @@ func TestGrantExpiresAndWaitersWake(t *testing.T) {
 	}
 	// Cancellation at run end wakes a waiter too.
 	g2, _ := m.RequestGrant(b.RunID, b.AgentID, grantReq())
+	waiting := waitersNow()
 	go func() { got, _ := m.WaitGrant(context.Background(), g2.ID); done <- got }()
-	time.Sleep(20 * time.Millisecond)
+	awaitWaiter(t, waiting) // EndRun forgets the grant: a later WaitGrant finds none
 	m.EndRun(b.RunID)
 	if got := <-done; got.State != Cancelled {
 		t.Fatalf("after EndRun: %s", got.State)
@@ -184,8 +212,9 @@ func TestPlanLifecycle(t *testing.T) {
 	_, err = m.ConsumeStep(b)
 	wantCode(t, err, "workflow_authorization_missing")
 	p3, _ := m.ProposePlan(b.RunID, b.AgentID, step)
+	waiting := waitersNow()
 	go func() { got, _ := m.WaitPlan(context.Background(), p3.ID); done <- got }()
-	time.Sleep(20 * time.Millisecond)
+	awaitWaiter(t, waiting) // EndRun forgets the plan: a later WaitPlan finds none
 	m.EndRun(b.RunID)
 	if got := <-done; got.State != PlanCancelled {
 		t.Fatalf("after EndRun: %s", got.State)

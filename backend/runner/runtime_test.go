@@ -24,12 +24,16 @@ func TestPinAndCheckRealNode(t *testing.T) {
 	if err != nil {
 		t.Skip("node not installed:", err)
 	}
-	// Pin through a symlink: the pin records the real file.
+	// Pin through a symlink: the pin records the real file. testSup owns
+	// this process's child waits (its wait4(-1) reaps any child), so the
+	// pins here go through it with Runner.Pin: PinNode's os/exec wait
+	// would race the reaper and fail with "waitid: no child processes".
+	// (TestMain pins with PinNode before the supervisor exists.)
 	link := filepath.Join(t.TempDir(), "node")
 	if err := os.Symlink(path, link); err != nil {
 		t.Fatal(err)
 	}
-	pin, err := PinNode(context.Background(), link)
+	pin, err := testRunner.Pin(context.Background(), link)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +49,7 @@ func TestCheckDetectsChangedOrMissingBinary(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "node")
 	os.WriteFile(bin, []byte("#!/bin/sh\necho v20.0.0\n"), 0o755)
-	pin, err := PinNode(context.Background(), bin)
+	pin, err := testRunner.Pin(context.Background(), bin) // not PinNode: see TestPinAndCheckRealNode
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +71,7 @@ func TestCheckDetectsChangedOrMissingBinary(t *testing.T) {
 		t.Fatal("empty pin passed")
 	}
 	os.WriteFile(bin, []byte("#!/bin/sh\necho not-a-version\n"), 0o755)
-	if _, err := PinNode(context.Background(), bin); err == nil {
+	if _, err := testRunner.Pin(context.Background(), bin); err == nil {
 		t.Fatal("bogus version accepted")
 	}
 }
