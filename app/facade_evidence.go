@@ -245,13 +245,19 @@ func (f *Facade) evidencePath(id string) string {
 // findEvidence returns the index entry of id (error evidence_not_found).
 func (f *Facade) findEvidence(id string) (store.EvidenceEntry, error) {
 	e, err := f.env.DB.GetEvidence(f.ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.EvidenceEntry{}, &CLIError{Code: "evidence_not_found", Category: CategoryNotFound, Message: fmt.Sprintf("no saved Evidence %s", id)}
-	}
 	if err != nil {
-		return store.EvidenceEntry{}, errorf("database", CategoryIO, "%v", err)
+		return store.EvidenceEntry{}, evidenceStoreError(id, err)
 	}
 	return e, nil
+}
+
+// evidenceStoreError is the facade error for a store error about the
+// index entry of id: evidence_not_found, or a database error.
+func evidenceStoreError(id string, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return &CLIError{Code: "evidence_not_found", Category: CategoryNotFound, Message: fmt.Sprintf("no saved Evidence %s", id)}
+	}
+	return errorf("database", CategoryIO, "%v", err)
 }
 
 // ShareEvidenceArgs shares one saved Evidence with agents, or stops.
@@ -276,10 +282,8 @@ func (f *Facade) ShareEvidence(a ShareEvidenceArgs) (ShareEvidenceResult, error)
 	if !evidence.ValidID(a.ID) {
 		return ShareEvidenceResult{}, invalidEvidenceID(a.ID)
 	}
-	if err := f.env.DB.SetEvidenceShared(f.ctx, a.ID, a.Shared); errors.Is(err, store.ErrNotFound) {
-		return ShareEvidenceResult{}, &CLIError{Code: "evidence_not_found", Category: CategoryNotFound, Message: fmt.Sprintf("no saved Evidence %s", a.ID)}
-	} else if err != nil {
-		return ShareEvidenceResult{}, errorf("database", CategoryIO, "%v", err)
+	if err := f.env.DB.SetEvidenceShared(f.ctx, a.ID, a.Shared); err != nil {
+		return ShareEvidenceResult{}, evidenceStoreError(a.ID, err)
 	}
 	e, err := f.findEvidence(a.ID)
 	if err != nil {
