@@ -89,9 +89,10 @@ type cursorState struct {
 	scroll  bool // the byte scrolls the screen
 }
 
-// skipPlain returns where the emulator may start reading run (0: read all
-// of it) and the cursor it must have there. scrolls is scratch space the
-// front reuses.
+// skipPlain returns where the emulator may start reading run and the
+// cursor it must have there, or false when it must read all of run. It
+// leaves the SGR sequences of run in f.sgrs; f.scrolls is its scratch
+// space.
 func (f *xtermFront) skipPlain(run []byte) (cursorState, bool) {
 	cols, rows := f.emu.Width(), f.emu.Height()
 	if len(run) <= rows || !f.plainMeansText() {
