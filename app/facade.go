@@ -88,13 +88,21 @@ func (f *Facade) close() {
 	for _, r := range f.active {
 		r.cancel()
 	}
+	stops := f.stop
 	f.mu.Unlock()
 	f.cancel()
-	for _, s := range f.stop {
+	for _, s := range stops {
 		s()
 	}
 	f.runner.Close()
 	f.sup.Close()
+}
+
+// onClose registers stop to run when the facade closes.
+func (f *Facade) onClose(stop func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stop = append(f.stop, stop)
 }
 
 // forwardEvents turns journal and consent events into UI events.

@@ -233,6 +233,7 @@ func (f *Facade) DeleteEvidence(a DeleteEvidenceArgs) (DeleteEvidenceResult, err
 	if err := f.env.DB.DeleteEvidence(f.ctx, a.ID); err != nil {
 		return DeleteEvidenceResult{}, errorf("database", CategoryIO, "%v", err)
 	}
+	f.events.publish("evidence", evidenceEvent{EvidenceID: a.ID, Shared: false}) // agents' lists drop it
 	return DeleteEvidenceResult{Deleted: true}, nil
 }
 
@@ -276,8 +277,10 @@ type ShareEvidenceResult struct {
 // gatehouse://evidence/{id} resource, readable and comparable there;
 // without sharing, a connection sees only the captures it made itself.
 // The change holds for the next list, read or comparison of every
-// connection. Only the person's UI calls this: no MCP tool reaches it. An
-// unknown id is error evidence_not_found and changes nothing.
+// connection; connected agents are told their resource list changed. Only
+// the person's UI calls this: no MCP tool reaches it. An unknown id is
+// error evidence_not_found and changes nothing. The change is announced as
+// an "evidence" event.
 func (f *Facade) ShareEvidence(a ShareEvidenceArgs) (ShareEvidenceResult, error) {
 	if !evidence.ValidID(a.ID) {
 		return ShareEvidenceResult{}, invalidEvidenceID(a.ID)
@@ -289,7 +292,15 @@ func (f *Facade) ShareEvidence(a ShareEvidenceArgs) (ShareEvidenceResult, error)
 	if err != nil {
 		return ShareEvidenceResult{}, err
 	}
+	f.events.publish("evidence", evidenceEvent{EvidenceID: a.ID, Shared: a.Shared})
 	return ShareEvidenceResult{Item: itemOf(e)}, nil
+}
+
+// evidenceEvent is the "evidence" event: saved Evidence was shared with
+// agents or stopped being shared.
+type evidenceEvent struct {
+	EvidenceID string `json:"evidence_id"`
+	Shared     bool   `json:"shared"`
 }
 
 func invalidEvidenceID(id string) error {

@@ -27,7 +27,7 @@ import (
 type mcpService struct {
 	f        *Facade
 	handler  http.Handler
-	evidence connEvidence // captures made per session
+	evidence *evidenceConns // live connections' Evidence resources (mcp_resources.go)
 
 	mu       sync.Mutex
 	runs     map[*mcp.ServerSession]string               // session → consent run
@@ -35,7 +35,11 @@ type mcpService struct {
 }
 
 func newMCPService(f *Facade) *mcpService {
-	s := &mcpService{f: f, runs: map[*mcp.ServerSession]string{}, inflight: map[string]map[*context.CancelFunc]struct{}{}}
+	s := &mcpService{f: f, runs: map[*mcp.ServerSession]string{}, inflight: map[string]map[*context.CancelFunc]struct{}{},
+		evidence: &evidenceConns{db: f.env.DB, conns: map[*mcpTools]time.Time{}}}
+	events, stop := f.events.subscribe(64)
+	f.onClose(stop)
+	go s.evidence.follow(f.ctx, events)
 	stream := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		info := auth.TokenInfoFromContext(r.Context())
 		if info == nil {
@@ -113,13 +117,19 @@ func (s *mcpService) runFor(ss *mcp.ServerSession, agentID string) string {
 	return id
 }
 
+// serverFor returns the MCP server of one new connection (the SDK asks
+// for one per session) of the agent agentID.
 func (s *mcpService) serverFor(agentID string) *mcp.Server {
+	t := &mcpTools{s: s, agentID: agentID, local: map[string]bool{}}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "gatehouse", Version: Version}, &mcp.ServerOptions{
 		Instructions: "Gatehouse runs skill scripts only after the person approves them in the Gatehouse app (or a trust rule they set allows it). " +
 			"Scripts run as frozen snapshots under a bounded JSON protocol; refusals come back as structured errors.",
-		InitializedHandler: func(ctx context.Context, r *mcp.InitializedRequest) { s.runFor(r.Session, agentID) },
+		InitializedHandler: func(ctx context.Context, r *mcp.InitializedRequest) {
+			s.runFor(r.Session, agentID)
+			go func() { r.Session.Wait(); s.evidence.detach(t) }()
+		},
 	})
-	t := &mcpTools{s: s, agentID: agentID}
+	t.srv = srv
 	srv.AddTool(&mcp.Tool{Name: "list_skills", Description: "List the skills Gatehouse knows, with whether each has a runnable script.",
 		InputSchema: objectSchema(nil, nil)}, t.listSkills)
 	srv.AddTool(&mcp.Tool{Name: "read_skill", Description: "Read a skill: its SKILL.md instructions, resources and inspection. Never executes anything.",
@@ -137,6 +147,7 @@ func (s *mcpService) serverFor(agentID string) *mcp.Server {
 	s.addWorkflowTool(srv, t)
 	s.addEvidenceTools(srv, t)
 	s.addCaptureTools(srv, t)
+	s.evidence.attach(s.f.ctx, t)
 	return srv
 }
 
@@ -158,6 +169,10 @@ func stringSchema(desc string) map[string]any {
 type mcpTools struct {
 	s       *mcpService
 	agentID string
+	srv     *mcp.Server // this connection's own server
+
+	mu    sync.Mutex
+	local map[string]bool // ids of the captures made on this connection
 }
 
 // decodeArgs strictly decodes tool arguments into v.

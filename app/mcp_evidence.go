@@ -51,11 +51,11 @@ func (t *mcpTools) runReplayMachine(ctx context.Context, req *mcp.CallToolReques
 // loadEvidence reads a capture saved under the data directory's evidence/
 // folder and re-verifies it, when it is visible to the connection (made
 // on it, or shared by the person); any other id is "not found".
-func (t *mcpTools) loadEvidence(ctx context.Context, ss *mcp.ServerSession, id string) (*evidence.Envelope, *mcp.CallToolResult) {
+func (t *mcpTools) loadEvidence(ctx context.Context, id string) (*evidence.Envelope, *mcp.CallToolResult) {
 	if !evidenceIDPattern.MatchString(id) {
 		return nil, toolError("invalid_arguments", "evidence ids look like ev_ followed by 64 hex digits")
 	}
-	if !t.visible(ctx, ss, id) {
+	if !t.visible(ctx, id) {
 		return nil, toolError("evidence_not_found", "no capture "+id+" made on this connection or shared with agents")
 	}
 	data, err := os.ReadFile(evidenceFile(t.s.f.env.DataDir, id))
@@ -79,11 +79,11 @@ func (t *mcpTools) compareCaptures(ctx context.Context, req *mcp.CallToolRequest
 	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
 		return toolError("invalid_arguments", err.Error()), nil
 	}
-	left, bad := t.loadEvidence(ctx, req.Session, a.Left)
+	left, bad := t.loadEvidence(ctx, a.Left)
 	if bad != nil {
 		return bad, nil
 	}
-	right, bad := t.loadEvidence(ctx, req.Session, a.Right)
+	right, bad := t.loadEvidence(ctx, a.Right)
 	if bad != nil {
 		return bad, nil
 	}

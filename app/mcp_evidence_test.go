@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -168,11 +169,22 @@ func TestMCPCaptureToolAndConnectionLocalResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := mcpClient(t, ts, tokB, nil)
+	changed := make(chan struct{}, 16) // b's resources/list_changed notifications
+	b, err := mcpClientWith(t, ts, tokB, &mcp.ClientOptions{ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+		changed <- struct{}{}
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
+	notified := func(what string) {
+		t.Helper()
+		select {
+		case <-changed:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no resources/list_changed notification after %s", what)
+		}
+	}
 	scenario := map[string]any{"approved": true, "executable": "/bin/sh", "arguments": []string{"-c", "printf captured"}, "working_directory": work, "timeout_ms": 5000}
 	res, err := a.CallTool(context.Background(), &mcp.CallToolParams{Name: "capture_process_scenario", Arguments: scenario})
 	if err != nil || res.IsError {
@@ -209,6 +221,7 @@ func TestMCPCaptureToolAndConnectionLocalResources(t *testing.T) {
 	// and reads it; unsharing takes it away again from the others.
 	id := out["evidence_id"].(string)
 	share(t, ts, id, true)
+	notified("sharing")
 	if got := listed(b); len(got) != 1 || got[0] != uri {
 		t.Fatalf("after sharing, other connection lists %v", got)
 	}
@@ -219,6 +232,7 @@ func TestMCPCaptureToolAndConnectionLocalResources(t *testing.T) {
 		t.Fatalf("shared resource: %v", err)
 	}
 	share(t, ts, id, false)
+	notified("unsharing")
 	if _, err := b.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err == nil {
 		t.Fatal("unshared capture still readable by another connection")
 	}

@@ -17,13 +17,19 @@ import (
 // mcpClient connects the official Go SDK client to the server with token.
 func mcpClient(t *testing.T, ts *testServer, token string, onProgress func(*mcp.ProgressNotificationClientRequest)) (*mcp.ClientSession, error) {
 	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, &mcp.ClientOptions{
+	return mcpClientWith(t, ts, token, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
 			if onProgress != nil {
 				onProgress(r)
 			}
 		},
 	})
+}
+
+// mcpClientWith connects the Go SDK client with opts and the agent token.
+func mcpClientWith(t *testing.T, ts *testServer, token string, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, opts)
 	tr := &mcp.StreamableClientTransport{Endpoint: ts.base + "/mcp", HTTPClient: &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}}
 	return c.Connect(context.Background(), tr, nil)
 }

@@ -560,6 +560,7 @@ export interface EventPayloads {
   grant: { type: string; grant: GrantView };
   run: RunEvent;
   settings: SettingsEvent;
+  evidence: { evidence_id: string; shared: boolean };
 }
 
 export type EventName = keyof EventPayloads;

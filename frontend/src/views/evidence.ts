@@ -2,7 +2,7 @@
 // replay and panels (#/evidence/<evidence id>). The modules live in
 // frontend/src/evidence/; the replay (xterm.js) loads on first use.
 
-import { onReconnect } from '../api/client';
+import { onEvent, onReconnect } from '../api/client';
 import type { EvidenceDetail } from '../evidence/detail';
 import { Library } from '../evidence/library';
 import { h, replace } from '../lib/dom';
@@ -17,6 +17,10 @@ export function evidenceView(): View {
   let opening = 0;
 
   const offReconnect = onReconnect(() => {
+    if (showing === 'library') void library.load();
+  });
+  // Shared, unshared or deleted in another window.
+  const offEvidence = onEvent('evidence', () => {
     if (showing === 'library') void library.load();
   });
 
@@ -54,6 +58,7 @@ export function evidenceView(): View {
     },
     destroy() {
       offReconnect();
+      offEvidence();
       detail?.destroy();
       library.destroy();
     },

@@ -1,0 +1,159 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatehouse/gatehouse/backend/store"
+)
+
+// Evidence resources over MCP (70-mcp.md): a connection sees the captures
+// it made and the saved Evidence the person shared with agents
+// (Facade.ShareEvidence), nothing else. Every connection has its own
+// mcp.Server (serverFor), so its resources are registered on that server
+// and the SDK tells the client whenever its list changes
+// (notifications/resources/list_changed). Reads and comparisons check
+// visibility again against the index (mcpTools.visible), so a list that
+// lags behind a change never widens access.
+
+// evidenceConns are the live connections whose resource lists follow the
+// person's sharing.
+type evidenceConns struct {
+	db    *store.DB
+	mu    sync.Mutex
+	conns map[*mcpTools]time.Time // → when attached
+}
+
+// attach starts following sharing for t and registers the Evidence
+// shared so far. Connections that never got a session (an initialize
+// that failed) are dropped a minute after they were attached.
+func (c *evidenceConns) attach(ctx context.Context, t *mcpTools) {
+	c.mu.Lock()
+	for o, at := range c.conns {
+		if time.Since(at) > time.Minute && !hasSession(o.srv) {
+			delete(c.conns, o)
+		}
+	}
+	c.conns[t] = time.Now()
+	c.mu.Unlock()
+	shared, err := c.db.ListSharedEvidence(ctx, maxListedEvidence)
+	if err != nil {
+		return // reads still check the index; only the list starts empty
+	}
+	for _, e := range shared {
+		t.addShared(e)
+	}
+}
+
+// detach stops following sharing for t (its session ended).
+func (c *evidenceConns) detach(t *mcpTools) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.conns, t)
+}
+
+// shared updates every live connection's list after the person shared
+// the Evidence id, or stopped sharing it.
+func (c *evidenceConns) shared(ctx context.Context, id string, shared bool) {
+	e, err := c.db.GetEvidence(ctx, id)
+	if err != nil {
+		e, shared = store.EvidenceEntry{EvidenceID: id}, false // deleted meanwhile
+	}
+	c.mu.Lock()
+	conns := make([]*mcpTools, 0, len(c.conns))
+	for t := range c.conns {
+		conns = append(conns, t)
+	}
+	c.mu.Unlock()
+	for _, t := range conns {
+		if shared && e.Shared {
+			t.addShared(e)
+		} else {
+			t.removeShared(id)
+		}
+	}
+}
+
+// follow applies the facade's "evidence" events to the live connections
+// until the facade closes its event hub.
+func (c *evidenceConns) follow(ctx context.Context, events <-chan UIEvent) {
+	for ev := range events {
+		if ev.Name != "evidence" {
+			continue
+		}
+		if d, ok := ev.Data.(evidenceEvent); ok {
+			c.shared(ctx, d.EvidenceID, d.Shared)
+		}
+	}
+}
+
+func hasSession(srv *mcp.Server) bool {
+	for range srv.Sessions() {
+		return true
+	}
+	return false
+}
+
+// addLocal records a capture made on this connection and lists it.
+func (t *mcpTools) addLocal(id string) {
+	t.mu.Lock()
+	t.local[id] = true
+	t.mu.Unlock()
+	t.srv.AddResource(&mcp.Resource{URI: evidenceURIPrefix + id, Name: "capture made on this connection", MIMEType: "application/json"}, t.readEvidence)
+}
+
+// addShared lists shared Evidence (a capture of this connection keeps its
+// own entry).
+func (t *mcpTools) addShared(e store.EvidenceEntry) {
+	t.mu.Lock()
+	local := t.local[e.EvidenceID]
+	t.mu.Unlock()
+	if !local {
+		t.srv.AddResource(&mcp.Resource{URI: evidenceURIPrefix + e.EvidenceID, Name: "shared by the person: " + sharedName(e), MIMEType: "application/json"}, t.readEvidence)
+	}
+}
+
+// removeShared unlists Evidence no longer shared, unless this connection
+// made it.
+func (t *mcpTools) removeShared(id string) {
+	t.mu.Lock()
+	local := t.local[id]
+	t.mu.Unlock()
+	if !local {
+		t.srv.RemoveResources(evidenceURIPrefix + id)
+	}
+}
+
+// visible reports whether the Evidence id may reach this connection: a
+// capture it made, or saved Evidence the person shares with agents now.
+// Any other id is answered as if it did not exist.
+func (t *mcpTools) visible(ctx context.Context, id string) bool {
+	t.mu.Lock()
+	local := t.local[id]
+	t.mu.Unlock()
+	if local {
+		return true
+	}
+	e, err := t.s.f.env.DB.GetEvidence(ctx, id)
+	return err == nil && e.Shared
+}
+
+// sharedName is a short label of a shared entry: its command or file name.
+func sharedName(e store.EvidenceEntry) string {
+	var s struct {
+		Command  string `json:"command"`
+		FileName string `json:"file_name"`
+	}
+	_ = json.Unmarshal(e.Summary, &s)
+	switch {
+	case s.FileName != "":
+		return s.FileName
+	case s.Command != "":
+		return strictTruncate(s.Command, 80)
+	}
+	return e.Operation
+}
