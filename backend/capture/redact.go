@@ -41,24 +41,7 @@ func (n *normalizer) redactRows(rows []string) {
 		}
 	}
 	for r, sp := range spans {
-		if len(sp) == 0 {
-			continue
-		}
-		sort.Slice(sp, func(i, j int) bool { return sp[i][0] < sp[j][0] })
-		var b strings.Builder
-		at := 0
-		for _, s := range sp {
-			if s[1] <= at {
-				continue
-			}
-			if s[0] >= at {
-				b.WriteString(rows[r][at:s[0]])
-				b.WriteString(RedactedSecret)
-			}
-			at = s[1]
-		}
-		b.WriteString(rows[r][at:])
-		rows[r] = b.String()
+		rows[r] = replaceSpans(rows[r], sp)
 	}
 }
 
@@ -85,10 +68,11 @@ func (n *normalizer) redactSplit(s string) string {
 			i++
 		}
 	}
+	vis := string(visible)
 	var spans [][2]int // byte ranges of s to replace
 	for _, secret := range n.secrets {
 		for k := 0; ; {
-			j := strings.Index(string(visible[k:]), secret)
+			j := strings.Index(vis[k:], secret)
 			if j < 0 {
 				break
 			}
@@ -105,6 +89,13 @@ func (n *normalizer) redactSplit(s string) string {
 			k = a + 1
 		}
 	}
+	return replaceSpans(s, spans)
+}
+
+// replaceSpans returns s with each byte range [from, to) of spans
+// replaced by RedactedSecret; a range starting inside an earlier one
+// extends that one's placeholder instead of adding another.
+func replaceSpans(s string, spans [][2]int) string {
 	if len(spans) == 0 {
 		return s
 	}
