@@ -405,3 +405,25 @@ func (l *loopback) attach(n *normalizer, ports bool) {
 		n.addLoopbackPort(l.port)
 	}
 }
+
+// claimRoute counts one call on the first static route that matches and
+// still has calls left (used[i] below its max_calls) and returns it with
+// outcome matched; with no such route it returns -1 and exhausted when
+// some route matched, unmatched when none did. route(i) says whether
+// route i matches and its max_calls. The caller holds the lock that
+// guards used.
+func claimRoute(used []int, route func(i int) (matches bool, maxCalls int)) (outcome string, index int) {
+	outcome = ReplayOutcomeUnmatched
+	for i := range used {
+		matches, maxCalls := route(i)
+		if !matches {
+			continue
+		}
+		if used[i] < maxCalls {
+			used[i]++
+			return ReplayOutcomeMatched, i
+		}
+		outcome = ReplayOutcomeExhausted
+	}
+	return outcome, -1
+}

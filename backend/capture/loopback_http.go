@@ -39,18 +39,10 @@ func (l *loopback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l.mu.Lock()
-	outcome, route := ReplayOutcomeUnmatched, -1
-	for i, rt := range l.plan.http {
-		if rt.Method != method || rt.Path != path || !headersMatch(rt.Headers, r.Header) || rt.Body != nil && (!present || *rt.Body != body) {
-			continue
-		}
-		if l.httpUsed[i] < rt.MaxCalls {
-			l.httpUsed[i]++
-			outcome, route = ReplayOutcomeMatched, i
-			break
-		}
-		outcome = ReplayOutcomeExhausted
-	}
+	outcome, route := claimRoute(l.httpUsed, func(i int) (bool, int) {
+		rt := l.plan.http[i]
+		return rt.Method == method && rt.Path == path && headersMatch(rt.Headers, r.Header) && (rt.Body == nil || present && *rt.Body == body), rt.MaxCalls
+	})
 	l.emit(&protoObs{protocol: ProtocolHTTP, direction: DirectionRequest, method: &method, path: &path,
 		data: requestData(len(body)), outcome: outcome, bodyBytes: len(body), planPath: outcome == ReplayOutcomeMatched})
 	l.mu.Unlock()

@@ -45,18 +45,10 @@ func (l *loopback) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		}
 	} else {
 		l.mu.Lock()
-		req.outcome = ReplayOutcomeUnmatched
-		for i, rt := range l.plan.conns {
-			if rt.Path != path || !headersMatch(rt.Headers, r.Header) {
-				continue
-			}
-			if l.connUsed[i] < rt.MaxCalls {
-				l.connUsed[i]++
-				req.outcome, route = ReplayOutcomeMatched, i
-				break
-			}
-			req.outcome = ReplayOutcomeExhausted
-		}
+		req.outcome, route = claimRoute(l.connUsed, func(i int) (bool, int) {
+			rt := l.plan.conns[i]
+			return rt.Path == path && headersMatch(rt.Headers, r.Header), rt.MaxCalls
+		})
 		req.planPath = req.outcome == ReplayOutcomeMatched
 		l.emit(req)
 		l.mu.Unlock()
@@ -145,19 +137,11 @@ func (wc *wsConn) read() {
 			continue
 		}
 		l.mu.Lock()
-		o.outcome = ReplayOutcomeUnmatched
-		route := -1
-		for i, rt := range l.plan.msgs {
-			if rt.Path != wc.path || rt.Body != nil && *rt.Body != body {
-				continue
-			}
-			if l.msgUsed[i] < rt.MaxCalls {
-				l.msgUsed[i]++
-				o.outcome, route = ReplayOutcomeMatched, i
-				break
-			}
-			o.outcome = ReplayOutcomeExhausted
-		}
+		var route int
+		o.outcome, route = claimRoute(l.msgUsed, func(i int) (bool, int) {
+			rt := l.plan.msgs[i]
+			return rt.Path == wc.path && (rt.Body == nil || *rt.Body == body), rt.MaxCalls
+		})
 		l.emit(o)
 		l.mu.Unlock()
 		if route >= 0 {
