@@ -93,7 +93,7 @@ func (f *Facade) CompareCaptures(a CompareCapturesArgs) (ComparisonView, error) 
 	if err != nil {
 		return ComparisonView{}, err
 	}
-	var opts compare.Options
+	opts := compare.Options{DiffLimit: maxDiffItems}
 	trace := json.RawMessage("null")
 	if strings.TrimSpace(a.TraceSpec) != "" {
 		spec, err := compare.ParseTraceSpec([]byte(a.TraceSpec))
@@ -107,17 +107,13 @@ func (f *Facade) CompareCaptures(a CompareCapturesArgs) (ComparisonView, error) 
 	if err != nil {
 		return ComparisonView{}, compareError(err)
 	}
-	diffs, err := compare.Diffs(left, right, maxDiffItems)
-	if err != nil {
-		return ComparisonView{}, compareError(err)
-	}
 	env, err := compare.Envelope(res, left, right)
 	if err != nil {
 		return ComparisonView{}, errorf("internal", CategoryInternal, "could not seal the comparison Evidence: %v", err)
 	}
 	view := ComparisonView{PredicateType: env.PredicateType, Result: env.NormalizedResult, TraceSpec: trace,
 		Left: cmpSide(left, lraw), Right: cmpSide(right, rraw)}
-	view.Dimensions = cmpRows(env.NormalizedResult, diffs)
+	view.Dimensions = cmpRows(env.NormalizedResult, res.Diffs)
 	if a.Save {
 		if err := f.cmpSave(env, res); err != nil {
 			return ComparisonView{}, err
@@ -200,7 +196,7 @@ func (f *Facade) OpenComparison(a OpenComparisonArgs) (ComparisonView, error) {
 		view.Dimensions = cmpRows(env.NormalizedResult, nil)
 		return view, nil
 	}
-	var opts compare.Options
+	opts := compare.Options{DiffLimit: maxDiffItems}
 	if len(params.TraceSpec) > 0 && string(params.TraceSpec) != "null" {
 		spec, err := compare.ParseTraceSpec(params.TraceSpec)
 		if err != nil {
@@ -209,14 +205,12 @@ func (f *Facade) OpenComparison(a OpenComparisonArgs) (ComparisonView, error) {
 		opts.Trace = spec
 	}
 	view.Recomputed = "mismatch"
+	var diffs []compare.DimensionDiff
 	if res, err := compare.Compare(envs[0], envs[1], opts); err == nil {
+		diffs = res.Diffs
 		if again, err := compare.Envelope(res, envs[0], envs[1]); err == nil && cmpCanonicalEqual(again.NormalizedResult, env.NormalizedResult) {
 			view.Recomputed = "match"
 		}
-	}
-	diffs, err := compare.Diffs(envs[0], envs[1], maxDiffItems)
-	if err != nil {
-		diffs = nil
 	}
 	view.Dimensions = cmpRows(env.NormalizedResult, diffs)
 	return view, nil

@@ -75,6 +75,9 @@ type Options struct {
 	// Trace, when set, is checked against both captures' event journals
 	// and the result carries a trace verdict.
 	Trace *TraceSpec
+	// DiffLimit, when positive, fills Result.Diffs as Diffs(left, right,
+	// DiffLimit) would, from the records this comparison already read.
+	DiffLimit int
 }
 
 // Result is the outcome of a comparison: the normalized_result of
@@ -91,6 +94,9 @@ type Result struct {
 	FirstDivergence Divergence   `json:"first_divergence"`
 	Trace           *TraceResult `json:"trace,omitempty"`
 	Limitations     []string     `json:"limitations"`
+	// Diffs are the differing items per dimension when Options.DiffLimit
+	// is positive (see Diffs); they are not part of the Evidence.
+	Diffs []DimensionDiff `json:"-"`
 
 	counts [numDims][2]int // observations per dimension, left and right
 	params parameters
@@ -253,12 +259,8 @@ func Compare(left, right *evidence.Envelope, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if lr.contractSHA != rr.contractSHA {
-		const p = root + ".manifest.comparison_contract_sha256"
-		return Result{}, newError(CodeIncompatibleContracts, []Issue{
-			{Side: "left", Path: p, Code: "contract", Message: "left commits to comparison contract " + lr.contractSHA},
-			{Side: "right", Path: p, Code: "contract", Message: "right commits to comparison contract " + rr.contractSHA},
-		})
+	if err := checkContracts(lr, rr); err != nil {
+		return Result{}, err
 	}
 	var params parameters
 	if opts.MaxCaptureAgeMS > 0 {
@@ -279,8 +281,24 @@ func Compare(left, right *evidence.Envelope, opts Options) (Result, error) {
 		res.Trace = &tr
 		params.TraceSpec = opts.Trace.raw
 	}
+	if opts.DiffLimit > 0 {
+		res.Diffs = diffRecords(lr, rr, opts.DiffLimit)
+	}
 	res.params = params
 	return res, nil
+}
+
+// checkContracts refuses two records that commit to different comparison
+// contracts (CodeIncompatibleContracts).
+func checkContracts(lr, rr *record) error {
+	if lr.contractSHA == rr.contractSHA {
+		return nil
+	}
+	const p = root + ".manifest.comparison_contract_sha256"
+	return newError(CodeIncompatibleContracts, []Issue{
+		{Side: "left", Path: p, Code: "contract", Message: "left commits to comparison contract " + lr.contractSHA},
+		{Side: "right", Path: p, Code: "contract", Message: "right commits to comparison contract " + rr.contractSHA},
+	})
 }
 
 // readPair decodes and validates both records, reporting every issue of

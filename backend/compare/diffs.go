@@ -43,13 +43,14 @@ func Diffs(left, right *evidence.Envelope, limit int) ([]DimensionDiff, error) {
 	if err != nil {
 		return nil, err
 	}
-	if lr.contractSHA != rr.contractSHA {
-		const p = root + ".manifest.comparison_contract_sha256"
-		return nil, newError(CodeIncompatibleContracts, []Issue{
-			{Side: "left", Path: p, Code: "contract", Message: "left commits to comparison contract " + lr.contractSHA},
-			{Side: "right", Path: p, Code: "contract", Message: "right commits to comparison contract " + rr.contractSHA},
-		})
+	if err := checkContracts(lr, rr); err != nil {
+		return nil, err
 	}
+	return diffRecords(lr, rr, limit), nil
+}
+
+// diffRecords is Diffs of two valid records with equal contracts.
+func diffRecords(lr, rr *record, limit int) []DimensionDiff {
 	lo, ro := lr.observations(), rr.observations()
 	out := make([]DimensionDiff, numDims)
 	for d := range numDims {
@@ -89,5 +90,5 @@ func Diffs(left, right *evidence.Envelope, limit int) ([]DimensionDiff, error) {
 		}
 		out[d] = dd
 	}
-	return out, nil
+	return out
 }

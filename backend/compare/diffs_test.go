@@ -2,6 +2,7 @@ package compare
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 )
 
@@ -40,6 +41,11 @@ func TestDiffsListEveryDifferingItem(t *testing.T) {
 		if d.Dimension != "terminal" && d.Dimension != "process" && d.Total != 0 {
 			t.Errorf("%s lists %d differences", d.Dimension, d.Total)
 		}
+	}
+	// Compare lists the same differences when asked, from one read.
+	withDiffs := mustCompare(t, l, r, Options{DiffLimit: 2})
+	if !reflect.DeepEqual(withDiffs.Diffs, diffs) || res.Diffs != nil {
+		t.Errorf("Compare's diffs %+v, want %+v (and none unasked: %+v)", withDiffs.Diffs, diffs, res.Diffs)
 	}
 	// One side missing an item: its time and location are null.
 	all, _ := Diffs(l, r, 100)
