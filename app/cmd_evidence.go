@@ -71,17 +71,24 @@ func runEvidence(ctx context.Context, io IO, args []string) error {
 // verifyEvidence checks an envelope and, for a capture, its record; record
 // paths are given from the envelope root ($.normalized_result…).
 func verifyEvidence(data []byte) (EvidenceVerifyResult, []evidenceIssue) {
+	_, res, issues := parseVerifiedEvidence(data)
+	return res, issues
+}
+
+// parseVerifiedEvidence is verifyEvidence that also returns the parsed
+// envelope (nil when there are issues).
+func parseVerifiedEvidence(data []byte) (*evidence.Envelope, EvidenceVerifyResult, []evidenceIssue) {
 	env, issues := evidence.Parse(data)
 	if len(issues) > 0 {
 		out := make([]evidenceIssue, len(issues))
 		for i, is := range issues {
 			out[i] = evidenceIssue(is)
 		}
-		return EvidenceVerifyResult{}, out
+		return nil, EvidenceVerifyResult{}, out
 	}
 	res := EvidenceVerifyResult{Valid: true, EvidenceID: env.EvidenceID, PredicateType: env.PredicateType}
 	if env.PredicateType != evidence.PredicateProcessCapture {
-		return res, nil
+		return env, res, nil
 	}
 	res.RecordVerified = true
 	var out []evidenceIssue
@@ -89,9 +96,9 @@ func verifyEvidence(data []byte) (EvidenceVerifyResult, []evidenceIssue) {
 		out = append(out, evidenceIssue{Code: is.Code, Path: "$.normalized_result" + strings.TrimPrefix(is.Path, "$"), Message: is.Message})
 	}
 	if len(out) > 0 {
-		return EvidenceVerifyResult{}, out
+		return nil, EvidenceVerifyResult{}, out
 	}
-	return res, nil
+	return env, res, nil
 }
 
 // runEvidenceList prints the index of Evidence saved in the data directory.

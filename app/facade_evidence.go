@@ -185,7 +185,7 @@ func (f *Facade) ImportEvidence(a ImportEvidenceArgs) (ImportEvidenceResult, err
 			Details: []evidenceIssue{{Code: evidence.CodeTooLarge, Path: "$", Message: fmt.Sprintf("the file is %d bytes; the limit is %d bytes", len(a.Data), MaxImportBytes)}},
 			Message: fmt.Sprintf("%s is %d bytes; Evidence files over %d bytes (64 MiB) are refused before parsing", displayName(name), len(a.Data), MaxImportBytes)}
 	}
-	res, issues := verifyEvidence(a.Data)
+	env, res, issues := parseVerifiedEvidence(a.Data)
 	if len(issues) > 0 {
 		return ImportEvidenceResult{}, &CLIError{Code: "invalid_evidence", Category: CategoryInvalid, Details: issues,
 			Message: fmt.Sprintf("%s was rejected: %d failing path(s); nothing was imported", displayName(name), len(issues))}
@@ -196,12 +196,12 @@ func (f *Facade) ImportEvidence(a ImportEvidenceArgs) (ImportEvidenceResult, err
 		}
 		// Indexed but its file is gone: the import restores it.
 	}
-	summary, err := evidenceSummary(a.Data, OriginImported, name)
+	summary, err := evidenceSummary(env, OriginImported, name)
 	if err != nil {
 		return ImportEvidenceResult{}, err
 	}
 	entry, err := saveAndIndexEvidence(f.ctx, f.env, store.EvidenceEntry{EvidenceID: res.EvidenceID,
-		PredicateType: res.PredicateType, Operation: operationOf(a.Data), Summary: summary}, a.Data)
+		PredicateType: res.PredicateType, Operation: env.Operation, Summary: summary}, a.Data)
 	if err != nil {
 		return ImportEvidenceResult{}, err
 	}
@@ -355,25 +355,9 @@ func itemOf(e store.EvidenceEntry) EvidenceItem {
 		Origin: origin, Size: e.Size, CreatedAt: e.CreatedAt, Summary: e.Summary, Shared: e.Shared}
 }
 
-// operationOf is the operation of verified Evidence data.
-func operationOf(data []byte) string {
-	var e struct {
-		Operation string `json:"operation"`
-	}
-	_ = json.Unmarshal(data, &e)
-	return e.Operation
-}
-
-// evidenceSummary is the index summary of verified Evidence data: for a
+// evidenceSummary is the index summary of verified Evidence: for a
 // process capture the command, start, exit, settlement and sizes.
-func evidenceSummary(data []byte, origin, name string) (json.RawMessage, error) {
-	var e struct {
-		PredicateType    string          `json:"predicate_type"`
-		NormalizedResult json.RawMessage `json:"normalized_result"`
-	}
-	if err := json.Unmarshal(data, &e); err != nil {
-		return nil, errorf("internal", CategoryInternal, "summarize verified Evidence: %v", err)
-	}
+func evidenceSummary(e *evidence.Envelope, origin, name string) (json.RawMessage, error) {
 	s := map[string]any{"origin": origin}
 	if name != "" {
 		s["file_name"] = name
