@@ -365,10 +365,9 @@ func (f *Facade) cmpLoadCapture(id, side string) (*evidence.Envelope, json.RawMe
 		}
 		return nil, nil, err
 	}
-	env, issues := evidence.Parse(got.Evidence)
-	if len(issues) > 0 {
-		return nil, nil, &CLIError{Code: "evidence_integrity_mismatch", Category: CategoryInvalid, Details: issues,
-			Message: fmt.Sprintf("the %s capture %s no longer verifies", side, id)}
+	env, err := verifiedEnvelope(got.Evidence)
+	if err != nil {
+		return nil, nil, err
 	}
 	if env.PredicateType != evidence.PredicateProcessCapture {
 		return nil, nil, &CLIError{Code: "not_a_capture", Category: CategoryInvalid,

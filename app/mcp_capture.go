@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -64,11 +63,15 @@ func (t *mcpTools) readEvidence(ctx context.Context, req *mcp.ReadResourceReques
 	if !evidenceIDPattern.MatchString(id) || !t.visible(ctx, id) {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	data, err := os.ReadFile(evidenceFile(t.s.f.env.DataDir, id))
-	if err != nil {
+	// Like the app, an agent never gets a file that no longer verifies.
+	got, err := t.s.f.GetEvidence(GetEvidenceArgs{ID: id})
+	switch {
+	case codeOf(err) == "evidence_not_found":
 		return nil, mcp.ResourceNotFoundError(uri)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %s", codeOf(err), messageOf(err))
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(data)}}}, nil
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(got.Evidence)}}}, nil
 }
 
 // captureGrant spends a live grant of this connection that covers the

@@ -3,7 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"os"
+	"errors"
 	"regexp"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,13 +58,19 @@ func (t *mcpTools) loadEvidence(ctx context.Context, id string) (*evidence.Envel
 	if !t.visible(ctx, id) {
 		return nil, toolError("evidence_not_found", "no capture "+id+" made on this connection or shared with agents")
 	}
-	data, err := os.ReadFile(evidenceFile(t.s.f.env.DataDir, id))
+	// GetEvidence reads the file bounded and re-verifies it (envelope and
+	// record), skipping files whose exact bytes verified before.
+	got, err := t.s.f.GetEvidence(GetEvidenceArgs{ID: id})
 	if err != nil {
-		return nil, toolError("evidence_not_found", "no saved capture "+id)
+		var ce *CLIError
+		if errors.As(err, &ce) && ce.Details != nil {
+			return nil, jsonResult(map[string]any{"error": true, "code": ce.Code, "message": ce.Message, "issues": ce.Details}, true)
+		}
+		return nil, toolError(codeOf(err), messageOf(err))
 	}
-	env, issues := evidence.Parse(data)
-	if len(issues) > 0 {
-		return nil, jsonResult(map[string]any{"error": true, "code": "invalid_evidence", "issues": issues}, true)
+	env, err := verifiedEnvelope(got.Evidence)
+	if err != nil {
+		return nil, toolError(codeOf(err), messageOf(err))
 	}
 	return env, nil
 }

@@ -242,6 +242,24 @@ func TestMCPCaptureToolAndConnectionLocalResources(t *testing.T) {
 	if _, err := a.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err != nil {
 		t.Fatalf("the capturing connection keeps its own capture: %v", err)
 	}
+	// A saved file changed on disk no longer verifies: the agent gets an
+	// integrity error, never the changed bytes, by read or comparison.
+	path := evidenceFile(ts.facade.env.DataDir, id)
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(orig), "captured", "kaptured", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err == nil || !strings.Contains(err.Error(), "evidence_integrity_mismatch") {
+		t.Fatalf("tampered file read: %v", err)
+	}
+	res, _ = a.CallTool(context.Background(), &mcp.CallToolParams{Name: "compare_process_captures", Arguments: map[string]any{"left_evidence_id": id, "right_evidence_id": id}})
+	if !res.IsError || structured(t, res)["code"] != "evidence_integrity_mismatch" {
+		t.Fatalf("tampered file compared: %+v", structured(t, res))
+	}
+	os.WriteFile(path, orig, 0o600)
 	if _, err := ts.facade.ShareEvidence(ShareEvidenceArgs{ID: "ev_" + strings.Repeat("0", 64), Shared: true}); codeOf(err) != "evidence_not_found" {
 		t.Fatalf("sharing an unknown id: %v", err)
 	}
