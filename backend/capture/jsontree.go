@@ -14,11 +14,8 @@ var scenarioJSON = strictjson.Options{
 	ExactNumbers:   true,
 	KeepDuplicates: true,
 	Wording: strictjson.Wording{
-		Detailed:  true,
-		EOF:       "unexpected end of input",
-		Trailing:  "data follows the scenario object at byte offset %d",
-		Duplicate: "member name appears more than once in this object",
-		Number:    "number is outside the range of an IEEE-754 double",
+		Detailed: true,
+		Trailing: "data follows the scenario object at byte offset %d",
 	},
 }
 

@@ -37,9 +37,7 @@ func (v *verifier) reactiveRun(rec map[string]json.RawMessage) {
 	}
 	var l strictjson.Collector
 	n := strictjson.Decode(raw, "$.reactive_run", strictjson.Options{MaxDepth: 16, Wording: strictjson.Wording{
-		EOF: "unexpected end of input", Trailing: "data follows the value at byte offset %d",
-		Duplicate: "member name appears more than once in this object", Number: "number is outside the range of an IEEE-754 double",
-	}}, &l)
+		Trailing: "data follows the value at byte offset %d"}}, &l)
 	if n == nil || !l.Empty() {
 		for _, is := range l.List {
 			v.add(is.Path, is.Code, "%s", is.Message)

@@ -105,10 +105,7 @@ var decodeOptions = strictjson.Options{
 	Codes:          strictjson.Codes{Trailing: CodeTrailingData},
 	Wording: strictjson.Wording{
 		Detailed:  true,
-		EOF:       "unexpected end of input",
 		Trailing:  "data follows the envelope object at byte offset %d",
-		Duplicate: "member name appears more than once in this object",
-		Number:    "number is outside the range of an IEEE-754 double",
 		NotObject: "an envelope is a single JSON object",
 	},
 }

@@ -49,11 +49,8 @@ type Context struct {
 var options = strictjson.Options{
 	MaxDepth: MaxDepth, MaxValues: MaxValues, Surrogates: true, ExactNumbers: true,
 	Wording: strictjson.Wording{
-		Detailed:  true,
-		EOF:       "unexpected end of input",
-		Trailing:  "data follows the reactive scenario at byte offset %d",
-		Duplicate: "member name appears more than once in this object",
-		Number:    "number is outside the range of an IEEE-754 double",
+		Detailed: true,
+		Trailing: "data follows the reactive scenario at byte offset %d",
 	},
 }
 

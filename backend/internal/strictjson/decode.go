@@ -84,7 +84,7 @@ func (d *decoder) syntax(err error) error {
 	detailed := d.opt.Wording.Detailed
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		d.issues.Add(path, d.opt.Codes.truncated(), "%s", d.opt.Wording.EOF)
+		d.issues.Add(path, d.opt.Codes.truncated(), "%s", d.opt.Wording.eof())
 	case d.opt.Wording.Syntax != "":
 		d.issues.Add(path, CodeInvalidJSON, d.opt.Wording.Syntax, d.dec.InputOffset(), err)
 	case errors.As(err, &se) && detailed:
@@ -199,7 +199,7 @@ func (d *decoder) object(depth int) (*Node, error) {
 		case dup && d.opt.Wording.DuplicateFormat != "":
 			d.issues.Add(d.path(), CodeDuplicateKey, d.opt.Wording.DuplicateFormat, key)
 		case dup:
-			d.issues.Add(d.path(), CodeDuplicateKey, "%s", d.opt.Wording.Duplicate)
+			d.issues.Add(d.path(), CodeDuplicateKey, "%s", d.opt.Wording.duplicate())
 		}
 		seen[key] = true
 		v, err := d.value(depth + 1)
@@ -265,12 +265,12 @@ func (d *decoder) checkNumber(lit string) {
 	f, err := strconv.ParseFloat(lit, 64)
 	if !d.opt.ExactNumbers {
 		if err != nil || math.IsInf(f, 0) {
-			d.issues.Add(d.path(), CodeInvalidValue, "%s", d.opt.Wording.Number)
+			d.issues.Add(d.path(), CodeInvalidValue, "%s", d.opt.Wording.number())
 		}
 		return
 	}
 	if err != nil {
-		d.issues.Add(d.path(), CodeInexactNumber, "%s", d.opt.Wording.Number)
+		d.issues.Add(d.path(), CodeInexactNumber, "%s", d.opt.Wording.number())
 		return
 	}
 	canon, err := jcs.NumberToJSON(f)

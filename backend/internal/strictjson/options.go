@@ -60,13 +60,13 @@ type Wording struct {
 	// taking the decoder's byte offset and encoding/json's error; it
 	// overrides Detailed.
 	Syntax    string
-	EOF       string // the input ends inside the value
+	EOF       string // the input ends inside the value; "unexpected end of input" when empty
 	Trailing  string // format taking the byte offset of data after the value
-	Duplicate string // a repeated member name
+	Duplicate string // a repeated member name; "member name appears more than once in this object" when empty
 	// DuplicateFormat, when set, is the format of the duplicate message,
 	// taking the repeated name; it overrides Duplicate.
 	DuplicateFormat string
-	Number          string // a number outside the double range
+	Number          string // a number outside the double range; "number is outside the range of an IEEE-754 double" when empty
 	NotObject       string // a root other than an object (Options.RootObject)
 	Forbidden       string // format taking a forbidden member name (Options.ForbiddenKeys)
 	TooLarge        string // format taking MaxValues; a default names the limit
@@ -76,6 +76,14 @@ type Wording struct {
 func (c Codes) truncated() string { return or(c.Truncated, CodeInvalidJSON) }
 func (c Codes) trailing() string  { return or(c.Trailing, CodeInvalidJSON) }
 func (c Codes) tooLarge() string  { return or(c.TooLarge, CodeTooLarge) }
+
+func (w Wording) eof() string { return or(w.EOF, "unexpected end of input") }
+func (w Wording) duplicate() string {
+	return or(w.Duplicate, "member name appears more than once in this object")
+}
+func (w Wording) number() string {
+	return or(w.Number, "number is outside the range of an IEEE-754 double")
+}
 
 func or(s, def string) string {
 	if s == "" {

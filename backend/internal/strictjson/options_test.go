@@ -126,3 +126,18 @@ func TestDecodeTreeDepth(t *testing.T) {
 		t.Fatal("TreeDepth 0 does not keep everything")
 	}
 }
+
+// TestDecodeDefaultWording: a zero Wording gives the shared messages, not
+// empty ones.
+func TestDecodeDefaultWording(t *testing.T) {
+	for doc, want := range map[string]string{
+		`{"a":1`:        "unexpected end of input",
+		`{"a":1,"a":2}`: "member name appears more than once in this object",
+		`{"a":1e400}`:   "number is outside the range of an IEEE-754 double",
+	} {
+		_, issues := decodeOne(t, doc, Options{MaxDepth: 8})
+		if len(issues) == 0 || issues[0].Message != want {
+			t.Errorf("%s: %+v, want %q", doc, issues, want)
+		}
+	}
+}
