@@ -149,25 +149,6 @@ func (f *Facade) notePlanOrGrant(e consent.Event) {
 	}
 }
 
-// forgetPlansAndGrantsLater drops an ended run's plan and grant views once
-// their last state events have surely been delivered.
-func (f *Facade) forgetPlansAndGrantsLater(runID string) {
-	time.AfterFunc(time.Minute, func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		for id, v := range f.planViews {
-			if v.RunID == runID {
-				delete(f.planViews, id)
-			}
-		}
-		for id, v := range f.grantViews {
-			if v.RunID == runID {
-				delete(f.grantViews, id)
-			}
-		}
-	})
-}
-
 // storedView applies update to the stored view id and returns a copy of
 // it, or false when no view is stored under id. Views are replaced, never
 // mutated through their slices, so a shallow copy is safe to hand out.

@@ -105,20 +105,31 @@ func (f *Facade) StartRun(a StartRunArgs) (StartRunResult, error) {
 		f.pipeline.Execute(ctx, req)
 		f.consent.EndRun(runID)
 		untrack()
-		f.forgetProposalsLater(runID)
+		f.forgetRunLater(runID)
 	}()
 	return StartRunResult{RunID: runID}, nil
 }
 
-// forgetProposalsLater drops a finished run's proposal details once the
-// last state events about them have surely been delivered.
-func (f *Facade) forgetProposalsLater(runID string) {
+// forgetRunLater drops the proposal, plan and grant views of a run a
+// minute after it ended, so a dialog still showing them can finish
+// rendering their final state.
+func (f *Facade) forgetRunLater(runID string) {
 	time.AfterFunc(time.Minute, func() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		for id, v := range f.proposals {
 			if v.RunID == runID {
 				delete(f.proposals, id)
+			}
+		}
+		for id, v := range f.planViews {
+			if v.RunID == runID {
+				delete(f.planViews, id)
+			}
+		}
+		for id, v := range f.grantViews {
+			if v.RunID == runID {
+				delete(f.grantViews, id)
 			}
 		}
 	})

@@ -108,8 +108,7 @@ func (s *mcpService) runFor(ss *mcp.ServerSession, agentID string) string {
 	go func() {
 		ss.Wait()
 		s.f.consent.EndRun(id)
-		s.f.forgetProposalsLater(id)
-		s.f.forgetPlansAndGrantsLater(id)
+		s.f.forgetRunLater(id)
 		s.mu.Lock()
 		delete(s.runs, ss)
 		s.mu.Unlock()
@@ -291,7 +290,7 @@ func (t *mcpTools) runSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	defer cancel()
 	defer t.s.track(req.Session.ID(), cancel)()
 	defer f.trackRun(runID, sk.Name, t.agentID, cancel)()
-	defer f.forgetProposalsLater(runID)
+	defer f.forgetRunLater(runID)
 	go watchSession(ctx, req.Session, cancel)
 	res := f.pipeline.Execute(ctx, creq)
 	return jsonResult(res.Envelope, res.Envelope.Status != runner.StatusSucceeded), nil

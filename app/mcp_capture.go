@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/backend/capture"
 	"github.com/gatehouse/gatehouse/backend/consent"
+	"github.com/gatehouse/gatehouse/backend/evidence"
 )
 
 const evidenceURIPrefix = "gatehouse://evidence/"
@@ -60,7 +61,7 @@ func (t *mcpTools) captureScenario(ctx context.Context, req *mcp.CallToolRequest
 func (t *mcpTools) readEvidence(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	id := strings.TrimPrefix(uri, evidenceURIPrefix)
-	if !evidenceIDPattern.MatchString(id) || !t.visible(ctx, id) {
+	if !evidence.ValidID(id) || !t.visible(ctx, id) {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	// Like the app, an agent never gets a file that no longer verifies.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"regexp"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -12,8 +11,6 @@ import (
 	"github.com/gatehouse/gatehouse/backend/evidence"
 	"github.com/gatehouse/gatehouse/backend/replay"
 )
-
-var evidenceIDPattern = regexp.MustCompile(`^ev_[0-9a-f]{64}$`)
 
 // addEvidenceTools registers the tools that work on data only: replay
 // machines (no process, no socket) and comparisons of saved captures.
@@ -52,7 +49,7 @@ func (t *mcpTools) runReplayMachine(ctx context.Context, req *mcp.CallToolReques
 // folder and re-verifies it, when it is visible to the connection (made
 // on it, or shared by the person); any other id is "not found".
 func (t *mcpTools) loadEvidence(ctx context.Context, id string) (*evidence.Envelope, *mcp.CallToolResult) {
-	if !evidenceIDPattern.MatchString(id) {
+	if !evidence.ValidID(id) {
 		return nil, toolError("invalid_arguments", "evidence ids look like ev_ followed by 64 hex digits")
 	}
 	if !t.visible(ctx, id) {
