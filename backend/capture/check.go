@@ -2,7 +2,6 @@ package capture
 
 import (
 	"path/filepath"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -53,19 +52,6 @@ func (c *checker) length(s, path string, min, max int) bool {
 		return false
 	}
 	return true
-}
-
-// enum reads a string that must be one of allowed.
-func (c *checker) enum(n *strictjson.Node, path string, allowed ...string) (string, bool) {
-	s, ok := c.Str(n, path)
-	if !ok {
-		return "", false
-	}
-	if !slices.Contains(allowed, s) {
-		c.Add(path, CodeInvalidValue, "%q is not one of %s", strictjson.Truncate(s, 64), strings.Join(allowed, ", "))
-		return "", false
-	}
-	return s, true
 }
 
 // stringList reads optional member key of m as a string array (default
@@ -155,5 +141,5 @@ func isName(s string, max int, extra string) bool {
 
 // signalEnum checks a signal name a scenario may use.
 func (c *checker) signalEnum(n *strictjson.Node, path string) (string, bool) {
-	return c.enum(n, path, "SIGINT", "SIGTERM", "SIGKILL")
+	return c.Enum(n, path, "SIGINT", "SIGTERM", "SIGKILL")
 }

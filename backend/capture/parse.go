@@ -129,7 +129,7 @@ func (c *checker) scenario(root *strictjson.Node) *Scenario {
 	}
 	sc.NetworkAccess = "host"
 	if v, ok := m["network_access"]; ok {
-		c.enum(v, "$.network_access", "host")
+		c.Enum(v, "$.network_access", "host")
 	}
 	sc.FilesystemRoots = c.stringList(m, "$", "filesystem_roots", MaxFilesystemRoots, c.absPath)
 	sc.Terminal = c.terminal(m)

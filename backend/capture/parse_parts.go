@@ -192,7 +192,7 @@ func (c *checker) route(n *strictjson.Node, path string) ShimRoute {
 		var o ShimOutput
 		o.AtMS, _ = c.ReqInt(om, at, "at_ms", 0, MaxTimeoutMS)
 		if v, ok := c.Required(om, at, "stream"); ok {
-			o.Stream, _ = c.enum(v, at+".stream", "stdout", "stderr")
+			o.Stream, _ = c.Enum(v, at+".stream", "stdout", "stderr")
 		}
 		o.Data, _ = c.ReqStr(om, at, "data")
 		r.Outputs = append(r.Outputs, o)

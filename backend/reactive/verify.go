@@ -1,7 +1,6 @@
 package reactive
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
@@ -235,15 +234,11 @@ func (v *runVerifier) count(m strictjson.Members) int {
 }
 
 func (v *runVerifier) enum(m strictjson.Members, path, key string, allowed ...string) (string, bool) {
-	s, ok := v.ReqStr(m, path, key)
+	n, ok := v.Required(m, path, key)
 	if !ok {
 		return "", false
 	}
-	if !slices.Contains(allowed, s) {
-		v.Add(path+"."+key, CodeInvalidValue, "%q is not one of %s", strictjson.Truncate(s, 64), strings.Join(allowed, ", "))
-		return "", false
-	}
-	return s, true
+	return v.Enum(n, path+"."+key, allowed...)
 }
 
 func (v *runVerifier) state(id string) *State {

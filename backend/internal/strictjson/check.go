@@ -121,6 +121,20 @@ func (c *Checker) Str(n *Node, path string) (string, bool) {
 	return n.Str, true
 }
 
+// Enum reads a string that must be one of allowed (CodeInvalidValue
+// otherwise, naming them).
+func (c *Checker) Enum(n *Node, path string, allowed ...string) (string, bool) {
+	s, ok := c.Str(n, path)
+	if !ok {
+		return "", false
+	}
+	if !slices.Contains(allowed, s) {
+		c.Add(path, CodeInvalidValue, "%q is not one of %s", Truncate(s, 64), strings.Join(allowed, ", "))
+		return "", false
+	}
+	return s, true
+}
+
 // ReqStr reads required string member key of m.
 func (c *Checker) ReqStr(m Members, path, key string) (string, bool) {
 	v, ok := c.Required(m, path, key)
