@@ -333,8 +333,8 @@ func (f *xtermFront) csi() {
 		f.setTab(false, string(body) == "3")
 	case final == 'T' && !slices.ContainsFunc(body, func(c byte) bool { return c < '0' || c > '9' }):
 		f.scrollDown(body)
-	case final == 'r' && !slices.ContainsFunc(body, func(c byte) bool { return (c < '0' || c > '9') && c != ';' }):
-		f.margins(body)
+	case final == 'r' && !slices.ContainsFunc(body, func(c byte) bool { return (c < '0' || c > '9') && c != ';' && c != ':' }):
+		f.margins(dropSubParams(body))
 	default:
 		f.out = append(f.out, f.seq...)
 	}
@@ -364,6 +364,27 @@ func (f *xtermFront) margins(body []byte) {
 		f.out = append(f.out, "\x1b["+strconv.Itoa(top)+";"+strconv.Itoa(bottom)+"r"...)
 		f.region[f.buffer()] = [2]int{top - 1, bottom}
 	}
+}
+
+// dropSubParams removes the sub-parameters (":n" parts) from a CSI
+// parameter list: xterm.js's DECSTBM reads only the parameters, while x/vt
+// would read "CSI :7 r" as a bottom margin of 7 (past a small screen, and
+// it panics on that later).
+func dropSubParams(body []byte) []byte {
+	if bytes.IndexByte(body, ':') < 0 {
+		return body
+	}
+	var out []byte
+	for i, p := range bytes.Split(body, []byte{';'}) {
+		if i > 0 {
+			out = append(out, ';')
+		}
+		if j := bytes.IndexByte(p, ':'); j >= 0 {
+			p = p[:j]
+		}
+		out = append(out, p...)
+	}
+	return out
 }
 
 // scrollDown applies SD: x/vt fills the new rows with the pen's
