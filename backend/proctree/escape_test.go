@@ -38,7 +38,7 @@ var escapes = map[string]string{
 	// The hostile combination of the issue: double fork, new session,
 	// empty environment, and the process writes itself into the root
 	// cgroup and into this (the app's) cgroup.
-	"into the root cgroup": `(setsid env -i /bin/sh -c 'echo $$ > "$1/cgroup.procs" || exit 9; while :; do /bin/sleep 1; done' "$1" "$2" &) ; exit 0`,
+	"into the root cgroup":  `(setsid env -i /bin/sh -c 'echo $$ > "$1/cgroup.procs" || exit 9; while :; do /bin/sleep 1; done' "$1" "$2" &) ; exit 0`,
 	"into the app's cgroup": `(setsid env -i /bin/sh -c 'echo $$ > "$1/cgroup.procs" || exit 9; while :; do /bin/sleep 1; done' "$1" "$3" &) ; exit 0`,
 	// A child that makes itself a subreaper, then double-forks below it.
 	"child subreaper": `(setsid env -i python3 -c 'import ctypes,os,sys,time
@@ -49,7 +49,7 @@ if os.fork()==0:
   os._exit(0)
 while True: time.sleep(1)' "$1" &) ; exit 0`,
 	// A child cgroup made inside its own cgroup, which it then enters.
-	"child cgroup": `(setsid env -i /bin/sh -c 'cg="$1$(sed -n "s/^0:://p" /proc/self/cgroup)"; mkdir "$cg/escape" && echo $$ > "$cg/escape/cgroup.procs" || exit 9; while :; do /bin/sleep 1; done' "$1" "$2" &) ; exit 0`,
+	"child cgroup":       `(setsid env -i /bin/sh -c 'cg="$1$(sed -n "s/^0:://p" /proc/self/cgroup)"; mkdir "$cg/escape" && echo $$ > "$cg/escape/cgroup.procs" || exit 9; while :; do /bin/sleep 1; done' "$1" "$2" &) ; exit 0`,
 	"root still running": `trap '' TERM; sh -c 'while :; do sleep 1; done' "$1" & sleep 300`,
 }
 
