@@ -21,7 +21,7 @@ import (
 func TestCaptureEscapesAreOwned(t *testing.T) {
 	mount := cgroupMount(t)
 	escapes := map[string]string{
-		"empty environment": `(setsid env -i /bin/sh -c 'echo $$ >> "$0"; while :; do /bin/sleep 1; done' PIDS &) ; exit 0`,
+		"empty environment":    `(setsid env -i /bin/sh -c 'echo $$ >> "$0"; while :; do /bin/sleep 1; done' PIDS &) ; exit 0`,
 		"into the root cgroup": `(setsid env -i /bin/sh -c 'echo $$ > "$1/cgroup.procs" || exit 9; echo $$ >> "$0"; while :; do /bin/sleep 1; done' PIDS MOUNT &) ; exit 0`,
 		"child subreaper": `(setsid env -i python3 -c 'import ctypes,os,sys,time
 ctypes.CDLL(None).prctl(36,1,0,0,0)
