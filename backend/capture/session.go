@@ -212,11 +212,11 @@ func (s *session) noteMechanism(sup *proctree.Supervisor) {
 	r := s.rec.rec
 	switch mech := sup.Mechanism(); mech {
 	case "cgroup":
-		r.Limitations = append(r.Limitations, "process ownership: per-tree cgroup v2 (membership from cgroup.procs and /proc, ended with cgroup.kill, confirmed empty); process_samples are 50 ms samples")
+		r.Limitations = append(r.Limitations, "process ownership: per-tree cgroup v2 and child subreaper (membership from the cgroup and the cgroups below it, every orphan reparented to Gatehouse since the target started, and their descendants by /proc parent links; ended with cgroup.kill, confirmed empty; no PID namespace, so that signal events reach the target as sent); process_samples are 50 ms samples")
 	case "subreaper":
-		r.Limitations = append(r.Limitations, "process ownership: child subreaper plus session, process group and environment marker scans of /proc (cgroup unavailable: "+sup.CgroupUnavailable()+"); process_samples are 50 ms samples")
+		r.Limitations = append(r.Limitations, "process ownership: child subreaper (membership from every orphan reparented to Gatehouse since the target started and their descendants by /proc parent links; cgroup unavailable: "+sup.CgroupUnavailable()+"); process_samples are 50 ms samples")
 	default:
-		r.Limitations = append(r.Limitations, "process ownership: session, process group and environment marker scans of /proc only (cgroup unavailable: "+sup.CgroupUnavailable()+")")
+		r.Limitations = append(r.Limitations, "process ownership: /proc parent-link scans of /proc only, without a child subreaper, so absence is not verified (cgroup unavailable: "+sup.CgroupUnavailable()+")")
 		r.ResidualUnknowns = append(r.ResidualUnknowns, ResidualUnknown{Scope: "process", Reason: "processes were sampled every 50 ms without a cgroup or subreaper; short-lived or early-detached descendants may be missed"})
 	}
 	r.Limitations = append(r.Limitations,

@@ -138,6 +138,19 @@ func (c *cgroup) procs() []int {
 	return out
 }
 
+// procsBelow lists the processes of the cgroup and of every cgroup below
+// it (a tree may create child cgroups inside its own).
+func (c *cgroup) procsBelow() []int {
+	out := c.procs()
+	filepath.WalkDir(c.path, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && p != c.path {
+			out = append(out, (&cgroup{path: p}).procs()...)
+		}
+		return nil
+	})
+	return out
+}
+
 func (c *cgroup) kill() error {
 	return os.WriteFile(filepath.Join(c.path, "cgroup.kill"), []byte("1"), 0)
 }
@@ -156,9 +169,22 @@ func (c *cgroup) waitEmpty(deadline time.Time) bool {
 	}
 }
 
-// remove closes the fd and removes the (empty) cgroup directory.
+// remove closes the fd and removes the (empty) cgroup directory and the
+// empty cgroups a tree made below it, deepest first.
 func (c *cgroup) remove() error {
-	unix.Close(c.fd)
+	if c.fd >= 0 {
+		unix.Close(c.fd)
+	}
+	var dirs []string
+	filepath.WalkDir(c.path, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i > 0; i-- {
+		os.Remove(dirs[i])
+	}
 	return os.Remove(c.path)
 }
 
@@ -185,7 +211,7 @@ func sweepCgroups(parent string) (swept []string) {
 		c := &cgroup{path: filepath.Join(parent, e.Name()), fd: -1}
 		c.kill()
 		c.waitEmpty(time.Now().Add(2 * time.Second))
-		if os.Remove(c.path) == nil {
+		if c.remove() == nil {
 			swept = append(swept, e.Name())
 		}
 	}

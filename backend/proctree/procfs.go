@@ -125,3 +125,19 @@ func SweepStale(key, dir string) []int {
 	})
 	return killed
 }
+
+// catches reports whether pid has a handler installed for sig (the SigCgt
+// mask of /proc/PID/status). Unreadable status counts as not catching.
+func catches(pid int, sig syscall.Signal) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && mask&(1<<(uint(sig)-1)) != 0
+		}
+	}
+	return false
+}

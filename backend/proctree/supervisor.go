@@ -23,8 +23,11 @@ var active atomic.Bool
 // Supervisor of this process is open.
 var ErrSupervisorActive = errors.New("proctree: a Supervisor is already active in this process")
 
-// Options configure a Supervisor.
+// Options configure a Supervisor. The No* fields switch a mechanism off
+// even where the machine offers it (tests use them to force each one).
 type Options struct {
+	// NoPIDNamespace never starts a tree in a PID namespace of its own.
+	NoPIDNamespace bool
 	// NoCgroup disables per-tree cgroups even where cgroup v2 is writable.
 	NoCgroup bool
 	// NoSubreaper leaves the child-subreaper bit unset.
@@ -39,6 +42,8 @@ type Supervisor struct {
 	cgroupParent string
 	cgroupErr    error
 	subreaper    bool
+	pidnsErr     error // why PID namespaces cannot be made (nil: they can)
+	netnsErr     error // why network namespaces cannot be made (nil: they can)
 
 	mu        sync.Mutex
 	waiters   map[int]*Tree
@@ -72,6 +77,12 @@ func NewSupervisor(opts Options) (*Supervisor, error) {
 			s.subreaper = true
 		}
 	}
+	if opts.NoPIDNamespace {
+		s.pidnsErr = errors.New("PID namespaces disabled by option")
+	} else {
+		s.pidnsErr = probeClone(unix.CLONE_NEWPID)
+	}
+	s.netnsErr = probeClone(unix.CLONE_NEWNET)
 	if opts.NoCgroup {
 		s.cgroupErr = errors.New("cgroups disabled by option")
 	} else {
@@ -88,8 +99,10 @@ func NewSupervisor(opts Options) (*Supervisor, error) {
 // Instance identifies this process for tags and sweeps.
 func (s *Supervisor) Instance() Instance { return s.inst }
 
-// Mechanism names the strongest cleanup mechanism available: "cgroup",
-// "subreaper" or "process-group".
+// Mechanism names the strongest cleanup mechanism available to a tree
+// started without a PID namespace: "cgroup", "subreaper" or
+// "process-group" (the last one cannot be verified; see Cleanup.Reason).
+// Tree.Mechanism names the one a tree actually has.
 func (s *Supervisor) Mechanism() string {
 	switch {
 	case s.cgroupParent != "":
@@ -100,6 +113,24 @@ func (s *Supervisor) Mechanism() string {
 	return "process-group"
 }
 
+// PIDNamespaceUnavailable says why trees cannot get a PID namespace of
+// their own ("" when they can).
+func (s *Supervisor) PIDNamespaceUnavailable() string {
+	if s.pidnsErr == nil {
+		return ""
+	}
+	return s.pidnsErr.Error()
+}
+
+// NetNamespaceUnavailable says why trees cannot get a network namespace
+// of their own ("" when they can).
+func (s *Supervisor) NetNamespaceUnavailable() string {
+	if s.netnsErr == nil {
+		return ""
+	}
+	return s.netnsErr.Error()
+}
+
 // CgroupUnavailable says why per-tree cgroups are not used ("" when they are).
 func (s *Supervisor) CgroupUnavailable() string {
 	if s.cgroupErr == nil {
@@ -108,7 +139,8 @@ func (s *Supervisor) CgroupUnavailable() string {
 	return s.cgroupErr.Error()
 }
 
-// Close stops reaping and releases the process-wide slot. Trees still
+// Close stops reaping, clears the child-subreaper bit it set, and releases
+// the process-wide slot. Trees still
 // running are not touched; terminate them first.
 func (s *Supervisor) Close() error {
 	s.mu.Lock()
@@ -122,6 +154,9 @@ func (s *Supervisor) Close() error {
 	signal.Stop(s.sigs)
 	close(s.stop)
 	<-s.done
+	if s.subreaper {
+		unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+	}
 	active.Store(false)
 	return nil
 }
@@ -192,6 +227,18 @@ type Spec struct {
 	// to the caller's), so file permission bits bind it as they bind any
 	// user. It has no effect for other callers, who are ordinary already.
 	Unprivileged bool
+	// PIDNamespace starts the tree as the init of a PID namespace of its
+	// own where the supervisor can make one (see PIDNamespaceUnavailable):
+	// when the root exits or is killed, the kernel ends every process in
+	// it, and no process can leave it. Signals other than SIGKILL and
+	// SIGSTOP reach that root only if it handles them.
+	PIDNamespace bool
+	// NetNamespace starts the tree in a network namespace of its own (no
+	// interface but a down loopback) where the supervisor can make one.
+	NetNamespace bool
+	// NoCgroup starts the tree without a cgroup of its own even where the
+	// supervisor has them (a test seam forcing the subreaper mechanism).
+	NoCgroup bool
 }
 
 // Start launches spec as a new session (and process group) led by the
@@ -204,15 +251,27 @@ func (s *Supervisor) Start(spec Spec) (*Tree, error) {
 	if spec.Marker == "" || !contains(spec.Env, spec.Marker) {
 		return nil, errors.New("proctree: the environment must carry the tree's marker")
 	}
-	t := &Tree{sup: s, marker: spec.Marker, exit: make(chan struct{}), known: map[int]uint64{}}
+	t := &Tree{sup: s, marker: spec.Marker, exit: make(chan struct{}), known: map[int]uint64{}, nsFD: -1}
 	attr := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Setctty: spec.Setctty, Ctty: 0}
-	if spec.Unprivileged && os.Geteuid() == 0 {
-		attr.Cloneflags |= syscall.CLONE_NEWUSER
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 1000, HostID: 0, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 1000, HostID: 0, Size: 1}}
-		attr.GidMappingsEnableSetgroups = false
+	var ns uintptr
+	if spec.PIDNamespace && s.pidnsErr == nil {
+		ns |= syscall.CLONE_NEWPID
 	}
-	if s.cgroupParent != "" {
+	if spec.NetNamespace && s.netnsErr == nil {
+		ns |= syscall.CLONE_NEWNET
+		t.netns = true
+	}
+	if spec.Unprivileged && os.Geteuid() == 0 {
+		userNamespace(attr, 1000, 1000)
+	} else if ns != 0 && os.Geteuid() != 0 {
+		// An ordinary user makes the namespaces inside a user namespace
+		// where it keeps its own uid and gid.
+		userNamespace(attr, os.Geteuid(), os.Getegid())
+	}
+	attr.Cloneflags |= ns
+	t.pidns = ns&syscall.CLONE_NEWPID != 0
+	defer func() { t.mech = t.mechanism() }()
+	if s.cgroupParent != "" && !spec.NoCgroup {
 		name := s.inst.Tag() + "." + spec.Name
 		if spec.Name == "" {
 			name = s.inst.Tag() + "." + randomName()
@@ -248,6 +307,10 @@ func (s *Supervisor) Start(spec Spec) (*Tree, error) {
 	t.known[pid] = 0
 	if st, err := readStat(pid); err == nil {
 		t.known[pid] = st.startTime
+		t.rootStart = st.startTime
+	}
+	if t.pidns {
+		t.openNamespace()
 	}
 	if ws, ok := s.unclaimed[pid]; ok {
 		delete(s.unclaimed, pid)
@@ -258,6 +321,35 @@ func (s *Supervisor) Start(spec Spec) (*Tree, error) {
 		s.mu.Unlock()
 	}
 	return t, nil
+}
+
+// userNamespace makes attr start the child in a new user namespace where
+// it has the given uid and gid, mapped to this process's effective ids
+// (setgroups denied).
+func userNamespace(attr *syscall.SysProcAttr, uid, gid int) {
+	attr.Cloneflags |= syscall.CLONE_NEWUSER
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: os.Geteuid(), Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: os.Getegid(), Size: 1}}
+	attr.GidMappingsEnableSetgroups = false
+}
+
+// probeClone reports whether a child can be cloned with the namespace
+// flags (inside a user namespace for an ordinary user): it clones one that
+// execs a path that does not exist, so ENOENT means the clone worked.
+// It runs before the reaper starts; ForkExec reaps the failed child itself.
+func probeClone(flags uintptr) error {
+	attr := &syscall.SysProcAttr{Cloneflags: flags}
+	if os.Geteuid() != 0 {
+		userNamespace(attr, os.Geteuid(), os.Getegid())
+	}
+	_, err := syscall.ForkExec("/nonexistent/gatehouse-namespace-probe", []string{"probe"}, &syscall.ProcAttr{Sys: attr})
+	if errors.Is(err, syscall.ENOENT) {
+		return nil
+	}
+	if err == nil {
+		return errors.New("namespace probe: an impossible program ran")
+	}
+	return fmt.Errorf("this machine refuses the namespace (clone flags %#x): %w", flags, err)
 }
 
 func contains(list []string, s string) bool {

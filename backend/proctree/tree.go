@@ -3,6 +3,7 @@ package proctree
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"sort"
 	"sync"
 	"syscall"
@@ -18,24 +19,62 @@ const Grace = 1000 * time.Millisecond
 // reported as not verified.
 const killDeadline = 3 * time.Second
 
+// Ownership mechanisms, strongest first, as Cleanup.Mechanism names them.
+const (
+	MechanismPIDNamespace = "pid_namespace"
+	MechanismCgroup       = "cgroup"
+	MechanismSubreaper    = "subreaper"
+	MechanismProcessGroup = "process-group"
+)
+
 // Tree is one started process and every descendant it makes.
 type Tree struct {
-	sup    *Supervisor
-	pid    int
-	marker string
-	cg     *cgroup
+	sup       *Supervisor
+	pid       int
+	marker    string
+	cg        *cgroup
+	pidns     bool // the root is the init of a PID namespace of its own
+	netns     bool // the tree has a network namespace of its own
+	rootStart uint64
+	mech      string
 
 	exit   chan struct{}
 	mu     sync.Mutex
 	status unix.WaitStatus
 	known  map[int]uint64 // pid → start time of every process seen as a member
+	nsFD   int            // holds the PID namespace (so its inode is not reused); -1 when none
+	nsDev  uint64
+	nsIno  uint64
 }
 
-// Pid is the root process's pid.
+// Pid is the root process's pid (as this process sees it).
 func (t *Tree) Pid() int { return t.pid }
 
 // Exited is closed when the root process has exited and been reaped.
 func (t *Tree) Exited() <-chan struct{} { return t.exit }
+
+// Mechanism names the strongest ownership mechanism this tree has:
+// MechanismPIDNamespace, MechanismCgroup, MechanismSubreaper or
+// MechanismProcessGroup.
+func (t *Tree) Mechanism() string { return t.mech }
+
+func (t *Tree) mechanism() string {
+	switch {
+	case t.pidns:
+		return MechanismPIDNamespace
+	case t.sup.subreaper && t.cg != nil:
+		return MechanismCgroup
+	case t.sup.subreaper:
+		return MechanismSubreaper
+	case t.cg != nil:
+		return MechanismCgroup
+	}
+	return MechanismProcessGroup
+}
+
+// NetNamespace reports whether the tree runs in a network namespace of
+// its own.
+func (t *Tree) NetNamespace() bool { return t.netns }
 
 // ExitStatus reports how the root ended: its exit code, or -1 and the
 // signal name when a signal killed it. Valid after Exited is closed.
@@ -55,11 +94,46 @@ func (t *Tree) exited(ws unix.WaitStatus) {
 	close(t.exit)
 }
 
-// Members lists the live processes of the tree right now: the cgroup's
-// processes when the tree has one, plus every process found in /proc that
-// descends from a known member, shares the root's session or process
-// group, or carries the tree's environment marker. Known members are
-// remembered with their start time, so a recycled pid never matches.
+// openNamespace holds the root's PID namespace open, so its identity
+// cannot be taken by a later namespace while the tree is owned. A root
+// that is already gone leaves nothing to hold: its namespace ended with it.
+func (t *Tree) openNamespace() {
+	fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/pid", t.pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		unix.Close(fd)
+		return
+	}
+	t.nsFD, t.nsDev, t.nsIno = fd, st.Dev, st.Ino
+}
+
+// inNamespace reports whether pid lives in the tree's PID namespace.
+func (t *Tree) inNamespace(pid int) bool {
+	if t.nsIno == 0 {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Stat(fmt.Sprintf("/proc/%d/ns/pid", pid), &st) != nil {
+		return false
+	}
+	return st.Dev == t.nsDev && st.Ino == t.nsIno
+}
+
+// Members lists the live processes of the tree right now, from /proc and
+// the kernel's own records, never from anything the tree's processes can
+// set for themselves (environment, process group, session):
+//
+//   - the root and every process seen before as a member (same start time);
+//   - every process in the tree's PID namespace;
+//   - every process in the tree's cgroup or a cgroup below it;
+//   - every direct child of this process that the supervisor did not
+//     start itself and that started no earlier than the root: an orphan
+//     reparented to this child subreaper. It may belong to any tree that
+//     was running when it started, so every such tree owns it;
+//   - every descendant of all of these, by parent links.
 func (t *Tree) Members() []int {
 	self := t.sup.inst.Pid
 	pids, _ := allPids()
@@ -69,13 +143,18 @@ func (t *Tree) Members() []int {
 			stats[pid] = st
 		}
 	}
+	// Roots are registered under the supervisor's lock in the same
+	// critical section as their fork, so a root seen by the scan above is
+	// known by now.
+	t.sup.mu.Lock()
+	roots := make(map[int]bool, len(t.sup.waiters))
+	for pid := range t.sup.waiters {
+		roots[pid] = true
+	}
+	t.sup.mu.Unlock()
+
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	isKnown := func(pid int) bool {
-		st, ok := stats[pid]
-		start, seen := t.known[pid]
-		return ok && seen && (start == 0 || start == st.startTime)
-	}
 	set := map[int]bool{}
 	add := func(pid int) {
 		set[pid] = true
@@ -83,15 +162,25 @@ func (t *Tree) Members() []int {
 			t.known[pid] = stats[pid].startTime
 		}
 	}
+	for pid, start := range t.known {
+		if st, ok := stats[pid]; ok && (start == 0 || start == st.startTime) {
+			add(pid)
+		}
+	}
 	if t.cg != nil {
-		for _, p := range t.cg.procs() {
+		for _, p := range t.cg.procsBelow() {
 			if _, ok := stats[p]; ok {
 				add(p)
 			}
 		}
 	}
 	for pid, st := range stats {
-		if isKnown(pid) || st.sid == t.pid || st.pgid == t.pid {
+		if set[pid] || st.startTime < t.rootStart {
+			continue
+		}
+		if st.ppid == self && !roots[pid] {
+			add(pid) // an orphan of a tree that was running when it started
+		} else if t.nsIno != 0 && t.inNamespace(pid) {
 			add(pid)
 		}
 	}
@@ -105,14 +194,6 @@ func (t *Tree) Members() []int {
 			}
 		}
 	}
-	// Only processes started after the root can belong to the tree, so only
-	// their environments are read (the expensive part of a scan).
-	rootStart := t.known[t.pid]
-	for pid, st := range stats {
-		if !set[pid] && st.startTime >= rootStart && hasEnv(pid, t.marker) {
-			add(pid)
-		}
-	}
 	out := make([]int, 0, len(set))
 	for pid := range set {
 		out = append(out, pid)
@@ -123,38 +204,43 @@ func (t *Tree) Members() []int {
 
 // Cleanup is the result of ending a tree.
 type Cleanup struct {
-	// Verified is true only when no member remains.
+	// Verified is true only when no member remains and the mechanism in
+	// force cannot be escaped by any technique of the escape suite.
 	Verified bool `json:"verified"`
-	// Mechanism is how absence was confirmed: "cgroup" (populated 0 plus a
-	// /proc scan), "subreaper" or "process-group" (/proc scans).
+	// Mechanism is the strongest ownership the tree had: "pid_namespace"
+	// (the kernel ends the namespace with its init), "cgroup" (cgroup.kill
+	// and populated 0, plus the subreaper ancestry), "subreaper" (ancestry
+	// only) or "process-group" (no subreaper: not verifiable).
 	Mechanism string `json:"mechanism"`
+	// Reason says why Verified is false (null when it is true).
+	Reason *string `json:"reason"`
 	// Signalled counts processes that had to be sent a signal.
 	Signalled int `json:"signalled"`
 	// Remaining lists members still present when verification gave up.
 	Remaining []int `json:"remaining,omitempty"`
 }
 
+// escapable says why the tree's mechanism cannot prove absence, or "".
+func (t *Tree) escapable() string {
+	if t.pidns || t.sup.subreaper {
+		return ""
+	}
+	return "this process is not a child subreaper, so a process that double-forks leaves the tree's ancestry and cannot be proven gone"
+}
+
 // Terminate ends the whole tree: SIGTERM to every member, up to grace for
-// them to leave, then SIGKILL (cgroup.kill when there is a cgroup) until
-// none remains, then verification. A tree whose members are already gone
-// returns at once. It is safe to call more than once.
+// them to leave, then SIGKILL (cgroup.kill when there is a cgroup, the
+// namespace's init when there is one) until none remains, then
+// verification from /proc. A tree whose members are already gone returns
+// at once. It is safe to call more than once.
 func (t *Tree) Terminate(grace time.Duration) Cleanup {
-	c := Cleanup{Mechanism: t.sup.Mechanism()}
-	if t.cg == nil && c.Mechanism == "cgroup" {
-		c.Mechanism = "subreaper"
-	}
+	c := Cleanup{Mechanism: t.Mechanism()}
 	members := t.Members()
-	if len(members) == 0 && (t.cg == nil || t.cg.waitEmpty(time.Now())) {
-		// Already gone: this scan (and an empty cgroup) is the verification.
-		c.Verified = true
-		t.releaseCgroupAsync()
-		return c
-	}
-	if len(members) > 0 {
+	if len(members) > 0 || (t.cg != nil && !t.cg.waitEmpty(time.Now())) {
 		c.Signalled = len(members)
 		t.signal(members, syscall.SIGTERM)
 		deadline := time.Now().Add(grace)
-		for len(members) > 0 && time.Now().Before(deadline) {
+		for len(members) > 0 && time.Now().Before(deadline) && !t.onlyDeafInit(members) {
 			time.Sleep(5 * time.Millisecond)
 			members = t.Members()
 		}
@@ -169,25 +255,54 @@ func (t *Tree) Terminate(grace time.Duration) Cleanup {
 			time.Sleep(2 * time.Millisecond)
 			members = t.Members()
 		}
+		if t.pidns {
+			// The init's exit completes only once its namespace is empty.
+			select {
+			case <-t.exit:
+			case <-time.After(killDeadline):
+			}
+		}
+		if t.cg != nil && !t.cg.waitEmpty(time.Now().Add(killDeadline)) {
+			members = append(members, t.cg.procsBelow()...)
+		}
+		if len(members) == 0 {
+			members = t.Members() // the final word comes from /proc, not bookkeeping
+		}
 	}
-	if t.cg != nil && !t.cg.waitEmpty(time.Now().Add(killDeadline)) {
-		members = append(members, t.cg.procs()...)
+	c.Remaining = members
+	switch why := t.escapable(); {
+	case len(members) > 0:
+		r := fmt.Sprintf("%d processes of the tree remain after SIGKILL", len(members))
+		c.Reason = &r
+	case why != "":
+		c.Reason = &why
+	default:
+		c.Verified = true
 	}
 	if len(members) == 0 {
-		members = t.Members() // the final word comes from /proc, not bookkeeping
-	}
-	c.Verified = len(members) == 0
-	c.Remaining = members
-	if c.Verified {
-		t.releaseCgroupAsync()
+		t.release()
 	}
 	return c
 }
 
-// releaseCgroupAsync removes the verified-empty cgroup in the background:
-// cgroup removal waits for the kernel's RCU grace period (milliseconds),
-// which need not delay the caller. The supervisor's Close waits for it.
-func (t *Tree) releaseCgroupAsync() {
+// onlyDeafInit reports whether the one member left is the root as the
+// init of its PID namespace without a SIGTERM handler: the kernel drops
+// SIGTERM for it, so waiting out the grace period achieves nothing.
+func (t *Tree) onlyDeafInit(members []int) bool {
+	return t.pidns && len(members) == 1 && members[0] == t.pid && !catches(t.pid, syscall.SIGTERM)
+}
+
+// release lets go of the namespace and removes the verified-empty cgroup
+// in the background: cgroup removal waits for the kernel's RCU grace
+// period (milliseconds), which need not delay the caller. The
+// supervisor's Close waits for it.
+func (t *Tree) release() {
+	t.mu.Lock()
+	if t.nsFD >= 0 {
+		unix.Close(t.nsFD)
+		t.nsFD, t.nsIno = -1, 0 // never compare against a reusable identity
+	}
+	t.mu.Unlock()
 	if t.cg == nil {
 		return
 	}
@@ -205,9 +320,6 @@ func (t *Tree) signal(pids []int, sig syscall.Signal) {
 		if p > 1 && p != t.sup.inst.Pid {
 			syscall.Kill(p, sig)
 		}
-	}
-	if t.pid > 1 {
-		syscall.Kill(-t.pid, sig) // the original process group
 	}
 }
 
