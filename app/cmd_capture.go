@@ -82,7 +82,7 @@ func runCaptureProcess(ctx context.Context, io IO, args []string) error {
 		return errorf("runner", CategoryInternal, "%v", err)
 	}
 	defer rn.Close()
-	gate := &consent.Pipeline{Policy: policy.NewStore(env.DB, nil, nil), Agents: agents.New(env.DB, nil), Runner: rn, Journal: journal}
+	gate := &consent.Pipeline{Policy: env.PolicyStore(), Agents: agents.New(env.DB, nil), Runner: rn, Journal: journal}
 	if err := gate.AdmitCapture(ctx, agents.LocalID, "", sc.Executable); err != nil {
 		return &CLIError{Code: consent.Code(err), Category: "permission", Message: err.Error(), Details: map[string]string{"reason": consent.Code(err)}}
 	}

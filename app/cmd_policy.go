@@ -25,7 +25,7 @@ func runPolicy(ctx context.Context, io IO, args []string) error {
 	}
 	env, pos, asJSON := cmd.env, cmd.pos, cmd.asJSON
 	defer env.Close()
-	st := policy.NewStore(env.DB, nil, nil)
+	st := env.PolicyStore()
 	switch {
 	case args[0] == "get" && len(pos) == 0:
 		p, err := st.Get(ctx)

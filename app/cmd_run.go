@@ -12,7 +12,6 @@ import (
 	"github.com/gatehouse/gatehouse/backend/agents"
 	"github.com/gatehouse/gatehouse/backend/bundle"
 	"github.com/gatehouse/gatehouse/backend/consent"
-	"github.com/gatehouse/gatehouse/backend/policy"
 	"github.com/gatehouse/gatehouse/backend/proctree"
 	"github.com/gatehouse/gatehouse/backend/runner"
 	"github.com/gatehouse/gatehouse/backend/skills"
@@ -73,7 +72,7 @@ func runSkillRun(ctx context.Context, io IO, args []string) error {
 	}
 	defer rn.Close()
 	mgr := consent.NewManager(consent.SystemClock())
-	pipeline := &consent.Pipeline{Policy: policy.NewStore(env.DB, nil, nil), Agents: agents.New(env.DB, nil), Consent: mgr, Runner: rn, Journal: journal}
+	pipeline := &consent.Pipeline{Policy: env.PolicyStore(), Agents: agents.New(env.DB, nil), Consent: mgr, Runner: rn, Journal: journal}
 	runID := mgr.StartRun(agents.LocalID)
 	defer mgr.EndRun(runID)
 	req := &consent.Request{AgentID: agents.LocalID, RunID: runID, Skill: s.Name, Execution: ex, Invocation: invocation, Workspace: ws}
