@@ -38,7 +38,7 @@ func runAgent(ctx context.Context, io IO, args []string) error {
 		if asJSON {
 			return writeJSON(io, map[string]any{"id": a.ID, "name": a.Name, "token": token, "can_execute_skills": a.CanExecuteSkills})
 		}
-		fmt.Fprintf(io.Stdout, "agent %s (%s) added; can execute skills: %v\n\ntoken (shown once, keep it safe):\n%s\n", sanitize(a.Name), a.ID, a.CanExecuteSkills, token)
+		fmt.Fprintf(io.Stdout, "agent %s (%s) added; can execute skills: %v\n\ntoken (shown once, keep it safe):\n%s\n", visibleText(a.Name), a.ID, a.CanExecuteSkills, token)
 		fmt.Fprint(io.Stdout, mcpConfig(env, token))
 		return nil
 	case args[0] == "list" && len(pos) == 0:
@@ -59,7 +59,7 @@ func runAgent(ctx context.Context, io IO, args []string) error {
 			if a.BuiltIn {
 				state = "built-in"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%v\t%s\n", a.ID, sanitize(a.Name), a.CanExecuteSkills, state)
+			fmt.Fprintf(tw, "%s\t%s\t%v\t%s\n", a.ID, visibleLine(a.Name), a.CanExecuteSkills, state)
 		}
 		return tw.Flush()
 	case (args[0] == "disable" || args[0] == "enable" || args[0] == "remove") && len(pos) == 1:
@@ -78,7 +78,7 @@ func runAgent(ctx context.Context, io IO, args []string) error {
 		if err != nil {
 			return agentError(err)
 		}
-		fmt.Fprintf(io.Stdout, "agent %s (%s): %sd\n", sanitize(a.Name), a.ID, args[0])
+		fmt.Fprintf(io.Stdout, "agent %s (%s): %sd\n", visibleText(a.Name), a.ID, args[0])
 		return nil
 	}
 	return usageError("expected: gatehouse " + agentUsage)

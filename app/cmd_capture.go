@@ -13,10 +13,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gatehouse/gatehouse/backend/agents"
 	"github.com/gatehouse/gatehouse/backend/capture"
+	"github.com/gatehouse/gatehouse/backend/consent"
 	"github.com/gatehouse/gatehouse/backend/evidence"
 	"github.com/gatehouse/gatehouse/backend/policy"
 	"github.com/gatehouse/gatehouse/backend/proctree"
+	"github.com/gatehouse/gatehouse/backend/runner"
 	"github.com/gatehouse/gatehouse/backend/store"
 )
 
@@ -72,6 +75,17 @@ func runCaptureProcess(ctx context.Context, io IO, args []string) error {
 		return errorf("supervisor", CategoryInternal, "%v", err)
 	}
 	defer sup.Close()
+	// Safe mode refuses a capture as it refuses a run, recorded alike.
+	journal := runner.NewJournal(env.DB, func(err error) { fmt.Fprintf(io.Stderr, "gatehouse: warning: %v\n", err) })
+	rn, err := runner.New(runner.Config{Supervisor: sup, RunsDir: env.RunsDir(), Journal: journal, History: env.DB})
+	if err != nil {
+		return errorf("runner", CategoryInternal, "%v", err)
+	}
+	defer rn.Close()
+	gate := &consent.Pipeline{Policy: env.PolicyStore(), Agents: agents.New(env.DB, nil), Runner: rn, Journal: journal}
+	if err := gate.AdmitCapture(ctx, agents.LocalID, "", sc.Executable); err != nil {
+		return &CLIError{Code: consent.Code(err), Category: "permission", Message: err.Error(), Details: map[string]string{"reason": consent.Code(err)}}
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	progress := startProgress(io, sc)
@@ -306,7 +320,7 @@ func startProgress(io IO, sc *capture.Scenario) *progress {
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
-			fmt.Fprintf(io.Stderr, "\rgatehouse: capturing %s (timeout %d ms)… %ds\x1b[K", sanitize(sc.Executable), sc.TimeoutMS, int(time.Since(begin).Seconds()))
+			fmt.Fprintf(io.Stderr, "\rgatehouse: capturing %s (timeout %d ms)… %ds\x1b[K", visibleText(sc.Executable), sc.TimeoutMS, int(time.Since(begin).Seconds()))
 			select {
 			case <-p.done:
 				fmt.Fprint(io.Stderr, "\r\x1b[K")

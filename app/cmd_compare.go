@@ -165,20 +165,20 @@ func writeCompareSummary(w iopkg.Writer, res compare.Result) {
 		fmt.Fprintf(w, "  left  %s\n", describeItem(fd.LeftLocation, fd.LeftAtMS, fd.Left))
 		fmt.Fprintf(w, "  right %s\n", describeItem(fd.RightLocation, fd.RightAtMS, fd.Right))
 	case compare.DivergenceUnknown:
-		fmt.Fprintf(w, "First divergence: unknown — %s\n", sanitize(fd.Reason))
+		fmt.Fprintf(w, "First divergence: unknown — %s\n", visibleText(fd.Reason))
 	default:
 		fmt.Fprintln(w, "First divergence: none")
 	}
 	if t := res.Trace; t != nil {
 		fmt.Fprintf(w, "\nTrace: %s (left %s, right %s)\n", t.Verdict, t.Left.Status, t.Right.Status)
 		if d := t.Diagnostic; d != nil {
-			fmt.Fprintf(w, "  %s on %s: %s\n", d.Kind, d.Side, sanitize(d.Message))
+			fmt.Fprintf(w, "  %s on %s: %s\n", d.Kind, d.Side, visibleText(d.Message))
 		}
 	}
 	if len(res.Limitations) > 0 {
 		fmt.Fprintln(w, "\nLimitations:")
 		for _, l := range res.Limitations {
-			fmt.Fprintf(w, "  - %s\n", sanitize(l))
+			fmt.Fprintf(w, "  - %s\n", visibleText(l))
 		}
 	}
 }
@@ -206,6 +206,6 @@ func describeItem(location string, at *int64, value any) string {
 		s = s[:cut] + "…"
 	}
 	b.WriteString(": ")
-	b.WriteString(sanitize(s))
+	b.WriteString(visibleText(s))
 	return b.String()
 }

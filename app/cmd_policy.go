@@ -25,7 +25,7 @@ func runPolicy(ctx context.Context, io IO, args []string) error {
 	}
 	env, pos, asJSON := cmd.env, cmd.pos, cmd.asJSON
 	defer env.Close()
-	st := policy.NewStore(env.DB, nil, nil)
+	st := env.PolicyStore()
 	switch {
 	case args[0] == "get" && len(pos) == 0:
 		p, err := st.Get(ctx)
@@ -65,7 +65,7 @@ func printPolicy(io IO, p policy.Execution, asJSON bool) error {
 			receipt = fmt.Sprintf("receipt %s, approved %s", *s.ReceiptID, s.ApprovedAt.Format("2006-01-02 15:04:05Z"))
 		}
 		fmt.Fprintf(io.Stdout, "trusted    %s agent=%s workspace=%s ceilings=%d ms/%d bytes\n           %s\n",
-			s.Revision, sanitize(s.AgentID), sanitize(s.Workspace), s.TimeoutMsCeiling, s.MaxOutputBytesCeiling, receipt)
+			s.Revision, visibleLine(s.AgentID), visibleLine(s.Workspace), s.TimeoutMsCeiling, s.MaxOutputBytesCeiling, receipt)
 	}
 	return nil
 }

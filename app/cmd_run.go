@@ -12,7 +12,6 @@ import (
 	"github.com/gatehouse/gatehouse/backend/agents"
 	"github.com/gatehouse/gatehouse/backend/bundle"
 	"github.com/gatehouse/gatehouse/backend/consent"
-	"github.com/gatehouse/gatehouse/backend/policy"
 	"github.com/gatehouse/gatehouse/backend/proctree"
 	"github.com/gatehouse/gatehouse/backend/runner"
 	"github.com/gatehouse/gatehouse/backend/skills"
@@ -73,7 +72,7 @@ func runSkillRun(ctx context.Context, io IO, args []string) error {
 	}
 	defer rn.Close()
 	mgr := consent.NewManager(consent.SystemClock())
-	pipeline := &consent.Pipeline{Policy: policy.NewStore(env.DB, nil, nil), Agents: agents.New(env.DB, nil), Consent: mgr, Runner: rn, Journal: journal}
+	pipeline := &consent.Pipeline{Policy: env.PolicyStore(), Agents: agents.New(env.DB, nil), Consent: mgr, Runner: rn, Journal: journal}
 	runID := mgr.StartRun(agents.LocalID)
 	defer mgr.EndRun(runID)
 	req := &consent.Request{AgentID: agents.LocalID, RunID: runID, Skill: s.Name, Execution: ex, Invocation: invocation, Workspace: ws}
@@ -122,7 +121,7 @@ func readInvocation(io IO, input string) ([]byte, error) {
 // diagnostics to stderr; only a succeeded run exits 0.
 func printEnvelope(io IO, res runner.Result, quiet bool) error {
 	if res.Stderr != "" {
-		fmt.Fprintf(io.Stderr, "--- script stderr (%d bytes) ---\n%s\n---\n", len(res.Stderr), sanitize(res.Stderr))
+		fmt.Fprintf(io.Stderr, "--- script stderr (%d bytes) ---\n%s\n---\n", len(res.Stderr), visibleText(res.Stderr))
 	}
 	if err := writeJSON(io, res.Envelope); err != nil {
 		return err
@@ -135,7 +134,7 @@ func printEnvelope(io IO, res runner.Result, quiet bool) error {
 		}
 		fmt.Fprintln(io.Stderr)
 		for _, i := range e.Errors {
-			fmt.Fprintf(io.Stderr, "  %s at %s: %s\n", i.Code, i.Path, sanitize(i.Message))
+			fmt.Fprintf(io.Stderr, "  %s at %s: %s\n", i.Code, i.Path, visibleText(i.Message))
 		}
 	}
 	if e.Status != runner.StatusSucceeded {
@@ -148,9 +147,9 @@ func progressLine(p runner.Progress) string {
 	if p.Total != nil && *p.Total > 0 {
 		width := 30
 		done := int(int64(width) * p.Completed / *p.Total)
-		return fmt.Sprintf("\r[%s%s] %d/%d %s\x1b[K", strings.Repeat("#", done), strings.Repeat(".", width-done), p.Completed, *p.Total, sanitize(p.Message))
+		return fmt.Sprintf("\r[%s%s] %d/%d %s\x1b[K", strings.Repeat("#", done), strings.Repeat(".", width-done), p.Completed, *p.Total, visibleText(p.Message))
 	}
-	return fmt.Sprintf("\r%d %s\x1b[K", p.Completed, sanitize(p.Message))
+	return fmt.Sprintf("\r%d %s\x1b[K", p.Completed, visibleText(p.Message))
 }
 
 func (e *Env) resolveSkill(ctx context.Context, arg string) (*skills.Skill, error) {

@@ -42,7 +42,7 @@ func runRuns(ctx context.Context, io IO, args []string) error {
 	tw := tabwriter.NewWriter(io.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STARTED\tSKILL\tSTATUS\tMS\tAGENT\tAUTHORIZED BY")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.StartedAt.Local().Format("2006-01-02 15:04:05"), sanitize(r.Skill), r.Status, r.ElapsedMs, sanitize(r.Agent), sanitize(r.AuthorizedBy))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.StartedAt.Local().Format("2006-01-02 15:04:05"), visibleLine(r.Skill), r.Status, r.ElapsedMs, visibleLine(r.Agent), visibleLine(r.AuthorizedBy))
 	}
 	return tw.Flush()
 }

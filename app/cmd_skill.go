@@ -125,7 +125,7 @@ func runSkillList(ctx context.Context, io IO, args []string) error {
 	}
 	for _, r := range cat.Roots {
 		if r.Error != "" {
-			fmt.Fprintf(io.Stderr, "gatehouse: skill root %s: %s\n", r.Path, r.Error)
+			fmt.Fprintf(io.Stderr, "gatehouse: skill root %s: %s\n", visibleLine(r.Path), visibleLine(r.Error))
 		}
 	}
 	if *asJSON {
@@ -137,7 +137,7 @@ func runSkillList(ctx context.Context, io IO, args []string) error {
 	tw := tabwriter.NewWriter(io.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSCRIPT\tROOT\tDESCRIPTION")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, scriptStatus(r), r.RootOrigin, oneLine(r.Description, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", visibleLine(r.Name), scriptStatus(r), r.RootOrigin, oneLine(r.Description, 60))
 	}
 	tw.Flush()
 	fmt.Fprintf(io.Stdout, "\n%s from %s. `gatehouse skill inspect NAME` shows one in full.\n", plural(len(rows), "skill"), plural(len(cat.Roots), "root"))
@@ -175,12 +175,15 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
+// oneLine is untrusted text s on one line: runs of white space become one
+// space, the result is cut to max characters, and hidden characters are
+// then made visible (visibleLine), so a cut never splits a marker.
 func oneLine(s string, max int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > max {
-		return string(r[:max-1]) + "…"
+		s = string(r[:max-1]) + "…"
 	}
-	return s
+	return visibleLine(s)
 }
 
 func runSkillInspect(ctx context.Context, io IO, args []string) error {
@@ -272,7 +275,7 @@ func runSkillRoots(ctx context.Context, io IO, args []string) error {
 		}{roots})
 	}
 	for i, r := range roots {
-		fmt.Fprintf(io.Stdout, "%d  %-9s %s\n", i+1, r.Origin, r.Path)
+		fmt.Fprintf(io.Stdout, "%d  %-9s %s\n", i+1, r.Origin, visibleLine(r.Path))
 	}
 	return nil
 }

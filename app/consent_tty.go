@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"unicode"
 
 	"golang.org/x/sys/unix"
 
@@ -50,16 +49,16 @@ func consentSummary(s *skills.Skill, req *consent.Request, p consent.Proposal) s
 	ex, invocation := req.Execution, req.Invocation
 	m := ex.Manifest
 	fmt.Fprintf(&b, "\nGatehouse: a script wants to run\n\n")
-	fmt.Fprintf(&b, "  skill       %s (%s)\n", sanitize(s.Name), sanitize(s.Root.Path))
+	fmt.Fprintf(&b, "  skill       %s (%s)\n", visibleText(s.Name), visibleText(s.Root.Path))
 	fmt.Fprintf(&b, "  revision    %s\n", ex.Revision)
-	fmt.Fprintf(&b, "  entrypoint  %s (%s)\n", sanitize(m.Entrypoint), m.Runtime())
-	fmt.Fprintf(&b, "  files       %s\n", sanitize(strings.Join(m.Files, ", ")))
-	fmt.Fprintf(&b, "  runtime     %s %s\n", sanitize(req.Pin.Path), sanitize(req.Pin.Version))
-	fmt.Fprintf(&b, "  workspace   %s\n", sanitize(req.Workspace.Path))
+	fmt.Fprintf(&b, "  entrypoint  %s (%s)\n", visibleText(m.Entrypoint), m.Runtime())
+	fmt.Fprintf(&b, "  files       %s\n", visibleText(strings.Join(m.Files, ", ")))
+	fmt.Fprintf(&b, "  runtime     %s %s\n", visibleText(req.Pin.Path), visibleText(req.Pin.Version))
+	fmt.Fprintf(&b, "  workspace   %s\n", visibleText(req.Workspace.Path))
 	fmt.Fprintf(&b, "  limits      timeout %d ms, output %d bytes, stderr %d bytes\n", m.TimeoutMs, m.MaxOutputBytes, runner.MaxStderrBytes)
-	fmt.Fprintf(&b, "  requested   by %s (run %s)\n", sanitize(req.AgentID), req.RunID)
+	fmt.Fprintf(&b, "  requested   by %s (run %s)\n", visibleText(req.AgentID), req.RunID)
 	fmt.Fprintf(&b, "  expires     %s (this approval is good for one launch)\n\n", p.ExpiresAt.Local().Format("15:04:05"))
-	fmt.Fprintf(&b, "Invocation (exact bytes, %d):\n%s\n\n", len(invocation), sanitize(string(invocation)))
+	fmt.Fprintf(&b, "Invocation (exact bytes, %d):\n%s\n\n", len(invocation), visibleText(string(invocation)))
 	fmt.Fprintf(&b, "%s\n\n", fullTrustWarning)
 	return b.String()
 }
@@ -79,24 +78,6 @@ func askConsent(tty *os.File, summary string) (bool, error) {
 		return true, nil
 	}
 	return false, nil
-}
-
-// sanitize makes untrusted text safe to print on a terminal: control
-// characters (escape sequences) and bidirectional overrides are shown as
-// \u escapes instead of being interpreted.
-func sanitize(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\n' || r == '\t':
-			b.WriteRune(r)
-		case unicode.IsControl(r) || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) || r == 0x200E || r == 0x200F:
-			fmt.Fprintf(&b, "\\u%04x", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // isTerminal reports whether w is a terminal.

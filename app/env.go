@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/gatehouse/gatehouse/backend/artifact"
+	"github.com/gatehouse/gatehouse/backend/policy"
 	"github.com/gatehouse/gatehouse/backend/proctree"
 	"github.com/gatehouse/gatehouse/backend/runner"
 	"github.com/gatehouse/gatehouse/backend/skills"
@@ -81,6 +82,19 @@ func openEnv(ctx context.Context, io IO) (*Env, error) {
 
 // Close releases the database.
 func (e *Env) Close() error { return e.DB.Close() }
+
+// PolicyStore is the execution policy store of this data directory, its
+// receipts keyed by the data directory's receipt key (created on first
+// use, mode 0600, outside the SQLite file). When the key cannot be read
+// the store still opens, with a warning: no receipt verifies then, so a
+// stored trusted scope fails closed and the reason shows in Security.
+func (e *Env) PolicyStore() *policy.Store {
+	key, err := policy.LoadReceiptKey(filepath.Join(e.DataDir, policy.ReceiptKeyFile))
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "gatehouse: warning: %v\n", err)
+	}
+	return policy.NewStore(e.DB, nil, key)
+}
 
 // RunsDir is where per-attempt staging lives.
 func (e *Env) RunsDir() string { return filepath.Join(e.DataDir, "runs") }

@@ -67,7 +67,7 @@ func newFacade(env *Env, shell string, window consentWindow) (*Facade, error) {
 		clock = window.clock
 	}
 	f.consent = consent.NewManager(clock)
-	f.policy = policy.NewStore(env.DB, nil, nil)
+	f.policy = env.PolicyStore()
 	f.agents = agents.New(env.DB, nil)
 	f.pipeline = &consent.Pipeline{Policy: f.policy, Agents: f.agents, Consent: f.consent, Runner: f.runner, Journal: f.journal}
 	f.forwardEvents()

@@ -31,6 +31,12 @@ func (t *mcpTools) captureScenario(ctx context.Context, req *mcp.CallToolRequest
 	if len(issues) > 0 {
 		return jsonResult(map[string]any{"error": true, "code": "invalid_scenario", "issues": issues}, true), nil
 	}
+	// A capture runs a program: safe mode and the agent's capability
+	// apply as to a skill run, checked first and again before launch.
+	runID := t.s.runFor(req.Session, t.agentID)
+	if err := f.pipeline.AdmitCapture(ctx, t.agentID, runID, sc.Executable); err != nil {
+		return toolError(consent.Code(err), err.Error()), nil
+	}
 	pol, err := loadCapturePolicy(ctx, f.env)
 	if err != nil {
 		return toolError(codeOf(err), messageOf(err)), nil
@@ -45,6 +51,9 @@ func (t *mcpTools) captureScenario(ctx context.Context, req *mcp.CallToolRequest
 		if code, msg := t.captureGrant(ctx, req.Session, sc); code != "" {
 			return toolError(code, msg), nil
 		}
+	}
+	if err := f.pipeline.AdmitCapture(ctx, t.agentID, runID, sc.Executable); err != nil {
+		return toolError(consent.Code(err), err.Error()), nil
 	}
 	rec, ev, _, _, err := captureAndSave(ctx, f.env, f.sup, sc, pol)
 	if err != nil {

@@ -78,7 +78,8 @@ func unsupported(sc *Scenario) []string {
 // the shim directory is first on PATH and GATEHOUSE_SHIM_LEDGER_URL is set.
 //
 // Before launch it refuses (with a *PolicyError) what opts.Policy does not
-// allow, and (with a *PreflightError) reactive graphs using what the
+// allow, judging paths with their symlinks resolved (policy.ResolveCapture);
+// it then executes, enters and walks exactly the resolved paths, and (with a *PreflightError) reactive graphs using what the
 // engine refuses; reactive runs are described at reactiveRun
 // (reactive_run.go).
 // Loopback replay is described at the top of loopback.go (the target also
@@ -105,14 +106,16 @@ func Capture(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, opts O
 	if err := reactivePreflight(sc); err != nil {
 		return nil, err
 	}
-	if reason, msg := opts.Policy.CheckCapture(sc.PolicyRequest()); reason != "" {
+	judged, reason, msg := opts.Policy.ResolveCapture(sc.PolicyRequest())
+	if reason != "" {
 		return nil, &PolicyError{Reason: reason, Message: msg}
 	}
+	tg := target{executable: judged.Executable, dir: judged.WorkingDir, roots: judged.FilesystemRoots}
 	commits, err := sc.Commitments()
 	if err != nil {
 		return nil, err
 	}
-	exeSum, err := fileSHA256(sc.Executable)
+	exeSum, err := fileSHA256(tg.executable)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +130,7 @@ func Capture(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, opts O
 		return nil, fmt.Errorf("capture: make temporary root: %w", err)
 	}
 	rec := newRecord(sc, opts, commits, exeSum)
-	runErr := run(ctx, sup, sc, opts, tempRoot, rec)
+	runErr := run(ctx, sup, sc, tg, opts, tempRoot, rec)
 	rec.Cleanup.TemporaryRoot = TemporaryRootRemoved
 	if err := os.RemoveAll(tempRoot); err != nil {
 		rec.Cleanup.TemporaryRoot = "failed"
@@ -145,6 +148,14 @@ func Capture(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, opts O
 		return nil, runErr // nothing was launched
 	}
 	return rec, runErr
+}
+
+// target is what a capture executes, enters and walks: the executable,
+// working directory and filesystem roots of the scenario as the policy
+// judged them, every symlink resolved.
+type target struct {
+	executable, dir string
+	roots           []string
 }
 
 func newRecord(sc *Scenario, opts Options, c Commitments, exeSum string) *Record {

@@ -74,9 +74,10 @@ type pendingCheckpoint struct {
 	tail  string // end of the stream that may still begin an occurrence
 }
 
-// newCheckpoints prepares the checkpoints of sc. ctx bounds every walk.
-func newCheckpoints(ctx context.Context, sc *Scenario, norm *normalizer) *checkpoints {
-	c := &checkpoints{ctx: ctx, roots: sc.FilesystemRoots, limits: sc.Limits, norm: norm,
+// newCheckpoints prepares the checkpoints of sc over roots (the resolved
+// filesystem roots, in the scenario's order). ctx bounds every walk.
+func newCheckpoints(ctx context.Context, sc *Scenario, roots []string, norm *normalizer) *checkpoints {
+	c := &checkpoints{ctx: ctx, roots: roots, limits: sc.Limits, norm: norm,
 		redact: secretReplacer(sc), unreadable: map[string]bool{}}
 	for _, cp := range sc.Checkpoints {
 		c.pending = append(c.pending, &pendingCheckpoint{Checkpoint: cp})

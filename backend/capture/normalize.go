@@ -41,9 +41,11 @@ type normalizer struct {
 }
 
 // newNormalizer prepares the normalization of sc for a run whose
-// temporary root is tempRoot. Pattern compilation cannot fail for a
-// parsed scenario; the error covers hand-built ones.
-func newNormalizer(sc *Scenario, tempRoot string) (*normalizer, error) {
+// temporary root is tempRoot. With paths normalization on, the resolved
+// paths of tg (what the capture executes and enters) get the same
+// placeholders as the paths written in sc. Pattern compilation cannot
+// fail for a parsed scenario; the error covers hand-built ones.
+func newNormalizer(sc *Scenario, tempRoot string, tg ...target) (*normalizer, error) {
 	n := &normalizer{pids: sc.Normalization.PIDs, pidSet: map[int]int{}, bucket: max(sc.Normalization.TimeBucketMS, 1)}
 	var pairs []string
 	n.secrets = secretValues(sc)
@@ -53,6 +55,12 @@ func newNormalizer(sc *Scenario, tempRoot string) (*normalizer, error) {
 	if sc.Normalization.Paths {
 		paths := map[string]string{
 			tempRoot: PlaceholderTemporaryRoot, sc.WorkingDirectory: PlaceholderWorkingDirectory, sc.Executable: PlaceholderExecutable,
+		}
+		for _, t := range tg {
+			paths[t.dir], paths[t.executable] = PlaceholderWorkingDirectory, PlaceholderExecutable
+			for i, root := range t.roots {
+				paths[root] = fmt.Sprintf("<filesystem-root-%d>", i)
+			}
 		}
 		for i, root := range sc.FilesystemRoots {
 			paths[root] = fmt.Sprintf("<filesystem-root-%d>", i)

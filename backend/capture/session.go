@@ -61,12 +61,14 @@ type session struct {
 
 // run launches the target and records it into rec. A non-nil error with
 // rec.Manifest.StartedAt still empty means nothing was launched.
-func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, opts Options, tempRoot string, rec *Record) error {
+// The program executed, the working directory entered and the filesystem
+// roots walked are those of tg, the paths the policy judged.
+func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, tg target, opts Options, tempRoot string, rec *Record) error {
 	home, err := homeDir(tempRoot)
 	if err != nil {
 		return err
 	}
-	norm, err := newNormalizer(sc, tempRoot)
+	norm, err := newNormalizer(sc, tempRoot, tg)
 	if err != nil {
 		return err
 	}
@@ -94,14 +96,16 @@ func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, opts Optio
 	}
 	scr := newScreen(sc.Terminal)
 	defer scr.close()
-	cps := newCheckpoints(ctx, sc, norm)
+	cps := newCheckpoints(ctx, sc, tg.roots, norm)
 	cps.takeBefore() // the "before" checkpoint is taken before launch
 	marker := MarkerVariable + "=" + opts.RunID
 	started := opts.Now().UTC()
 	start := time.Now()
 	tree, err := sup.Start(proctree.Spec{
-		Path: sc.Executable, Args: append([]string{sc.Executable}, sc.Arguments...), Env: env,
-		Dir: sc.WorkingDirectory, Files: []*os.File{tty, tty, tty}, Marker: marker,
+		// argv[0] stays as written (programs that dispatch on their name
+		// see what the scenario says); the kernel gets the checked path.
+		Path: tg.executable, Args: append([]string{sc.Executable}, sc.Arguments...), Env: env,
+		Dir: tg.dir, Files: []*os.File{tty, tty, tty}, Marker: marker,
 		Name: "capture-" + opts.RunID, Setctty: true,
 	})
 	tty.Close()

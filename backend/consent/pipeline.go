@@ -190,6 +190,23 @@ func (p *Pipeline) Execute(ctx context.Context, r *Request) runner.Result {
 // read, safe mode is off, the agent exists, is enabled and may execute
 // skills, and the mode is not blocked.
 func (p *Pipeline) admit(ctx context.Context, agentID string) (code, rule, msg string) {
+	if code, rule, msg := p.admitAgent(ctx, agentID); code != "" {
+		return code, rule, msg
+	}
+	pol, err := p.Policy.Get(ctx)
+	if err != nil {
+		return CodePolicyUnreadable, "policy", err.Error()
+	}
+	if pol.Mode == policy.ModeBlocked {
+		return CodeBlocked, "policy: blocked", "the execution policy blocks every script"
+	}
+	return "", "", ""
+}
+
+// admitAgent applies the checks every program launch passes, whatever
+// launches it: the policy can be read, safe mode is off, the agent exists,
+// is enabled and may execute.
+func (p *Pipeline) admitAgent(ctx context.Context, agentID string) (code, rule, msg string) {
 	pol, err := p.Policy.Get(ctx)
 	if err != nil {
 		return CodePolicyUnreadable, "policy", err.Error()
@@ -205,9 +222,6 @@ func (p *Pipeline) admit(ctx context.Context, agentID string) (code, rule, msg s
 		return CodeAgentDisabled, "agent", fmt.Sprintf("agent %q is disabled", a.Name)
 	case !a.CanExecuteSkills:
 		return CodeCapabilityMissing, "agent: can_execute_skills", fmt.Sprintf("agent %q may not execute skills", a.Name)
-	}
-	if pol.Mode == policy.ModeBlocked {
-		return CodeBlocked, "policy: blocked", "the execution policy blocks every script"
 	}
 	return "", "", ""
 }

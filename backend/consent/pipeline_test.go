@@ -90,7 +90,7 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	// Each test gets its own policy key space by resetting the policy.
-	pol := policy.NewStore(pipeDB, nil, nil)
+	pol := policy.NewStore(pipeDB, nil, []byte("pipeline test receipt key 32 byt"))
 	if _, err := pol.Set(context.Background(), []byte(`{"mode":"ask","safeMode":false,"trusted":[]}`)); err != nil {
 		t.Fatal(err)
 	}

@@ -404,8 +404,7 @@ func (s CaptureSettings) WithEnvOverrides(getenv func(string) string) (CaptureSe
 }
 
 // CaptureRequest is what a scenario asks for (filled by the capture package).
-// Paths are compared lexically (see WithinRoot); callers that want symlinks
-// resolved must resolve them before asking.
+// Paths are judged after resolving symlinks (see ResolveCapture).
 type CaptureRequest struct {
 	Approved        bool     // the scenario's "approved": true
 	Executable      string   // absolute path of the program
@@ -417,50 +416,61 @@ type CaptureRequest struct {
 
 // CheckCapture runs the ordered checks and returns "" when the request is
 // allowed, else the stable reason of the FIRST failing check (one of the
-// Reason* constants, in their declared order) with a human message.
+// Reason* constants, in their declared order, or ReasonUncleanPath at the
+// place of the path it concerns) with a human message. It is
+// ResolveCapture without the resolved request.
 func (s CaptureSettings) CheckCapture(r CaptureRequest) (reason, message string) {
+	_, reason, message = s.ResolveCapture(r)
+	return reason, message
+}
+
+// ResolveCapture runs the ordered checks on r as the kernel will see it:
+// a path that filepath.Clean would change is refused (ReasonUncleanPath);
+// otherwise every symlink of the executable, the working directory, each
+// filesystem root and each configured root is resolved (ResolvePath), and
+// the resolved path must equal a resolved root or continue it after a "/".
+// On success (reason "") it returns r with those paths replaced by the
+// resolved ones: the caller must execute and enter exactly those.
+func (s CaptureSettings) ResolveCapture(r CaptureRequest) (resolved CaptureRequest, reason, message string) {
 	if !s.Enabled {
-		return ReasonCaptureDisabled, "process capture is disabled in the operator policy"
+		return CaptureRequest{}, ReasonCaptureDisabled, "process capture is disabled in the operator policy"
 	}
 	if !r.Approved {
-		return ReasonScenarioNotApproved, `the scenario must contain "approved": true`
+		return CaptureRequest{}, ReasonScenarioNotApproved, `the scenario must contain "approved": true`
 	}
 	if r.ExternalNetwork && !s.AllowExternalNetwork {
-		return ReasonHostNetworkNotApproved, "the scenario wants host networking, which the operator policy does not allow"
+		return CaptureRequest{}, ReasonHostNetworkNotApproved, "the scenario wants host networking, which the operator policy does not allow"
 	}
-	if !captureWithinAny(r.Executable, s.ExecutableRoots) {
-		return ReasonExecutableOutsideRoots, fmt.Sprintf("executable %q is outside the allowed executable roots", r.Executable)
+	out := r
+	out.EnvNames = slices.Clone(r.EnvNames)
+	out.FilesystemRoots = make([]string, len(r.FilesystemRoots))
+	var code string
+	if out.Executable, code, message = judgePath("executable", r.Executable, resolvedRoots(s.ExecutableRoots), ReasonExecutableOutsideRoots); code != "" {
+		return CaptureRequest{}, code, message
 	}
-	if !captureWithinAny(r.WorkingDir, s.WorkingRoots) {
-		return ReasonWorkingDirectoryOutsideRoots, fmt.Sprintf("working directory %q is outside the allowed working roots", r.WorkingDir)
+	working := resolvedRoots(s.WorkingRoots)
+	if out.WorkingDir, code, message = judgePath("working directory", r.WorkingDir, working, ReasonWorkingDirectoryOutsideRoots); code != "" {
+		return CaptureRequest{}, code, message
 	}
 	for _, name := range r.EnvNames {
 		if !slices.Contains(s.AllowedEnv, name) {
-			return ReasonEnvironmentNameNotAllowed, fmt.Sprintf("environment variable %q is not in the allowed environment names", name)
+			return CaptureRequest{}, ReasonEnvironmentNameNotAllowed, fmt.Sprintf("environment variable %q is not in the allowed environment names", name)
 		}
 	}
-	for _, root := range r.FilesystemRoots {
-		if !captureWithinAny(root, s.WorkingRoots) {
-			return ReasonFilesystemRootOutsideRoots, fmt.Sprintf("filesystem root %q is outside the allowed working roots", root)
+	for i, root := range r.FilesystemRoots {
+		if out.FilesystemRoots[i], code, message = judgePath("filesystem root", root, working, ReasonFilesystemRootOutsideRoots); code != "" {
+			return CaptureRequest{}, code, message
 		}
 	}
-	return "", ""
-}
-
-func captureWithinAny(p string, roots []string) bool {
-	for _, root := range roots {
-		if WithinRoot(p, root) {
-			return true
-		}
-	}
-	return false
+	return out, "", ""
 }
 
 // WithinRoot reports whether p is within root: after filepath.Clean of both
 // (both must be absolute), p equals root or continues it after a "/".
 // "/a/bc" is not within "/a/b"; "/" contains every absolute path; relative
 // (or empty) paths and roots are never within anything. The comparison is
-// lexical: symlinks are not resolved.
+// lexical: symlinks are not resolved, so a decision about what the kernel
+// will reach must compare resolved paths (ResolveCapture does).
 func WithinRoot(p, root string) bool {
 	if !filepath.IsAbs(p) || !filepath.IsAbs(root) {
 		return false

@@ -80,16 +80,21 @@ func TestCaptureCheckEachReasonAlone(t *testing.T) {
 		{"allowed with no env and no filesystem roots", func(_ *CaptureSettings, r *CaptureRequest) {
 			r.EnvNames, r.FilesystemRoots = nil, nil
 		}, ""},
-		{"allowed with unclean paths that stay inside", func(_ *CaptureSettings, r *CaptureRequest) {
+		{"unclean executable that stays inside lexically", func(_ *CaptureSettings, r *CaptureRequest) {
 			r.Executable = "/opt/tools/./bin//cli"
+		}, ReasonUncleanPath},
+		{"unclean working dir that stays inside lexically", func(_ *CaptureSettings, r *CaptureRequest) {
 			r.WorkingDir = "/work/project/a/../b/"
-		}, ""},
+		}, ReasonUncleanPath},
+		{"unclean filesystem root", func(_ *CaptureSettings, r *CaptureRequest) {
+			r.FilesystemRoots = []string{"/work/project/"}
+		}, ReasonUncleanPath},
 		{"disabled", func(s *CaptureSettings, _ *CaptureRequest) { s.Enabled = false }, ReasonCaptureDisabled},
 		{"not approved", func(_ *CaptureSettings, r *CaptureRequest) { r.Approved = false }, ReasonScenarioNotApproved},
 		{"host network not approved", func(s *CaptureSettings, _ *CaptureRequest) { s.AllowExternalNetwork = false }, ReasonHostNetworkNotApproved},
-		{"executable outside", func(_ *CaptureSettings, r *CaptureRequest) { r.Executable = "/bin/sh" }, ReasonExecutableOutsideRoots},
+		{"executable outside", func(_ *CaptureSettings, r *CaptureRequest) { r.Executable = "/etc/passwd" }, ReasonExecutableOutsideRoots},
 		{"executable sibling prefix", func(_ *CaptureSettings, r *CaptureRequest) { r.Executable = "/opt/toolsX/cli" }, ReasonExecutableOutsideRoots},
-		{"executable escapes with dotdot", func(_ *CaptureSettings, r *CaptureRequest) { r.Executable = "/opt/tools/../../bin/sh" }, ReasonExecutableOutsideRoots},
+		{"executable escapes with dotdot", func(_ *CaptureSettings, r *CaptureRequest) { r.Executable = "/opt/tools/../../bin/sh" }, ReasonUncleanPath},
 		{"executable relative", func(_ *CaptureSettings, r *CaptureRequest) { r.Executable = "opt/tools/cli" }, ReasonExecutableOutsideRoots},
 		{"executable empty", func(_ *CaptureSettings, r *CaptureRequest) { r.Executable = "" }, ReasonExecutableOutsideRoots},
 		{"no executable roots", func(s *CaptureSettings, _ *CaptureRequest) { s.ExecutableRoots = nil }, ReasonExecutableOutsideRoots},

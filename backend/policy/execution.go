@@ -15,8 +15,6 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/gatehouse/gatehouse/backend/store"
 )
 
@@ -107,7 +105,12 @@ var revisionPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 // workspaces, out-of-range ceilings, duplicate scopes and more than
 // MaxScopes scopes are errors. Submitted receiptId/approvedAt values are
 // accepted syntactically and then discarded: only the server mints them.
-func ParseExecution(data []byte) (Execution, error) {
+func ParseExecution(data []byte) (Execution, error) { return parseExecution(data, false) }
+
+// parseExecution is ParseExecution; with stored, receipts are kept (a
+// stored scope has both receiptId and approvedAt, or neither) for the
+// caller to verify.
+func parseExecution(data []byte, stored bool) (Execution, error) {
 	var raw struct {
 		Mode     *Mode             `json:"mode"`
 		SafeMode *bool             `json:"safeMode"`
@@ -171,7 +174,12 @@ func ParseExecution(data []byte) (Execution, error) {
 		if len(errs) > before {
 			continue
 		}
-		s.ReceiptID, s.ApprovedAt = nil, nil // callers cannot mint receipts
+		if !stored {
+			s.ReceiptID, s.ApprovedAt = nil, nil // callers cannot mint receipts
+		} else if (s.ReceiptID == nil) != (s.ApprovedAt == nil) {
+			add("invalid_receipt", path, "receiptId and approvedAt must both be set or both be null")
+			continue
+		}
 		if j, dup := seen[s.key()]; dup {
 			add("duplicate_scope", path, "same scope as trusted[%d]", j)
 			continue
@@ -189,22 +197,40 @@ func ParseExecution(data []byte) (Execution, error) {
 type Store struct {
 	db  *store.DB
 	now func() time.Time
-	id  func() string
+	key []byte
 }
 
-// NewStore returns a Store; now stamps receipts (UTC) and newID mints their
-// UUIDs (nil selects the real clock and random UUIDs).
-func NewStore(db *store.DB, now func() time.Time, newID func() string) *Store {
+// NewStore returns a Store; now stamps receipts (UTC; nil selects the real
+// clock) and key (see LoadReceiptKey) signs and verifies them. Without a
+// key no receipt verifies and none can be issued.
+func NewStore(db *store.DB, now func() time.Time, key []byte) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	if newID == nil {
-		newID = func() string { return uuid.NewString() }
-	}
-	return &Store{db: db, now: now, id: newID}
+	return &Store{db: db, now: now, key: key}
 }
 
-// Get returns the stored policy, or DefaultExecution when none is stored.
+// StoredPolicyError reports a stored execution policy that does not pass
+// validation on read (hand-edited, corrupted, or carrying a receipt
+// Gatehouse cannot verify). Every script is refused until a valid policy
+// is saved: the policy fails closed.
+type StoredPolicyError struct{ Fields []FieldError }
+
+func (e *StoredPolicyError) Error() string {
+	msg := "the stored value is invalid"
+	if len(e.Fields) > 0 {
+		f := e.Fields[0]
+		msg = fmt.Sprintf("%s at %s: %s", f.Code, f.Path, f.Message)
+		if len(e.Fields) > 1 {
+			msg += fmt.Sprintf(" (and %d more)", len(e.Fields)-1)
+		}
+	}
+	return "policy: the stored execution policy is not valid, so no script runs until the policy is saved again: " + msg
+}
+
+// Get returns the stored policy, validated again as on save and with every
+// receipt verified, or DefaultExecution when none is stored. A stored value
+// that fails is a *StoredPolicyError (fail closed), never a repaired value.
 func (s *Store) Get(ctx context.Context) (Execution, error) {
 	raw, err := s.db.Get(ctx, Namespace, ExecutionKey)
 	if errors.Is(err, store.ErrNotFound) {
@@ -213,21 +239,41 @@ func (s *Store) Get(ctx context.Context) (Execution, error) {
 	if err != nil {
 		return Execution{}, err
 	}
-	var p Execution
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return Execution{}, fmt.Errorf("policy: stored value is unreadable: %w", err)
+	return s.decodeStored(raw)
+}
+
+// decodeStored validates a stored value and verifies its receipts.
+func (s *Store) decodeStored(raw []byte) (Execution, error) {
+	p, err := parseExecution(raw, true)
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		return Execution{}, &StoredPolicyError{Fields: ve.Fields}
 	}
-	if p.Trusted == nil {
-		p.Trusted = []Scope{}
+	if err != nil {
+		return Execution{}, err
+	}
+	var bad []FieldError
+	for i, sc := range p.Trusted {
+		if sc.ReceiptID != nil && !verifyReceipt(s.key, sc) {
+			msg := "the receipt was not issued by this Gatehouse for this scope"
+			if len(s.key) == 0 {
+				msg = "the receipt cannot be verified: the receipt key is unavailable"
+			}
+			bad = append(bad, FieldError{Code: "unverified_receipt", Path: fmt.Sprintf("$.trusted[%d].receiptId", i), Message: msg})
+		}
+	}
+	if len(bad) > 0 {
+		return Execution{}, &StoredPolicyError{Fields: bad}
 	}
 	return p, nil
 }
 
 // Set validates submitted and stores it atomically, issuing receipts: a
-// scope identical to a stored one keeps its receipt; a new or changed
-// scope gets a fresh UUID and UTC time only when the policy is saved in
-// trusted_revisions mode, and stays a draft otherwise. A removed scope's
-// receipt is gone for good. On any error nothing changes.
+// scope identical to a stored one keeps its (verified) receipt; a new or
+// changed scope gets a fresh verifiable receipt and UTC time only when the
+// policy is saved in trusted_revisions mode, and stays a draft otherwise.
+// A removed scope's receipt is gone for good. An invalid stored value
+// passes no receipt on (saving replaces it). On any error nothing changes.
 func (s *Store) Set(ctx context.Context, submitted []byte) (Execution, error) {
 	next, err := ParseExecution(submitted)
 	if err != nil {
@@ -236,13 +282,11 @@ func (s *Store) Set(ctx context.Context, submitted []byte) (Execution, error) {
 	err = s.db.Update(ctx, Namespace, ExecutionKey, func(old json.RawMessage, ok bool) (json.RawMessage, error) {
 		receipts := map[string]Scope{}
 		if ok {
-			var prev Execution
-			if err := json.Unmarshal(old, &prev); err != nil {
-				return nil, fmt.Errorf("policy: stored value is unreadable: %w", err)
-			}
-			for _, sc := range prev.Trusted {
-				if sc.Approved() {
-					receipts[sc.key()] = sc
+			if prev, err := s.decodeStored(old); err == nil {
+				for _, sc := range prev.Trusted {
+					if sc.Approved() {
+						receipts[sc.key()] = sc
+					}
 				}
 			}
 		}
@@ -251,7 +295,10 @@ func (s *Store) Set(ctx context.Context, submitted []byte) (Execution, error) {
 			if prev, kept := receipts[sc.key()]; kept {
 				next.Trusted[i].ReceiptID, next.Trusted[i].ApprovedAt = prev.ReceiptID, prev.ApprovedAt
 			} else if next.Mode == ModeTrusted {
-				id, at := s.id(), now
+				if len(s.key) == 0 {
+					return nil, errors.New("policy: the receipt key is unavailable, so no trusted scope can be approved")
+				}
+				id, at := issueReceipt(s.key, sc, now), now
 				next.Trusted[i].ReceiptID, next.Trusted[i].ApprovedAt = &id, &at
 			}
 		}

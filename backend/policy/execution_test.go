@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,11 +22,12 @@ type fixture struct {
 	db    *store.DB
 	st    *Store
 	clock time.Time
-	ids   int
+	key   []byte
 }
 
 func newFixture(t *testing.T) *fixture {
-	f := &fixture{path: filepath.Join(t.TempDir(), store.FileName), clock: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	f := &fixture{path: filepath.Join(t.TempDir(), store.FileName), clock: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
+		key: []byte("0123456789abcdef0123456789abcdef")}
 	f.reopen(t)
 	return f
 }
@@ -40,7 +42,7 @@ func (f *fixture) reopen(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	f.db = db
-	f.st = NewStore(db, func() time.Time { return f.clock }, func() string { f.ids++; return fmt.Sprintf("receipt-%d", f.ids) })
+	f.st = NewStore(db, func() time.Time { return f.clock }, f.key)
 }
 
 func scopeJSON(rev, agent, ws string, timeout, out int, extra string) string {
@@ -76,40 +78,144 @@ func TestReceipts(t *testing.T) {
 	// Forged receipt: ignored, a server receipt is issued instead.
 	forged := scopeJSON(rev1, "local", "/work", 5000, 65536, `,"receiptId":"forged","approvedAt":"2001-01-01T00:00:00Z"`)
 	p := f.set(t, policyJSON("trusted_revisions", forged))
-	if *p.Trusted[0].ReceiptID != "receipt-1" || !p.Trusted[0].ApprovedAt.Equal(f.clock) {
+	r1 := *p.Trusted[0].ReceiptID
+	if r1 == "forged" || !p.Trusted[0].ApprovedAt.Equal(f.clock) || !verifyReceipt(f.key, p.Trusted[0]) {
 		t.Fatalf("forged receipt kept: %+v", p.Trusted[0])
 	}
 
 	// Draft in ask mode: no receipt for a new scope; the approved one keeps its own.
 	f.clock = f.clock.Add(time.Hour)
 	p = f.set(t, policyJSON("ask", a, b))
-	if *p.Trusted[0].ReceiptID != "receipt-1" || p.Trusted[1].ReceiptID != nil || p.Trusted[1].ApprovedAt != nil {
+	if *p.Trusted[0].ReceiptID != r1 || p.Trusted[1].ReceiptID != nil || p.Trusted[1].ApprovedAt != nil {
 		t.Fatalf("ask-mode save: %+v", p.Trusted)
 	}
 
 	// Unchanged scope keeps its receipt across a save and a restart.
 	f.reopen(t)
 	p = f.set(t, policyJSON("trusted_revisions", a, b))
-	if *p.Trusted[0].ReceiptID != "receipt-1" || *p.Trusted[1].ReceiptID != "receipt-2" {
+	r2 := *p.Trusted[1].ReceiptID
+	if *p.Trusted[0].ReceiptID != r1 || r2 == r1 {
 		t.Fatalf("after restart: %+v", p.Trusted)
 	}
-	got, _ := f.st.Get(context.Background())
-	if *got.Trusted[0].ReceiptID != "receipt-1" || !got.Trusted[1].ApprovedAt.Equal(f.clock) {
-		t.Fatalf("stored: %+v", got.Trusted)
+	got, err := f.st.Get(context.Background())
+	if err != nil || *got.Trusted[0].ReceiptID != r1 || !got.Trusted[1].ApprovedAt.Equal(f.clock) {
+		t.Fatalf("stored: %+v %v", got.Trusted, err)
 	}
 
 	// Changed ceiling: new receipt.
 	changed := scopeJSON(rev1, "local", "/work", 6000, 65536, "")
 	p = f.set(t, policyJSON("trusted_revisions", changed, b))
-	if *p.Trusted[0].ReceiptID != "receipt-3" || *p.Trusted[1].ReceiptID != "receipt-2" {
+	r3 := *p.Trusted[0].ReceiptID
+	if r3 == r1 || *p.Trusted[1].ReceiptID != r2 {
 		t.Fatalf("changed ceiling: %+v", p.Trusted)
 	}
 
-	// Removed, then re-added: a new receipt, never the old one.
+	// Removed, then re-added (in the same second): a new receipt, never the old one.
 	f.set(t, policyJSON("trusted_revisions", b))
 	p = f.set(t, policyJSON("trusted_revisions", changed, b))
-	if *p.Trusted[0].ReceiptID != "receipt-4" {
+	if r4 := *p.Trusted[0].ReceiptID; r4 == r3 || r4 == r1 {
 		t.Fatalf("re-added: %+v", p.Trusted)
+	}
+}
+
+// putRaw writes a stored policy value behind the Store's back, as someone
+// with write access to the SQLite file could.
+func (f *fixture) putRaw(t *testing.T, v string) {
+	t.Helper()
+	if err := f.db.Put(context.Background(), Namespace, ExecutionKey, json.RawMessage(v)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStoredPolicyFailsClosed is the attacker's side of the stored policy:
+// a receipt written into the database by hand, a genuine receipt moved to
+// another scope, a receipt from another install's key, and corrupted or
+// invalid values never yield an approved scope; Get fails with the reason.
+func TestStoredPolicyFailsClosed(t *testing.T) {
+	f := newFixture(t)
+	genuine := f.set(t, policyJSON("trusted_revisions", scopeJSON(rev1, "local", "/w", 5000, 100, "")))
+	id, at := *genuine.Trusted[0].ReceiptID, genuine.Trusted[0].ApprovedAt.Format(time.RFC3339)
+	receipt := fmt.Sprintf(`,"receiptId":%q,"approvedAt":%q`, id, at)
+
+	foreign, err := NewStore(f.db, nil, []byte("another install's key, 32 bytes")).Set(context.Background(), policyJSON("trusted_revisions", scopeJSON(rev2, "local", "/w", 5000, 100, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreignReceipt := fmt.Sprintf(`,"receiptId":%q,"approvedAt":%q`, *foreign.Trusted[0].ReceiptID, foreign.Trusted[0].ApprovedAt.Format(time.RFC3339))
+
+	cases := []struct{ name, value, path, code string }{
+		{"hand-written uuid", string(policyJSON("trusted_revisions", scopeJSON(rev2, "local", "/w", 5000, 100,
+			`,"receiptId":"6f1c2e4a-1111-4222-8333-444455556666","approvedAt":"2026-11-30T12:00:00Z"`))), "$.trusted[0].receiptId", "unverified_receipt"},
+		{"genuine receipt moved to another revision", string(policyJSON("trusted_revisions", scopeJSON(rev2, "local", "/w", 5000, 100, receipt))), "$.trusted[0].receiptId", "unverified_receipt"},
+		{"genuine receipt with a raised ceiling", string(policyJSON("trusted_revisions", scopeJSON(rev1, "local", "/w", 120000, 100, receipt))), "$.trusted[0].receiptId", "unverified_receipt"},
+		{"genuine receipt with another approval time", string(policyJSON("trusted_revisions", scopeJSON(rev1, "local", "/w", 5000, 100,
+			fmt.Sprintf(`,"receiptId":%q,"approvedAt":"2030-01-01T00:00:00Z"`, id)))), "$.trusted[0].receiptId", "unverified_receipt"},
+		{"receipt of another install", string(policyJSON("trusted_revisions", scopeJSON(rev2, "local", "/w", 5000, 100, foreignReceipt))), "$.trusted[0].receiptId", "unverified_receipt"},
+		{"receipt without a time", string(policyJSON("trusted_revisions", scopeJSON(rev1, "local", "/w", 5000, 100, fmt.Sprintf(`,"receiptId":%q`, id)))), "$.trusted[0]", "invalid_receipt"},
+		{"not an object", `["trusted_revisions"]`, "$", "invalid_json"},
+		{"wrong type", `{"mode":"ask","safeMode":"false","trusted":[]}`, "$", "invalid_json"},
+		{"unknown mode", `{"mode":"yolo","safeMode":false,"trusted":[]}`, "$.mode", "invalid_mode"},
+		{"unknown field", `{"mode":"ask","safeMode":false,"trusted":[],"allowAll":true}`, "$", "invalid_json"},
+		{"relative workspace", string(policyJSON("trusted_revisions", scopeJSON(rev1, "local", "w", 5000, 100, receipt))), "$.trusted[0].workspace", "invalid_workspace"},
+		{"safe mode missing", `{"mode":"ask","trusted":[]}`, "$.safeMode", "missing_field"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f.putRaw(t, c.value)
+			p, err := f.st.Get(context.Background())
+			var se *StoredPolicyError
+			if !errors.As(err, &se) || se.Fields[0].Path != c.path || se.Fields[0].Code != c.code {
+				t.Fatalf("Get = %+v, %v; want a stored-policy error %s at %s", p, err, c.code, c.path)
+			}
+			if !strings.Contains(err.Error(), "no script runs") {
+				t.Fatalf("message %q does not say the policy fails closed", err)
+			}
+		})
+	}
+	// Saving a valid policy replaces the bad value; no receipt is carried
+	// over from it.
+	f.putRaw(t, cases[1].value)
+	p := f.set(t, policyJSON("trusted_revisions", scopeJSON(rev2, "local", "/w", 5000, 100, "")))
+	if *p.Trusted[0].ReceiptID == id {
+		t.Fatal("a receipt of the invalid stored value was carried over")
+	}
+	// Without a key, nothing is approved and nothing can be issued.
+	keyless := NewStore(f.db, nil, nil)
+	if _, err := keyless.Get(context.Background()); err == nil {
+		t.Fatal("a receipt verified without a key")
+	}
+	if _, err := keyless.Set(context.Background(), policyJSON("trusted_revisions", scopeJSON(rev1, "other", "/w", 5000, 100, ""))); err == nil {
+		t.Fatal("a receipt was issued without a key")
+	}
+}
+
+func TestLoadReceiptKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ReceiptKeyFile)
+	k1, err := LoadReceiptKey(path)
+	if err != nil || len(k1) != 32 {
+		t.Fatalf("create: %v (%d bytes)", err, len(k1))
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key file mode %v, %v", fi.Mode(), err)
+	}
+	k2, err := LoadReceiptKey(path)
+	if err != nil || string(k1) != string(k2) {
+		t.Fatalf("reload: %v, same %v", err, string(k1) == string(k2))
+	}
+	os.Chmod(path, 0o644)
+	if _, err := LoadReceiptKey(path); err == nil {
+		t.Fatal("a group/world-readable key was accepted")
+	}
+	os.Chmod(path, 0o600)
+	os.WriteFile(path, []byte("short"), 0o600)
+	if _, err := LoadReceiptKey(path); err == nil {
+		t.Fatal("a short key was accepted")
+	}
+	link := filepath.Join(t.TempDir(), ReceiptKeyFile)
+	os.Symlink(path, link)
+	if _, err := LoadReceiptKey(link); err == nil {
+		t.Fatal("a symlink key was accepted")
 	}
 }
 
