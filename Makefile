@@ -46,7 +46,7 @@ define apt
 	fi
 endef
 
-.PHONY: all build run test vet gotest nodetest frontend frontend-test e2e fuzz bench bench-mcp deps desktop desktop-smoke clean
+.PHONY: all build run test vet gotest nodetest frontend renderer frontend-test e2e fuzz bench bench-mcp deps desktop desktop-smoke clean
 
 all: build
 
@@ -62,6 +62,11 @@ frontend/node_modules/.package-lock.json: frontend/package-lock.json
 ## frontend: the web UI, built into frontend/dist (embedded in the binary)
 frontend: frontend/node_modules/.package-lock.json
 	cd frontend && npm run build
+
+## renderer: the capture's xterm.js renderer helper, bundled into
+## backend/capture/render_helper.js (committed; embedded in the binary)
+renderer: frontend/node_modules/.package-lock.json
+	cd frontend && npm run --silent renderer >/dev/null
 
 ## build: bin/gatehouse (browser mode and CLI)
 build: deps frontend

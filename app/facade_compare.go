@@ -300,7 +300,7 @@ type ImportAsciicastResult struct {
 	Record json.RawMessage `json:"record"`
 }
 
-// ImportAsciicast reads an asciicast v2 or v3 file as a terminal-only
+// ImportAsciicast reads an asciicast v1, v2 or v3 file as a terminal-only
 // recording (predicate gatehouse.terminal-recording/v1, never Process
 // Capture Evidence), seals it, saves it in the library and indexes it with
 // origin "imported". A rejected file (code invalid_asciicast) lists every

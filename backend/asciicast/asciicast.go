@@ -9,7 +9,7 @@
 // "r" for resizes and "m" markers for checkpoints, signals and stdin
 // closes.
 //
-// Import reads asciicast v2 or v3 into a Recording: a terminal-only
+// Import reads asciicast v1, v2 or v3 into a Recording: a terminal-only
 // capture. It is not Process Capture Evidence and never claims to be: its
 // Evidence has its own predicate (PredicateTerminalRecording), provider
 // and operation, the asciicast file as its subject, authority
@@ -23,8 +23,13 @@
 // Import is strict and bounded: the input is refused above MaxInputBytes
 // before parsing; more than MaxEvents events or more than MaxOutputBytes
 // of output data stop it; every problem is reported with its 1-based line
-// number and the JSON path inside that line, and nothing is ever repaired
-// or skipped silently. Rebuilt screens are bounded by MaxRenderedBytes:
+// number and the JSON path inside that line (a v1 document's with line
+// 0 and the path in the document), and nothing is ever repaired or
+// skipped silently. Import is as lenient as asciinema's own reader and
+// player (a byte order mark, unknown header keys and event codes, null
+// env values, a size of 0, a fractional timestamp, idle_time_limit 0, v2
+// comments and exit events), and every tolerance that applied is one of
+// the recording's limitations (lenient.go). Rebuilt screens are bounded by MaxRenderedBytes:
 // when one after every event would exceed it, only every k-th is kept
 // (k = 2, 4, 8, …; the raw frames stay complete, so replay is still
 // exact) and a limitation says so. Evidence refuses a recording whose

@@ -16,7 +16,7 @@ import (
 // maxNameBytes bounds the file name recorded with an import.
 const maxNameBytes = 255
 
-// Import reads the asciicast v2 or v3 file data, named name (a label such
+// Import reads the asciicast v1, v2 or v3 file data, named name (a label such
 // as "demo.cast", 1–255 bytes, no control characters), into a Recording.
 // It fails with an *Error listing every problem (each with its line and
 // path) and returns nothing partial. See the package documentation for
@@ -49,6 +49,7 @@ func Import(data []byte, name string) (*Recording, error) {
 			"Rendered frames were rebuilt by Gatehouse's terminal emulator from the recorded output; the original terminal may have drawn them differently.",
 		},
 	}
+	rec.Limitations = append(rec.Limitations, c.tolerated.limitations()...)
 	for _, u := range unknownDimensions {
 		rec.ResidualUnknowns = append(rec.ResidualUnknowns, capture.ResidualUnknown{Scope: u.scope, Reason: u.reason})
 	}

@@ -22,6 +22,9 @@ type cast struct {
 	idle      *float64
 	termType  *string
 	events    []event
+	// tolerated lists, in order and once each, what was read leniently
+	// (see lenient.go); Import adds each to the limitations.
+	tolerated tolerances
 }
 
 // event is one event line: the absolute time in milliseconds, its code,
@@ -78,13 +81,22 @@ var decodeOptions = strictjson.Options{
 	},
 }
 
-// parse reads an asciicast v2 or v3 file. It stops at the first line that
+// parse reads an asciicast v1, v2 or v3 file (lenient.go says what it
+// tolerates). It stops at the first line that
 // breaks a limit; other problems are collected up to MaxIssues.
 func parse(data []byte) (*cast, []Issue) {
 	var l issues
 	if len(data) > MaxInputBytes {
 		l.add(0, "$", CodeTooLarge, "the file is %d bytes; files above %d bytes are refused", len(data), MaxInputBytes)
 		return nil, l.list
+	}
+	c := &cast{}
+	if rest, ok := bytes.CutPrefix(data, []byte(utf8BOM)); ok {
+		data = rest
+		c.tolerated.add(tolBOM)
+	}
+	if doc, ok := v1Document(data); ok {
+		return c.v1(doc, &l)
 	}
 	lines := bytes.Split(data, []byte{'\n'})
 	if n := len(lines); n > 0 && len(lines[n-1]) == 0 {
@@ -94,7 +106,6 @@ func parse(data []byte) (*cast, []Issue) {
 		l.add(1, "$", CodeEmpty, "the first line must be the asciicast header (a JSON object)")
 		return nil, l.list
 	}
-	c := &cast{}
 	if lines[0][0] == '#' {
 		l.add(1, "$", CodeCommentNotAllowed, "the first line must be the header, not a comment")
 		return nil, l.list
@@ -117,7 +128,7 @@ func parse(data []byte) (*cast, []Issue) {
 		}
 		if trimmed[0] == '#' {
 			if c.version == 2 {
-				l.add(line, "$", CodeCommentNotAllowed, "comment lines exist only in asciicast v3")
+				c.tolerated.add(tolV2Comment)
 			}
 			continue
 		}
@@ -188,6 +199,10 @@ func (c *cast) header(raw []byte, l *issues) bool {
 	if !ok {
 		return false
 	}
+	if v == 1 {
+		ck.Add("$.version", CodeUnsupported, "an asciicast v1 file must be one JSON document with version, width, height and stdout")
+		return false
+	}
 	if v != 2 && v != 3 {
 		ck.Add("$.version", CodeUnsupported, "asciicast version %d is not supported (2 or 3)", v)
 		return false
@@ -195,25 +210,25 @@ func (c *cast) header(raw []byte, l *issues) bool {
 	c.version = v
 	var m strictjson.Members
 	if v == 2 {
-		m, _ = ck.Object(n, "$", v2HeaderFields...)
-		c.size.Columns, _ = ck.ReqInt(m, "$", "width", 1, MaxTerminalSize)
-		c.size.Rows, _ = ck.ReqInt(m, "$", "height", 1, MaxTerminalSize)
+		m = c.members(ck, n, "$", v2HeaderFields...)
+		c.size.Columns = c.dimension(ck, m, "$", "width", defaultColumns)
+		c.size.Rows = c.dimension(ck, m, "$", "height", defaultRows)
 		if d := present(m, "duration"); d != nil {
 			number(ck, d, "$.duration", 0)
 		}
 		if t := present(m, "theme"); t != nil {
-			theme(ck, t, "$.theme")
+			c.theme(ck, t, "$.theme")
 		}
 	} else {
-		m, _ = ck.Object(n, "$", v3HeaderFields...)
+		m = c.members(ck, n, "$", v3HeaderFields...)
 		if tn, ok := ck.Required(m, "$", "term"); ok {
-			if tm, _ := ck.Object(tn, "$.term", termFields...); tm != nil {
-				c.size.Columns, _ = ck.ReqInt(tm, "$.term", "cols", 1, MaxTerminalSize)
-				c.size.Rows, _ = ck.ReqInt(tm, "$.term", "rows", 1, MaxTerminalSize)
+			if tm := c.members(ck, tn, "$.term", termFields...); tm != nil {
+				c.size.Columns = c.dimension(ck, tm, "$.term", "cols", defaultColumns)
+				c.size.Rows = c.dimension(ck, tm, "$.term", "rows", defaultRows)
 				c.termType = optString(ck, tm, "$.term", "type")
 				optString(ck, tm, "$.term", "version")
 				if t := present(tm, "theme"); t != nil {
-					theme(ck, t, "$.term.theme")
+					c.theme(ck, t, "$.term.theme")
 				}
 			}
 		}
@@ -226,15 +241,12 @@ func (c *cast) header(raw []byte, l *issues) bool {
 		}
 	}
 	if t := present(m, "timestamp"); t != nil {
-		if ts, ok := ck.Integer(t, "$.timestamp", 0, math.MaxInt32*4); ok { // up to the year 2514
-			v := int64(ts)
-			c.timestamp = &v
-		}
+		c.timestamp = c.unixTime(ck, t, "$.timestamp")
 	}
 	if t := present(m, "idle_time_limit"); t != nil {
 		if f, ok := number(ck, t, "$.idle_time_limit", 0); ok {
-			if f <= 0 {
-				ck.Add("$.idle_time_limit", CodeInvalidValue, "must be a positive number of seconds")
+			if f == 0 {
+				c.tolerated.add(tolIdleZero)
 			} else {
 				c.idle = &f
 			}
@@ -243,11 +255,7 @@ func (c *cast) header(raw []byte, l *issues) bool {
 	c.command = optString(ck, m, "$", "command")
 	c.title = optString(ck, m, "$", "title")
 	if e := present(m, "env"); e != nil {
-		if em, _ := ck.Object(e, "$.env", e.Keys...); em != nil {
-			for i, k := range e.Keys {
-				str(ck, e.Vals[i], "$.env"+strictjson.KeyPath(k))
-			}
-		}
+		c.env(ck, e, "$.env")
 	}
 	return col.Empty()
 }
@@ -297,8 +305,8 @@ func number(ck *strictjson.Checker, n *strictjson.Node, path string, min float64
 	return f, true
 }
 
-func theme(ck *strictjson.Checker, n *strictjson.Node, path string) {
-	m, _ := ck.Object(n, path, themeFields...)
+func (c *cast) theme(ck *strictjson.Checker, n *strictjson.Node, path string) {
+	m := c.members(ck, n, path, themeFields...)
 	for _, k := range themeFields {
 		if v := present(m, k); v != nil {
 			str(ck, v, path+"."+k)
@@ -350,21 +358,21 @@ func (c *cast) event(raw []byte, line int, prev *float64, l *issues) (event, boo
 		}
 		ev.size = size
 	case "x":
-		if c.version == 3 {
-			if _, ok := parseStatus(data); !ok {
-				ck.Add("$[2]", CodeInvalidValue, "an exit event's data must be the exit status, an integer 0–255, not %q", strictjson.Truncate(data, 40))
-				return event{}, false
-			}
-			break
+		if _, ok := parseStatus(data); !ok {
+			ck.Add("$[2]", CodeInvalidValue, "an exit event's data must be the exit status, an integer 0–255, not %q", strictjson.Truncate(data, 40))
+			return event{}, false
 		}
-		fallthrough
-	default:
-		allowed := "o, i, m, r"
-		if c.version == 3 {
-			allowed = "o, i, m, r, x"
+		if c.version == 2 {
+			c.tolerated.add(tolV2Exit)
 		}
-		ck.Add("$[1]", CodeUnknownEvent, "event code %q is not defined by asciicast v%d (%s)", strictjson.Truncate(code, 20), c.version, allowed)
+	case "":
+		ck.Add("$[1]", CodeUnknownEvent, "the event code is empty")
 		return event{}, false
+	default:
+		// asciinema's reader keeps unknown codes and its player skips
+		// them: they carry nothing Gatehouse can show
+		c.tolerated.addUnknownCode(code)
+		ev.code = ""
 	}
 	return ev, true
 }

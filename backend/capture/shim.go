@@ -48,7 +48,12 @@ package capture
 //     printf %b: bytes outside printable ASCII and the backslash as \0ooo),
 //     then "x<code>" (exit), "k<NAME> <number>" (kill itself with SIGNAME;
 //     exit 128+number if the signal is ignored), "u" (unmatched) or "z"
-//     (exhausted); the last two exit 127 with a one-line message on stderr.
+//     (exhausted); the last two exit 127 without writing anything.
+//
+// A shim never writes a message of its own: its stdout and stderr are the
+// target's, and they carry only what routes declare. Every failure (an
+// unmatched or exhausted call, an unavailable or stopped ledger) exits 127
+// silently and is known from shim_events or the record's limitations.
 //
 // While it holds the grant the shim defers SIGHUP, SIGINT, SIGQUIT and
 // SIGTERM (it re-raises them once the request is written), so an
@@ -557,7 +562,6 @@ func (r *recorder) shim(c shimCall) {
 // shimScript is the sh script of command name (see the protocol above).
 func shimScript(name, dir, token string) string {
 	q := shQuote
-	msg := func(what string) string { return q(name + ": Gatehouse command shim: " + what) }
 	return `#!/bin/sh
 # Gatehouse command shim for ` + strconv.Quote(name) + `, generated for one capture.
 # It reports this call to the capture's ledger and replays the answer.
@@ -573,7 +577,6 @@ r() {
 }
 if IFS= read -r g <"$d/grant" && IFS= read -r n <"$d/current"; then :; else
 	r
-	printf '%s\n' ` + msg("the ledger is unavailable") + ` >&2
 	exit ` + strconv.Itoa(ShimFailureExitCode) + `
 fi
 {
@@ -589,18 +592,10 @@ fi
 			kill -s "$1" $$
 			exit $((128 + $2))
 			;;
-		u)
-			printf '%s\n' ` + msg("no route matches these arguments") + ` >&2
-			exit ` + strconv.Itoa(ShimFailureExitCode) + `
-			;;
-		z)
-			printf '%s\n' ` + msg("every route matching these arguments is exhausted") + ` >&2
-			exit ` + strconv.Itoa(ShimFailureExitCode) + `
-			;;
+		u | z) exit ` + strconv.Itoa(ShimFailureExitCode) + ` ;;
 		esac
 	done
 } 3<"$d/call-$n"
-printf '%s\n' ` + msg("the ledger stopped answering") + ` >&2
 exit ` + strconv.Itoa(ShimFailureExitCode) + `
 `
 }

@@ -116,7 +116,9 @@ y' '$HOME' '*'; echo "rc=$?"; tool term; echo "rc=$?"`)
 	if want := "one\nthree\\n\x00\nrc=4\nrc=127\nrc=127\nquoted\nrc=0\nrc=143\n"; stdout != want {
 		t.Errorf("stdout %q, want %q", stdout, want)
 	}
-	if !strings.HasPrefix(stderr, "two\ntool: Gatehouse command shim: every route matching these arguments is exhausted\ntool: Gatehouse command shim: no route matches these arguments\n") {
+	// unmatched and exhausted calls write nothing ("Terminated" is the
+	// outer shell's report of the SIGTERM route)
+	if !strings.HasPrefix(stderr, "two\n") || strings.Contains(stderr, "shim") {
 		t.Errorf("stderr %q", stderr)
 	}
 	var outcomes []string
@@ -175,7 +177,7 @@ func TestShimLedgerFailsClosed(t *testing.T) {
 		t.Errorf("problem %+v", problem)
 	}
 	stdout, stderr, calls := h.run(`tool; echo "rc=$?"`)
-	if stdout != "rc=127\n" || !strings.Contains(stderr, "ledger is unavailable") || len(calls) != 0 {
+	if stdout != "rc=127\n" || stderr != "" || len(calls) != 0 {
 		t.Errorf("after failure: stdout %q stderr %q calls %+v", stdout, stderr, calls)
 	}
 }

@@ -1,4 +1,4 @@
-// Asciicast interchange in the compare view: import an asciicast v2 or v3
+// Asciicast interchange in the compare view: import an asciicast v1, v2 or v3
 // file as a terminal-only recording (saved in the library, clearly
 // labelled as imported, every non-terminal dimension unknown) and replay
 // it right here with the same Player.
@@ -50,7 +50,7 @@ export class AsciicastPanel {
           h(
             'p',
             { class: 'card-desc' },
-            'Export a capture from its side above as asciicast v2 (sensitive input only as its placeholder). Import an asciicast v2 or v3 file as a terminal-only recording: only the terminal was recorded, so interaction, exit, filesystem, protocol, process and shim stay unknown.',
+            'Export a capture from its side above as asciicast v2 (sensitive input only as its placeholder). Import an asciicast v1, v2 or v3 file as a terminal-only recording: only the terminal was recorded, so interaction, exit, filesystem, protocol, process and shim stay unknown.',
           ),
         ),
         h('div', { class: 'card-actions' }, pick, input),

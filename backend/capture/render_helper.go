@@ -1,0 +1,305 @@
+package capture
+
+import (
+	"bufio"
+	_ "embed"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
+	"github.com/gatehouse/gatehouse/backend/proctree"
+)
+
+// rendererScript is the renderer helper: @xterm/headless and
+// @xterm/addon-serialize bundled into one CommonJS script from
+// frontend/renderer/helper.mjs (`make renderer`; TestRendererBundleIsCurrent
+// keeps it current). Its protocol is described there.
+//
+//go:embed render_helper.js
+var rendererScript string
+
+// rendererLoader is the program node runs: it compiles the script read
+// from descriptor 3 as a CommonJS module, so the script is never a file
+// anyone else could replace.
+const rendererLoader = `const M=require("module");const m=new M("gatehouse-renderer");` +
+	`m.filename="gatehouse-renderer.js";m._compile(require("fs").readFileSync(3,"utf8"),"gatehouse-renderer.js")`
+
+// RendererHelper says how to run the renderer helper: the pinned Node
+// and the Supervisor that owns the helper's process (its own tree, ended
+// with the renderer). MemoryMB bounds the helper's JavaScript heap
+// (0: DefaultRendererMemoryMB) and Timeout each answer it owes (0:
+// DefaultRendererTimeout); past either, the renderer fails with an error
+// saying so.
+type RendererHelper struct {
+	Node       string
+	Supervisor *proctree.Supervisor
+	MemoryMB   int
+	Timeout    time.Duration
+}
+
+// Bounds of the renderer helper.
+const (
+	// DefaultRendererMemoryMB is the helper's default heap bound, enough
+	// for a 1000×1000 screen with 1000 rows of scrollback.
+	DefaultRendererMemoryMB = 256
+	// DefaultRendererTimeout bounds the wait for one answer of the helper.
+	DefaultRendererTimeout = 30 * time.Second
+	// maxRendererMessage bounds one message read from the helper: a
+	// 1000×1000 screen's rows and serialized state.
+	maxRendererMessage = 64 << 20
+	// maxChunkMessage bounds one message written to it (the helper's own
+	// limit is 16 MiB).
+	maxChunkMessage = 1 << 20
+)
+
+// xtermScreen is a screen rendered by xterm.js in the renderer helper.
+// Writes and resizes are sent without waiting; a snapshot waits for the
+// frame of everything sent before it. It is used by one goroutine.
+type xtermScreen struct {
+	tree     *proctree.Tree
+	in       *os.File      // the helper's stdin
+	out      *bufio.Reader // its stdout
+	outFile  *os.File
+	stderr   *tailBuffer
+	timeout  time.Duration
+	memoryMB int
+	hdr      [5]byte
+	// Version is what the helper said it runs.
+	version string
+	err     error // sticky: set once the helper failed
+	closed  bool
+}
+
+// startXterm starts the renderer helper for a screen of t's size.
+func startXterm(h RendererHelper, t Terminal) (*xtermScreen, error) {
+	if h.Supervisor == nil || !filepath.IsAbs(h.Node) {
+		return nil, errors.New("capture: the renderer needs the pinned Node (an absolute path) and a process supervisor")
+	}
+	mem, timeout := h.MemoryMB, h.Timeout
+	if mem <= 0 {
+		mem = DefaultRendererMemoryMB
+	}
+	if timeout <= 0 {
+		timeout = DefaultRendererTimeout
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("capture: renderer pipe: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, fmt.Errorf("capture: renderer pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return nil, fmt.Errorf("capture: renderer pipe: %w", err)
+	}
+	srcR, srcW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		return nil, fmt.Errorf("capture: renderer pipe: %w", err)
+	}
+	marker := "GATEHOUSE_RENDERER=" + strconv.Itoa(os.Getpid()) + "." + strconv.FormatInt(time.Now().UnixNano(), 36)
+	tree, err := h.Supervisor.Start(proctree.Spec{
+		Path: h.Node,
+		Args: []string{h.Node, "--max-old-space-size=" + strconv.Itoa(mem), "--stack-size=984", "-e", rendererLoader, "--",
+			strconv.Itoa(t.Columns), strconv.Itoa(t.Rows), strconv.Itoa(t.Scrollback)},
+		Env:   []string{marker, "NODE_OPTIONS=", "NODE_PATH="},
+		Dir:   "/",
+		Files: []*os.File{inR, outW, errW, srcR}, Marker: marker,
+	})
+	closeAll(inR, outW, errW, srcR)
+	if err != nil {
+		closeAll(inW, outR, errR, srcW)
+		return nil, fmt.Errorf("capture: start the renderer helper: %w", err)
+	}
+	go func() { // the script, then EOF; a helper that died early makes this fail, which Wait reports
+		io.WriteString(srcW, rendererScript) //nolint:errcheck // see above
+		srcW.Close()
+	}()
+	s := &xtermScreen{tree: tree, in: inW, out: bufio.NewReaderSize(outR, 64<<10), outFile: outR, stderr: &tailBuffer{max: 4096}, timeout: timeout, memoryMB: mem}
+	go func() { io.Copy(s.stderr, errR); errR.Close() }() //nolint:errcheck // only kept for error messages
+	typ, hello, err := s.read()
+	if err == nil && typ != 'h' {
+		err = fmt.Errorf("answered %q before its hello", typ)
+	}
+	if err != nil {
+		s.close()
+		return nil, s.fail(err)
+	}
+	s.version = string(hello)
+	return s, nil
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+}
+
+// fail makes err the screen's sticky error, worded for the record.
+func (s *xtermScreen) fail(err error) error {
+	if s.err == nil {
+		msg := err.Error()
+		switch tail := strings.TrimSpace(s.stderr.String()); {
+		case strings.Contains(tail, "heap out of memory"):
+			msg += fmt.Sprintf(": it exceeded its %d MB memory bound", s.memoryMB)
+		case tail != "":
+			msg += " (its stderr: " + strconv.Quote(strictjson.Truncate(tail, 500)) + ")"
+		}
+		s.err = errors.New("the terminal renderer (xterm.js helper) failed: " + msg)
+	}
+	return s.err
+}
+
+func (s *xtermScreen) send(typ byte, payload []byte) error {
+	if s.err != nil {
+		return s.err
+	}
+	s.hdr[0] = typ
+	binary.LittleEndian.PutUint32(s.hdr[1:], uint32(len(payload)))
+	s.in.SetWriteDeadline(time.Now().Add(s.timeout)) //nolint:errcheck // pipes support deadlines
+	if _, err := s.in.Write(s.hdr[:]); err != nil {
+		return s.fail(fmt.Errorf("writing to it: %w", err))
+	}
+	if _, err := s.in.Write(payload); err != nil {
+		return s.fail(fmt.Errorf("writing to it: %w", err))
+	}
+	return nil
+}
+
+// read reads one message from the helper within the timeout.
+func (s *xtermScreen) read() (byte, []byte, error) {
+	s.outFile.SetReadDeadline(time.Now().Add(s.timeout)) //nolint:errcheck // pipes support deadlines
+	var hdr [5]byte
+	if _, err := io.ReadFull(s.out, hdr[:]); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return 0, nil, fmt.Errorf("it did not answer within %v", s.timeout)
+		}
+		return 0, nil, fmt.Errorf("it ended (%v)", err)
+	}
+	n := binary.LittleEndian.Uint32(hdr[1:])
+	if n > maxRendererMessage {
+		return 0, nil, fmt.Errorf("it sent a message of %d bytes", n)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(s.out, b); err != nil {
+		return 0, nil, fmt.Errorf("it ended inside a message (%v)", err)
+	}
+	if hdr[0] == 'e' {
+		return 0, nil, errors.New(strictText(string(b)))
+	}
+	return hdr[0], b, nil
+}
+
+// strictText is s with control characters escaped, for error messages.
+func strictText(s string) string {
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
+// write sends b as terminal output, in messages of at most
+// maxChunkMessage bytes.
+func (s *xtermScreen) write(b []byte) error {
+	for len(b) > 0 {
+		n := min(len(b), maxChunkMessage)
+		if err := s.send('w', b[:n]); err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return s.err
+}
+
+// resize changes the screen size (after the output sent before).
+func (s *xtermScreen) resize(columns, rows int) error {
+	var p [4]byte
+	binary.LittleEndian.PutUint16(p[0:], uint16(columns))
+	binary.LittleEndian.PutUint16(p[2:], uint16(rows))
+	return s.send('r', p[:])
+}
+
+// helperFrame is the helper's frame message.
+type helperFrame struct {
+	C, R, X, Y int
+	A          int
+	L          []string
+	S          string
+}
+
+// snapshot returns the screen once everything sent before is parsed.
+func (s *xtermScreen) snapshot() (RenderedFrame, error) {
+	if err := s.send('s', nil); err != nil {
+		return RenderedFrame{}, err
+	}
+	typ, b, err := s.read()
+	if err == nil && typ != 'f' {
+		err = fmt.Errorf("answered %q to a snapshot", typ)
+	}
+	if err != nil {
+		return RenderedFrame{}, s.fail(err)
+	}
+	var f helperFrame
+	if err := json.Unmarshal(b, &f); err != nil {
+		return RenderedFrame{}, s.fail(fmt.Errorf("its frame is not JSON: %v", err))
+	}
+	if f.C < 1 || f.R < 1 || len(f.L) != f.R {
+		return RenderedFrame{}, s.fail(fmt.Errorf("its frame is %dx%d with %d rows", f.C, f.R, len(f.L)))
+	}
+	active := BufferNormal
+	if f.A == 1 {
+		active = BufferAlternate
+	}
+	return RenderedFrame{Columns: f.C, Rows: f.R, CursorX: f.X, CursorY: f.Y, ActiveBuffer: active, Lines: f.L, SerializedState: f.S}, nil
+}
+
+// close ends the helper: stdin is closed so it exits on its own, and
+// after a short grace its tree is terminated and released either way.
+func (s *xtermScreen) close() {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	s.in.Close()
+	select {
+	case <-s.tree.Exited():
+	case <-time.After(2 * time.Second):
+	}
+	s.tree.Terminate(100 * time.Millisecond)
+	s.outFile.Close()
+}
+
+// tailBuffer keeps the first max bytes written to it (the helper's
+// stderr, for error messages).
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if room := t.max - len(t.b); room > 0 {
+		t.b = append(t.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}

@@ -1,0 +1,160 @@
+package capture
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// testHelper is the renderer helper of a test: the Node on PATH and a
+// supervisor of its own.
+func testHelper(t *testing.T) RendererHelper {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH")
+	}
+	node, _ = filepath.Abs(node)
+	return RendererHelper{Node: node, Supervisor: newSupervisor(t)}
+}
+
+func startTestXterm(t *testing.T, h RendererHelper, term Terminal) *xtermScreen {
+	t.Helper()
+	s, err := startXterm(h, term)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.close)
+	return s
+}
+
+func xsnap(t *testing.T, s *xtermScreen) RenderedFrame {
+	t.Helper()
+	f, err := s.snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestXtermScreenRenders(t *testing.T) {
+	h := testHelper(t)
+	s := startTestXterm(t, h, Terminal{Columns: 6, Rows: 2, Scrollback: 10})
+	if !strings.Contains(s.version, "@xterm/headless 6.0.0") || !strings.Contains(s.version, "@xterm/addon-serialize 0.14.0") {
+		t.Errorf("version %q", s.version)
+	}
+	// queries get no answer and block nothing; UTF-8 split across writes
+	for range 100 {
+		s.write([]byte("\x1b[6n\x1b[c"))
+	}
+	s.write([]byte("ab\r\n\xe6\x97"))
+	s.write([]byte("\xa5x"))
+	f := xsnap(t, s)
+	if f.Lines[0] != "ab    " || f.Lines[1] != "日x   " || f.CursorX != 3 || f.CursorY != 1 || f.ActiveBuffer != BufferNormal {
+		t.Fatalf("frame %+v", f)
+	}
+	s.write([]byte("\x1b[?1049h"))
+	if xsnap(t, s).ActiveBuffer != BufferAlternate {
+		t.Fatal("alternate screen not reported")
+	}
+	s.resize(3, 1)
+	if f := xsnap(t, s); f.Columns != 3 || f.Rows != 1 || len(f.Lines) != 1 {
+		t.Fatalf("after resize %+v", f)
+	}
+	// the issue's example: CSI b without a parameter repeats once
+	s2 := startTestXterm(t, h, Terminal{Columns: 8, Rows: 2, Scrollback: 10})
+	s2.write([]byte("xy\x1b[b|"))
+	if f := xsnap(t, s2); f.Lines[0] != "xyy|    " || f.Lines[1] != "        " {
+		t.Fatalf("REP %q", f.Lines)
+	}
+	// a pending wrap: the cursor column is the column count
+	s2.write([]byte("\rabcdefgh"))
+	if f := xsnap(t, s2); f.CursorX != 8 || f.CursorY != 0 {
+		t.Fatalf("pending wrap cursor %d,%d", f.CursorX, f.CursorY)
+	}
+}
+
+// TestXtermScreenFailures: every way the helper can fail is a sticky
+// error of the screen naming the renderer, never a hang or a partial
+// frame.
+func TestXtermScreenFailures(t *testing.T) {
+	h := testHelper(t)
+	t.Run("protocol", func(t *testing.T) {
+		s := startTestXterm(t, h, Terminal{Columns: 4, Rows: 2})
+		s.send('?', nil)
+		_, err := s.snapshot()
+		if err == nil || !strings.Contains(err.Error(), "terminal renderer (xterm.js helper) failed") || !strings.Contains(err.Error(), "unknown message type") {
+			t.Fatalf("err %v", err)
+		}
+		if err2 := s.write([]byte("x")); err2 != err {
+			t.Fatalf("not sticky: %v", err2)
+		}
+	})
+	t.Run("killed", func(t *testing.T) {
+		s := startTestXterm(t, h, Terminal{Columns: 4, Rows: 2})
+		syscall.Kill(s.tree.Pid(), syscall.SIGKILL)
+		<-s.tree.Exited()
+		s.write([]byte("x"))
+		if _, err := s.snapshot(); err == nil || !strings.Contains(err.Error(), "terminal renderer") {
+			t.Fatalf("err %v", err)
+		}
+	})
+	t.Run("silent", func(t *testing.T) {
+		h := h
+		h.Timeout = 300 * time.Millisecond
+		s := startTestXterm(t, h, Terminal{Columns: 4, Rows: 2})
+		syscall.Kill(s.tree.Pid(), syscall.SIGSTOP)
+		defer syscall.Kill(s.tree.Pid(), syscall.SIGCONT)
+		if _, err := s.snapshot(); err == nil || !strings.Contains(err.Error(), "did not answer within 300ms") {
+			t.Fatalf("err %v", err)
+		}
+	})
+	t.Run("memory", func(t *testing.T) {
+		h := h
+		h.MemoryMB = 16
+		s, err := startXterm(h, Terminal{Columns: 1000, Rows: 1000, Scrollback: 1000})
+		if err == nil {
+			defer s.close()
+			line := bytes.Repeat([]byte("\x1b[31mx\x1b[32my"), 500)
+			for i := 0; i < 3000 && err == nil; i++ {
+				err = s.write(append(line, '\r', '\n'))
+			}
+			if err == nil {
+				_, err = s.snapshot()
+			}
+		}
+		if err == nil || !strings.Contains(err.Error(), "exceeded its 16 MB memory bound") {
+			t.Fatalf("a 16 MB heap held a 1000×2000 screen: %v", err)
+		}
+	})
+	t.Run("no node", func(t *testing.T) {
+		if _, err := startXterm(RendererHelper{Node: "node", Supervisor: h.Supervisor}, Terminal{Columns: 1, Rows: 1}); err == nil {
+			t.Fatal("a relative Node path was run")
+		}
+	})
+}
+
+// TestRendererBundleIsCurrent rebuilds the helper bundle from
+// frontend/renderer/helper.mjs with the installed packages and requires
+// the committed render_helper.js to be the same.
+func TestRendererBundleIsCurrent(t *testing.T) {
+	requireNode(t)
+	out := filepath.Join(t.TempDir(), "helper.js")
+	cmd := exec.Command("npx", "rolldown", "renderer/helper.mjs", "--format", "cjs", "--platform", "node", "--minify", "-o", out)
+	cmd.Dir = frontendDir()
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("rolldown: %v\n%s", err, msg)
+	}
+	want, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(want) != rendererScript {
+		t.Fatal("render_helper.js is stale: run `make renderer`")
+	}
+}
