@@ -283,7 +283,9 @@ func anyStrings(s []string) []any {
 }
 
 // behaviorProcesses compares the two sides' sets of process paths: a
-// path on one side only is a differing position.
+// path on one side only is a differing position. A path on one side only
+// next (in sorted order) to one on the other side only with the same
+// parents is one position: the child whose command line changed.
 func behaviorProcesses(l, r *record) dimObs {
 	ln, rn := processNodes(l), processNodes(r)
 	d := dimObs{n: [2]int{len(ln), len(rn)}}
@@ -311,5 +313,38 @@ func behaviorProcesses(l, r *record) dimObs {
 			j++
 		}
 	}
+	out := d.pairs[:0]
+	for k := 0; k < len(d.pairs); k++ {
+		p := d.pairs[k]
+		if k+1 < len(d.pairs) {
+			q := d.pairs[k+1]
+			lonely := func(x obsPair) *obs {
+				if x.l != nil && x.r == nil {
+					return x.l
+				}
+				if x.r != nil && x.l == nil {
+					return x.r
+				}
+				return nil
+			}
+			a, b := lonely(p), lonely(q)
+			if a != nil && b != nil && (p.l == nil) != (q.l == nil) && sameParents(a, b) {
+				if p.l == nil {
+					p.l = q.l
+				} else {
+					p.r = q.r
+				}
+				k++
+			}
+		}
+		out = append(out, p)
+	}
+	d.pairs = out
 	return d
+}
+
+func sameParents(a, b *obs) bool {
+	x, _ := a.value.(map[string]any)
+	y, _ := b.value.(map[string]any)
+	return equalJSON(x["parent_commands"], y["parent_commands"])
 }

@@ -133,7 +133,6 @@ func TestBehaviorOneLineChangeIsLocated(t *testing.T) {
 	}
 }
 
-
 func rangesOf(m map[string]any) string { b, _ := json.Marshal(m["ranges"]); return string(b) }
 
 // Times, sample counts and checkpoint times do not matter in behavior
