@@ -16,10 +16,14 @@ import (
 	"github.com/gatehouse/gatehouse/backend/evidence"
 )
 
-const compareUsage = `compare-process-captures A.json B.json [TRACE.json] [--max-capture-age-ms N]
+const compareUsage = `compare-process-captures A.json B.json [TRACE.json] [--mode behavior|exact] [--max-capture-age-ms N]
 
-Compares two Process Capture Evidence files (A is the authority, B the
-reconstruction) and writes comparison Evidence to stdout. With TRACE.json,
+Compares two Process Capture Evidence files (A, the left side, is the
+reference run; B, the right side, the run checked against it) and writes
+comparison Evidence to stdout. --mode behavior (the default) asks whether
+the program behaved differently: output chunking, times and sample counts
+are ignored. --mode exact asks whether the captures recorded the same
+observations, item by item, times included. With TRACE.json,
 both captures are also checked against that trace spec. With
 --max-capture-age-ms, captures completed more than N ms ago are refused.
 A summary is printed on stderr when stderr is a terminal.`
@@ -27,6 +31,7 @@ A summary is printed on stderr when stderr is a terminal.`
 func runCompare(ctx context.Context, io IO, args []string) error {
 	fs := newFlags(io, "compare-process-captures", compareUsage)
 	maxAge := fs.Int64("max-capture-age-ms", 0, "refuse captures that completed more than `N` ms ago (N ≥ 1)")
+	modeName := fs.String("mode", string(compare.ModeBehavior), "`behavior` (did the program behave differently?) or exact (the same observations, times included)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -39,6 +44,10 @@ func runCompare(ctx context.Context, io IO, args []string) error {
 	if ageSet && *maxAge < 1 {
 		return usageError("--max-capture-age-ms must be a whole number of milliseconds, at least 1")
 	}
+	mode, ok := compare.ParseMode(*modeName)
+	if !ok || *modeName == "" {
+		return usageError("--mode must be behavior or exact")
+	}
 	left, err := readEvidenceFile(pos[0], "left")
 	if err != nil {
 		return err
@@ -47,7 +56,7 @@ func runCompare(ctx context.Context, io IO, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := compare.Options{MaxCaptureAgeMS: *maxAge}
+	opts := compare.Options{MaxCaptureAgeMS: *maxAge, Mode: mode}
 	if len(pos) == 3 {
 		spec, err := readTraceSpecFile(pos[2])
 		if err != nil {
@@ -150,7 +159,7 @@ func compareError(err error) error {
 // dimension table, the first divergence with both sides' values, the trace
 // verdict and the limitations. Every recorded text is sanitized.
 func writeCompareSummary(w iopkg.Writer, res compare.Result) {
-	fmt.Fprintf(w, "Comparison: %s\n\n", res.Status)
+	fmt.Fprintf(w, "Comparison: %s (%s mode)\n\n", res.Status, res.Mode)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  DIMENSION\tSTATUS\tLEFT\tRIGHT")
 	for _, d := range res.DimensionViews() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/gatehouse/gatehouse/backend/asciicast"
@@ -15,9 +16,13 @@ import (
 	"github.com/gatehouse/gatehouse/backend/store"
 )
 
-// maxDiffItems is the most differing items listed per dimension in a
-// comparison view (DimensionDiff.Total still counts them all).
+// maxDiffItems is the page size of differing items per dimension in a
+// comparison view (DimensionDiff.Total still counts them all; later
+// pages come from CompareDiffPage).
 const maxDiffItems = 200
+
+// maxDiffPage is the largest page CompareDiffPage returns.
+const maxDiffPage = 1000
 
 // CompareCapturesArgs names two saved captures and an optional trace spec.
 type CompareCapturesArgs struct {
@@ -27,6 +32,8 @@ type CompareCapturesArgs struct {
 	Right string `json:"right"`
 	// TraceSpec is the exact JSON text of a trace spec (version 1), or "".
 	TraceSpec string `json:"traceSpec,omitempty"`
+	// Mode is "behavior" (the default, also for "") or "exact".
+	Mode string `json:"mode,omitempty"`
 	// Save seals the comparison as Evidence and saves it in the library.
 	Save bool `json:"save,omitempty"`
 }
@@ -93,7 +100,11 @@ func (f *Facade) CompareCaptures(a CompareCapturesArgs) (ComparisonView, error) 
 	if err != nil {
 		return ComparisonView{}, err
 	}
-	opts := compare.Options{DiffLimit: maxDiffItems}
+	mode, err := cmpMode(a.Mode)
+	if err != nil {
+		return ComparisonView{}, err
+	}
+	opts := compare.Options{DiffLimit: maxDiffItems, Mode: mode}
 	trace := json.RawMessage("null")
 	if strings.TrimSpace(a.TraceSpec) != "" {
 		spec, err := compare.ParseTraceSpec([]byte(a.TraceSpec))
@@ -170,6 +181,7 @@ func (f *Facade) OpenComparison(a OpenComparisonArgs) (ComparisonView, error) {
 	}
 	var params struct {
 		TraceSpec json.RawMessage `json:"trace_spec"`
+		Mode      string          `json:"mode"`
 	}
 	_ = json.Unmarshal(env.Parameters, &params)
 	view := ComparisonView{EvidenceID: env.EvidenceID, Saved: a.ID != "", PredicateType: env.PredicateType,
@@ -196,7 +208,12 @@ func (f *Facade) OpenComparison(a OpenComparisonArgs) (ComparisonView, error) {
 		view.Dimensions = cmpRows(env.NormalizedResult, nil)
 		return view, nil
 	}
-	opts := compare.Options{DiffLimit: maxDiffItems}
+	// A comparison recorded before modes existed used the exact rules.
+	mode := compare.ModeExact
+	if m, ok := compare.ParseMode(params.Mode); ok && params.Mode != "" {
+		mode = m
+	}
+	opts := compare.Options{DiffLimit: maxDiffItems, Mode: mode}
 	if len(params.TraceSpec) > 0 && string(params.TraceSpec) != "null" {
 		spec, err := compare.ParseTraceSpec(params.TraceSpec)
 		if err != nil {
@@ -214,6 +231,72 @@ func (f *Facade) OpenComparison(a OpenComparisonArgs) (ComparisonView, error) {
 	}
 	view.Dimensions = cmpRows(env.NormalizedResult, diffs)
 	return view, nil
+}
+
+// CompareDiffPageArgs names one page of one dimension's differing items
+// of a comparison of two saved captures.
+type CompareDiffPageArgs struct {
+	Left  string `json:"left"`
+	Right string `json:"right"`
+	// Mode is "behavior" (the default, also for "") or "exact".
+	Mode      string `json:"mode,omitempty"`
+	Dimension string `json:"dimension"`
+	// Offset is the first differing item returned; Limit how many (1 to
+	// 1000; 0 means 200).
+	Offset int `json:"offset"`
+	Limit  int `json:"limit,omitempty"`
+}
+
+// CompareDiffPage compares the two saved captures again (both re-verified
+// on read) and returns one page of one dimension's differing items:
+// Total counts them all, Offset says where the page starts. Bad
+// arguments are refused with their path ($.dimension, $.offset, $.limit,
+// $.mode).
+func (f *Facade) CompareDiffPage(a CompareDiffPageArgs) (DimensionRow, error) {
+	bad := func(path, msg string) error {
+		return &CLIError{Code: "invalid_arguments", Category: CategoryInvalid,
+			Details: []evidenceIssue{{Code: "invalid_value", Path: path, Message: msg}}, Message: msg}
+	}
+	di := slices.Index(compare.Dimensions(), a.Dimension)
+	switch {
+	case di < 0:
+		return DimensionRow{}, bad("$.dimension", fmt.Sprintf("%q is not a comparison dimension", strictTruncate(a.Dimension, 40)))
+	case a.Offset < 0:
+		return DimensionRow{}, bad("$.offset", "offset must not be negative")
+	case a.Limit < 0 || a.Limit > maxDiffPage:
+		return DimensionRow{}, bad("$.limit", fmt.Sprintf("limit must be between 1 and %d", maxDiffPage))
+	}
+	if a.Limit == 0 {
+		a.Limit = maxDiffItems
+	}
+	mode, err := cmpMode(a.Mode)
+	if err != nil {
+		return DimensionRow{}, err
+	}
+	left, _, err := f.cmpLoadCapture(a.Left, "left")
+	if err != nil {
+		return DimensionRow{}, err
+	}
+	right, _, err := f.cmpLoadCapture(a.Right, "right")
+	if err != nil {
+		return DimensionRow{}, err
+	}
+	res, err := compare.Compare(left, right, compare.Options{Mode: mode, DiffLimit: a.Limit, DiffOffset: a.Offset})
+	if err != nil {
+		return DimensionRow{}, compareError(err)
+	}
+	return DimensionRow{Name: a.Dimension, Status: string(res.DimensionViews()[di].Status), DimensionDiff: res.Diffs[di]}, nil
+}
+
+// cmpMode reads a comparison mode argument.
+func cmpMode(name string) (compare.Mode, error) {
+	mode, ok := compare.ParseMode(name)
+	if !ok {
+		return "", &CLIError{Code: "invalid_arguments", Category: CategoryInvalid,
+			Details: []evidenceIssue{{Code: "invalid_value", Path: "$.mode", Message: "mode is behavior or exact"}},
+			Message: fmt.Sprintf("%q is not a comparison mode; use behavior (the default) or exact", strictTruncate(name, 40))}
+	}
+	return mode, nil
 }
 
 func cmpSideName(i int) string {

@@ -95,7 +95,7 @@ func TestCompareCapturesOverTheBridge(t *testing.T) {
 	work := t.TempDir()
 	alpha, bravo := cmpCapture(t, ts, work, "alpha"), cmpCapture(t, ts, work, "bravo")
 
-	v, status, e := apiCall[ComparisonView](t, ts, "CompareCaptures", map[string]any{"left": alpha, "right": bravo, "traceSpec": stepTrace, "save": true})
+	v, status, e := apiCall[ComparisonView](t, ts, "CompareCaptures", map[string]any{"left": alpha, "right": bravo, "traceSpec": stepTrace, "save": true, "mode": "exact"})
 	if status != 200 {
 		t.Fatalf("CompareCaptures: %d %+v", status, e)
 	}

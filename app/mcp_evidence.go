@@ -26,6 +26,8 @@ func (s *mcpService) addEvidenceTools(srv *mcp.Server, t *mcpTools) {
 			"right_evidence_id":  stringSchema("ev_… id of a capture made on this connection or shared with agents"),
 			"trace_spec":         map[string]any{"type": "object", "description": "optional trace spec (version 1)"},
 			"max_capture_age_ms": map[string]any{"type": "integer", "minimum": 1},
+			"mode": map[string]any{"type": "string", "enum": []string{"behavior", "exact"}, "default": "behavior",
+				"description": "behavior: did the program behave differently (chunking, times, sample counts ignored); exact: the same observations item by item, times included"},
 		}, []string{"left_evidence_id", "right_evidence_id"})}, t.compareCaptures)
 }
 
@@ -78,6 +80,7 @@ func (t *mcpTools) compareCaptures(ctx context.Context, req *mcp.CallToolRequest
 		Right  string          `json:"right_evidence_id"`
 		Trace  json.RawMessage `json:"trace_spec"`
 		MaxAge int64           `json:"max_capture_age_ms"`
+		Mode   string          `json:"mode"`
 	}
 	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
 		return toolError("invalid_arguments", err.Error()), nil
@@ -90,7 +93,11 @@ func (t *mcpTools) compareCaptures(ctx context.Context, req *mcp.CallToolRequest
 	if bad != nil {
 		return bad, nil
 	}
-	opts := compare.Options{MaxCaptureAgeMS: a.MaxAge}
+	mode, ok := compare.ParseMode(a.Mode)
+	if !ok {
+		return toolError("invalid_arguments", `mode must be "behavior" (the default) or "exact"`), nil
+	}
+	opts := compare.Options{MaxCaptureAgeMS: a.MaxAge, Mode: mode}
 	if len(a.Trace) > 0 && string(a.Trace) != "null" {
 		spec, err := compare.ParseTraceSpec(a.Trace)
 		if err != nil {

@@ -18,7 +18,7 @@ func BenchmarkCompare(b *testing.B) {
 			b.SetBytes(int64(len(l.NormalizedResult) + len(r.NormalizedResult)))
 			b.ResetTimer()
 			for b.Loop() {
-				res, err := Compare(l, r, Options{})
+				res, err := Compare(l, r, Options{Mode: ModeExact})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -72,7 +72,7 @@ func BenchmarkCompareWithTrace(b *testing.B) {
 			spec := bigTraceSpec(b)
 			b.ResetTimer()
 			for b.Loop() {
-				res, err := Compare(l, r, Options{Trace: spec})
+				res, err := Compare(l, r, Options{Mode: ModeExact, Trace: spec})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -170,7 +170,7 @@ func TestCLISummaryOnTerminal(t *testing.T) {
 	spec := filepath.Join(dir, "trace.json")
 	os.WriteFile(spec, []byte(`{"version":1,"events":[{"id":"hello","source":"terminal_raw","exact":{"data":"hello"},"ignore_fields":["sequence","at_ms"]}],"language":{"kind":"partial_order"}}`), 0o600)
 	var out bytes.Buffer
-	st := app.Main([]string{"gatehouse", "compare-process-captures", a, b, spec}, strings.NewReader(""), &out, tty)
+	st := app.Main([]string{"gatehouse", "compare-process-captures", "--mode", "exact", a, b, spec}, strings.NewReader(""), &out, tty)
 	tty.Close()
 	if st != 0 {
 		t.Fatalf("status %d", st)
@@ -186,7 +186,7 @@ func TestCLISummaryOnTerminal(t *testing.T) {
 		}
 	}
 	s := summary.String()
-	for _, want := range []string{"Comparison: changed", "terminal", "changed", "First divergence: terminal, item 0",
+	for _, want := range []string{"Comparison: changed (exact mode)", "terminal", "changed", "First divergence: terminal, item 0",
 		`frames[0] at 5 ms: {"at_ms":5,"data":"hello"`, `"data":"foo\rbar\u001b[2J"`,
 		"Trace: different (left pass, right fail)", "predicate on right"} {
 		if !strings.Contains(s, want) {

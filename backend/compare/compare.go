@@ -75,15 +75,24 @@ type Options struct {
 	// Trace, when set, is checked against both captures' event journals
 	// and the result carries a trace verdict.
 	Trace *TraceSpec
-	// DiffLimit, when positive, fills Result.Diffs as Diffs(left, right,
-	// DiffLimit) would, from the records this comparison already read.
+	// Mode is ModeBehavior (the default, also for "") or ModeExact; any
+	// other value is refused (CodeInvalidRequest).
+	Mode Mode
+	// DiffLimit, when positive, fills Result.Diffs with at most DiffLimit
+	// differing items per dimension, skipping the first DiffOffset ones
+	// (a page; DimensionDiff.Total still counts them all), from the
+	// records this comparison already read.
 	DiffLimit int
+	// DiffOffset is the first differing item of each dimension kept in
+	// Result.Diffs (0: from the start); negative values are invalid.
+	DiffOffset int
 }
 
 // Result is the outcome of a comparison: the normalized_result of
 // comparison Evidence. Its JSON shape is that of 50-compare-replay.md.
 type Result struct {
 	Status          Status       `json:"status"`
+	Mode            Mode         `json:"mode"`
 	Terminal        Status       `json:"terminal"`
 	Interaction     Status       `json:"interaction"`
 	Exit            Status       `json:"exit"`
@@ -105,6 +114,7 @@ type Result struct {
 // parameters are what the comparison was asked to do; Envelope records
 // them as the Evidence parameters.
 type parameters struct {
+	Mode            Mode            `json:"mode"`
 	MaxCaptureAgeMS *int64          `json:"max_capture_age_ms"`
 	CheckedAt       *string         `json:"checked_at"`
 	TraceSpec       json.RawMessage `json:"trace_spec"`
@@ -242,7 +252,8 @@ const ReasonTruncated = "At least one capture is truncated."
 // dimension. The first divergence is chosen only among dimensions that are
 // changed, added or removed.
 func Compare(left, right *evidence.Envelope, opts Options) (Result, error) {
-	if left == nil || right == nil || opts.MaxCaptureAgeMS < 0 {
+	mode, okMode := opts.Mode.resolve()
+	if left == nil || right == nil || opts.MaxCaptureAgeMS < 0 || !okMode || opts.DiffOffset < 0 {
 		var issues []Issue
 		if left == nil {
 			issues = append(issues, Issue{Side: "left", Path: "$", Code: "missing", Message: "no left envelope"})
@@ -253,6 +264,12 @@ func Compare(left, right *evidence.Envelope, opts Options) (Result, error) {
 		if opts.MaxCaptureAgeMS < 0 {
 			issues = append(issues, Issue{Path: "max_capture_age_ms", Code: "out_of_range", Message: "must not be negative"})
 		}
+		if !okMode {
+			issues = append(issues, Issue{Path: "mode", Code: "invalid_value", Message: fmt.Sprintf("%q is not a comparison mode; use behavior or exact", strictjson.Truncate(string(opts.Mode), 40))})
+		}
+		if opts.DiffOffset < 0 {
+			issues = append(issues, Issue{Path: "diff_offset", Code: "out_of_range", Message: "must not be negative"})
+		}
 		return Result{}, newError(CodeInvalidRequest, issues)
 	}
 	lr, rr, err := readPair(left, right)
@@ -262,7 +279,7 @@ func Compare(left, right *evidence.Envelope, opts Options) (Result, error) {
 	if err := checkContracts(lr, rr); err != nil {
 		return Result{}, err
 	}
-	var params parameters
+	params := parameters{Mode: mode}
 	if opts.MaxCaptureAgeMS > 0 {
 		now := time.Now
 		if opts.Now != nil {
@@ -275,14 +292,16 @@ func Compare(left, right *evidence.Envelope, opts Options) (Result, error) {
 		ms, at := opts.MaxCaptureAgeMS, t.UTC().Format(time.RFC3339Nano)
 		params.MaxCaptureAgeMS, params.CheckedAt = &ms, &at
 	}
-	res := compareRecords(lr, rr)
+	dims := dimensionsOf(mode, lr, rr)
+	res := compareRecords(lr, rr, dims)
+	res.Mode = mode
 	if opts.Trace != nil {
 		tr := evaluateTrace(opts.Trace, lr, rr)
 		res.Trace = &tr
 		params.TraceSpec = opts.Trace.raw
 	}
 	if opts.DiffLimit > 0 {
-		res.Diffs = diffRecords(lr, rr, opts.DiffLimit)
+		res.Diffs = diffDims(dims, opts.DiffOffset, opts.DiffLimit)
 	}
 	res.params = params
 	return res, nil
@@ -375,6 +394,63 @@ type obs struct {
 	hasAt bool
 	kind  string // the collection it comes from
 	index int
+	skip  map[string]bool // top-level members equality ignores (nil: none)
+	loc   string          // the JSON path, when it is not kind[index]
+}
+
+// obsPair is one position of a dimension's comparison list: the left and the
+// right observation (nil when that side has none there).
+type obsPair struct {
+	l, r *obs
+	// differ marks a pair built only because its sides differ (the
+	// behavior terminal comparison); its values need no re-comparison.
+	differ bool
+}
+
+// equal reports whether both sides hold equal observations under the
+// mode that built the pair.
+func (p obsPair) equal() bool {
+	if p.differ || p.l == nil || p.r == nil || p.l.kind != p.r.kind {
+		return false
+	}
+	if p.l.skip == nil {
+		return equalJSON(p.l.value, p.r.value)
+	}
+	return equalSkipping(p.l.value, p.r.value, p.l.skip)
+}
+
+// dimObs is one dimension's comparison list and the number of
+// observations compared on each side.
+type dimObs struct {
+	pairs []obsPair
+	n     [2]int
+}
+
+// zip pairs two observation lists index by index.
+func zip(l, r []obs) dimObs {
+	d := dimObs{pairs: make([]obsPair, max(len(l), len(r))), n: [2]int{len(l), len(r)}}
+	for i := range d.pairs {
+		if i < len(l) {
+			d.pairs[i].l = &l[i]
+		}
+		if i < len(r) {
+			d.pairs[i].r = &r[i]
+		}
+	}
+	return d
+}
+
+// dimensionsOf builds every dimension's comparison list under mode.
+func dimensionsOf(mode Mode, l, r *record) [numDims]dimObs {
+	if mode == ModeExact {
+		var out [numDims]dimObs
+		lo, ro := l.observations(), r.observations()
+		for d := range numDims {
+			out[d] = zip(lo[d], ro[d])
+		}
+		return out
+	}
+	return behaviorDimensions(l, r)
 }
 
 // observations builds the observation list of every dimension.
@@ -428,6 +504,9 @@ func mergeTerminal(raw, rendered []obs) []obs {
 
 // location is the JSON path of an observation in its Evidence.
 func (o obs) location(other *obs) string {
+	if o.loc != "" {
+		return o.loc
+	}
 	switch o.kind {
 	case "exit":
 		return root + "." + pickDiffering(o, other, "exit", "settlement")
@@ -458,28 +537,20 @@ type difference struct {
 	at    int64 // math.MaxInt64 when neither side has a time
 }
 
-// diffDim classifies one dimension's observations and finds its earliest
-// differing item by min(left, right) time (the lowest index on ties).
-func diffDim(l, r []obs) (Status, difference) {
+// diffDim classifies one dimension and finds its earliest differing
+// position by min(left, right) time (the lowest position on ties).
+func diffDim(d dimObs) (Status, difference) {
 	best := difference{index: -1, at: math.MaxInt64}
-	n := max(len(l), len(r))
-	for i := range n {
-		var lo, ro *obs
-		if i < len(l) {
-			lo = &l[i]
-		}
-		if i < len(r) {
-			ro = &r[i]
-		}
-		if lo != nil && ro != nil && lo.kind == ro.kind && equalJSON(lo.value, ro.value) {
+	for i, p := range d.pairs {
+		if p.equal() {
 			continue
 		}
 		t := int64(math.MaxInt64)
-		if lo != nil && lo.hasAt {
-			t = lo.at
+		if p.l != nil && p.l.hasAt {
+			t = p.l.at
 		}
-		if ro != nil && ro.hasAt {
-			t = min(t, ro.at)
+		if p.r != nil && p.r.hasAt {
+			t = min(t, p.r.at)
 		}
 		if best.index < 0 || t < best.at {
 			best = difference{i, t}
@@ -488,20 +559,19 @@ func diffDim(l, r []obs) (Status, difference) {
 	switch {
 	case best.index < 0:
 		return Unchanged, best
-	case len(l) == 0:
+	case d.n[0] == 0:
 		return Added, best
-	case len(r) == 0:
+	case d.n[1] == 0:
 		return Removed, best
 	}
 	return Changed, best
 }
 
 // compareRecords compares two valid records with equal contracts.
-func compareRecords(l, r *record) Result {
+func compareRecords(l, r *record, dims [numDims]dimObs) Result {
 	res := Result{Limitations: []string{}}
-	lo, ro := l.observations(), r.observations()
 	for d := range numDims {
-		res.counts[d] = [2]int{len(lo[d]), len(ro[d])}
+		res.counts[d] = dims[d].n
 	}
 	if l.truncated || r.truncated {
 		for d := range numDims {
@@ -541,7 +611,7 @@ func compareRecords(l, r *record) Result {
 	var diffs [numDims]difference
 	observed := false
 	for d := range numDims {
-		st, diff := diffDim(lo[d], ro[d])
+		st, diff := diffDim(dims[d])
 		diffs[d] = diff
 		if len(unknown[d]) > 0 {
 			st = Unknown
@@ -559,7 +629,7 @@ func compareRecords(l, r *record) Result {
 	case anyStatus(&res, Unknown):
 		res.Status = Unknown
 	}
-	res.FirstDivergence = firstDivergence(&res, diffs, lo, ro, unknown)
+	res.FirstDivergence = firstDivergence(&res, diffs, dims, unknown)
 	return res
 }
 
@@ -583,7 +653,7 @@ func dimIndex(name string) (dim, bool) {
 
 // firstDivergence picks the earliest differing item among the dimensions
 // with an observed difference (ties in Dimensions order).
-func firstDivergence(res *Result, diffs [numDims]difference, lo, ro [numDims][]obs, unknown [numDims][]string) Divergence {
+func firstDivergence(res *Result, diffs [numDims]difference, dims [numDims]dimObs, unknown [numDims][]string) Divergence {
 	best := dim(-1)
 	for d := range numDims {
 		switch *res.status(d) {
@@ -609,13 +679,7 @@ func firstDivergence(res *Result, diffs [numDims]difference, lo, ro [numDims][]o
 	}
 	i := diffs[best].index
 	dv := Divergence{Status: DivergenceFound, Dimension: dimNames[best], Index: i}
-	var lItem, rItem *obs
-	if i < len(lo[best]) {
-		lItem = &lo[best][i]
-	}
-	if i < len(ro[best]) {
-		rItem = &ro[best][i]
-	}
+	lItem, rItem := dims[best].pairs[i].l, dims[best].pairs[i].r
 	if lItem != nil {
 		dv.Left, dv.LeftLocation = lItem.value, lItem.location(rItem)
 		if lItem.hasAt {

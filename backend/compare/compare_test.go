@@ -61,7 +61,7 @@ func hasIssue(ce *Error, side, path, code string) bool {
 
 func TestIdenticalCapturesAreUnchanged(t *testing.T) {
 	e := env(t, baseRecord())
-	res := mustCompare(t, e, e, Options{})
+	res := mustCompare(t, e, e, Options{Mode: ModeExact})
 	wantStatuses(t, res, Unchanged, nil)
 	if res.FirstDivergence.Status != DivergenceNone {
 		t.Errorf("first divergence = %+v, want none", res.FirstDivergence)
@@ -86,7 +86,7 @@ func TestMemberOrderIsIrrelevant(t *testing.T) {
 			t.Fatal("fixtures did not change member order")
 		}
 	}
-	wantStatuses(t, mustCompare(t, l, r, Options{}), Unchanged, nil)
+	wantStatuses(t, mustCompare(t, l, r, Options{Mode: ModeExact}), Unchanged, nil)
 	// Numbers compare as doubles: 5 and 5.0 are the same at_ms.
 	raw := strings.Replace(string(r.NormalizedResult), `"at_ms":5,`, `"at_ms":5.0,`, 1)
 	if raw == string(r.NormalizedResult) {
@@ -94,7 +94,7 @@ func TestMemberOrderIsIrrelevant(t *testing.T) {
 	}
 	r2 := *r
 	r2.NormalizedResult = json.RawMessage(raw)
-	wantStatuses(t, mustCompare(t, l, &r2, Options{}), Unchanged, nil)
+	wantStatuses(t, mustCompare(t, l, &r2, Options{Mode: ModeExact}), Unchanged, nil)
 }
 
 func TestCarriageReturnChangesTerminal(t *testing.T) {
@@ -102,7 +102,7 @@ func TestCarriageReturnChangesTerminal(t *testing.T) {
 	lr["frames"] = arr{frame(0, 5, "bar")}
 	rr["frames"] = arr{frame(0, 5, "foo\rbar")}
 	lr["rendered_frames"], rr["rendered_frames"] = arr{rendered(0, 5, "bar")}, arr{rendered(0, 5, "bar")}
-	res := mustCompare(t, env(t, lr), env(t, rr), Options{})
+	res := mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
 	wantStatuses(t, res, Changed, map[string]Status{"terminal": Changed})
 	fd := res.FirstDivergence
 	if fd.Status != DivergenceFound || fd.Dimension != "terminal" || fd.Index != 0 {
@@ -163,7 +163,7 @@ func toNumbers(v any) any {
 func TestExtraCheckpointChangesFilesystem(t *testing.T) {
 	lr, rr := baseRecord(), baseRecord()
 	rr["filesystem_checkpoints"] = arr{checkpoint("before", 0), checkpoint("ready", 50), checkpoint("after_settlement", 200)}
-	res := mustCompare(t, env(t, lr), env(t, rr), Options{})
+	res := mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
 	wantStatuses(t, res, Changed, map[string]Status{"filesystem": Changed})
 	fd := res.FirstDivergence
 	if fd.Dimension != "filesystem" || fd.Index != 1 || *fd.LeftAtMS != 200 || *fd.RightAtMS != 50 {
@@ -175,14 +175,14 @@ func TestFinalFileStateCounts(t *testing.T) {
 	lr, rr := baseRecord(), baseRecord()
 	lr["files_after"] = arr{fileState("<filesystem-root-0>/a", strings.Repeat("a", 64))}
 	rr["files_after"] = arr{fileState("<filesystem-root-0>/a", strings.Repeat("b", 64))}
-	res := mustCompare(t, env(t, lr), env(t, rr), Options{})
+	res := mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
 	wantStatuses(t, res, Changed, map[string]Status{"filesystem": Changed})
 	if fd := res.FirstDivergence; fd.Index != 2 || fd.LeftLocation != root+".files_after" || *fd.LeftAtMS != 200 {
 		t.Errorf("first divergence = %+v", fd)
 	}
 	rr["files_after"] = arr{}
 	rr["filesystem_effects"] = arr{obj{"path": "<filesystem-root-0>/a", "status": "created", "before": nil, "after": nil}}
-	res = mustCompare(t, env(t, lr), env(t, rr), Options{})
+	res = mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
 	if fd := res.FirstDivergence; fd.LeftLocation != root+".files_after" {
 		t.Errorf("first divergence = %+v", fd)
 	}
@@ -191,7 +191,7 @@ func TestFinalFileStateCounts(t *testing.T) {
 func TestResidualUnknownMakesDimensionUnknown(t *testing.T) {
 	lr, rr := baseRecord(), baseRecord()
 	rr["residual_unknowns"] = arr{obj{"scope": "process", "reason": "process samples may miss short-lived descendants"}}
-	res := mustCompare(t, env(t, lr), env(t, rr), Options{})
+	res := mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
 	wantStatuses(t, res, Unknown, map[string]Status{"process": Unknown})
 	fd := res.FirstDivergence
 	if fd.Status != DivergenceUnknown || !strings.Contains(fd.Reason, "process") {
@@ -202,11 +202,11 @@ func TestResidualUnknownMakesDimensionUnknown(t *testing.T) {
 	}
 	// A difference inside the unknown dimension stays unknown.
 	rr["process_samples"] = arr{sample(0, 101, "bash")}
-	res = mustCompare(t, env(t, lr), env(t, rr), Options{})
+	res = mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
 	wantStatuses(t, res, Unknown, map[string]Status{"process": Unknown})
 	// A residual unknown never hides an observed difference elsewhere.
 	rr["frames"] = arr{frame(0, 5, "other")}
-	res = mustCompare(t, env(t, lr), env(t, rr), Options{})
+	res = mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
 	wantStatuses(t, res, Changed, map[string]Status{"process": Unknown, "terminal": Changed})
 	if res.FirstDivergence.Dimension != "terminal" {
 		t.Errorf("first divergence = %+v", res.FirstDivergence)
@@ -216,7 +216,7 @@ func TestResidualUnknownMakesDimensionUnknown(t *testing.T) {
 func TestResidualUnknownWithForeignScopeCoversEverything(t *testing.T) {
 	lr := baseRecord()
 	lr["residual_unknowns"] = arr{obj{"scope": "kernel", "reason": "?"}}
-	res := mustCompare(t, env(t, lr), env(t, baseRecord()), Options{})
+	res := mustCompare(t, env(t, lr), env(t, baseRecord()), Options{Mode: ModeExact})
 	all := map[string]Status{}
 	for _, d := range Dimensions() {
 		all[d] = Unknown
@@ -229,7 +229,7 @@ func TestNormalizationDifferenceIsUnknown(t *testing.T) {
 	n := testNormalization()
 	n["time_bucket_ms"] = 100
 	rr["normalization"] = n // the contract (and its commitment) unchanged
-	res := mustCompare(t, env(t, lr), env(t, rr), Options{})
+	res := mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
 	all := map[string]Status{}
 	for _, d := range Dimensions() {
 		all[d] = Unknown
@@ -240,7 +240,7 @@ func TestNormalizationDifferenceIsUnknown(t *testing.T) {
 func TestOneSidedFramesAreAddedOrRemoved(t *testing.T) {
 	lr, rr := baseRecord(), baseRecord()
 	lr["frames"], lr["rendered_frames"] = arr{}, arr{}
-	res := mustCompare(t, env(t, lr), env(t, rr), Options{})
+	res := mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
 	wantStatuses(t, res, Changed, map[string]Status{"terminal": Added})
 	fd := res.FirstDivergence
 	if fd.Left != nil || fd.LeftAtMS != nil || fd.LeftLocation != "" || fd.Right == nil || *fd.RightAtMS != 5 {
@@ -250,7 +250,7 @@ func TestOneSidedFramesAreAddedOrRemoved(t *testing.T) {
 	if !strings.Contains(string(b), `"left":null`) || !strings.Contains(string(b), `"left_at_ms":null`) {
 		t.Errorf("JSON = %s", b)
 	}
-	res = mustCompare(t, env(t, rr), env(t, lr), Options{})
+	res = mustCompare(t, env(t, rr), env(t, lr), Options{Mode: ModeExact})
 	wantStatuses(t, res, Changed, map[string]Status{"terminal": Removed})
 }
 
@@ -264,7 +264,7 @@ func TestTruncatedEitherSideTruncatesEverything(t *testing.T) {
 		if side != "left" {
 			rr["truncated"] = true
 		}
-		res := mustCompare(t, env(t, lr), env(t, rr), Options{})
+		res := mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
 		all := map[string]Status{}
 		for _, d := range Dimensions() {
 			all[d] = Truncated
@@ -278,7 +278,7 @@ func TestTruncatedEitherSideTruncatesEverything(t *testing.T) {
 	lr := baseRecord()
 	lr["truncated"] = true
 	lr["filesystem_checkpoints"].(arr)[1].(obj)["truncated"] = true
-	wantStatuses(t, mustCompare(t, env(t, lr), env(t, baseRecord()), Options{}), Truncated, map[string]Status{
+	wantStatuses(t, mustCompare(t, env(t, lr), env(t, baseRecord()), Options{Mode: ModeExact}), Truncated, map[string]Status{
 		"terminal": Truncated, "interaction": Truncated, "exit": Truncated, "filesystem": Truncated,
 		"protocol": Truncated, "process": Truncated, "shim": Truncated})
 }
@@ -286,7 +286,7 @@ func TestTruncatedEitherSideTruncatesEverything(t *testing.T) {
 func TestExitComparesExitAndSettlement(t *testing.T) {
 	lr, rr := baseRecord(), baseRecord()
 	rr["settlement"] = obj{"state": "alive_at_deadline", "elapsed_ms": 100, "cleanup_outcome": "cleaned"}
-	res := mustCompare(t, env(t, lr), env(t, rr), Options{})
+	res := mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
 	wantStatuses(t, res, Changed, map[string]Status{"exit": Changed})
 	fd := res.FirstDivergence
 	if fd.Dimension != "exit" || fd.LeftAtMS != nil || fd.RightAtMS != nil || fd.LeftLocation != root+".settlement" {
@@ -294,7 +294,7 @@ func TestExitComparesExitAndSettlement(t *testing.T) {
 	}
 	rr = baseRecord()
 	rr["exit"] = obj{"code": 1, "signal": nil, "reason": "exited"}
-	res = mustCompare(t, env(t, lr), env(t, rr), Options{})
+	res = mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
 	if fd := res.FirstDivergence; fd.Dimension != "exit" || fd.LeftLocation != root+".exit" {
 		t.Errorf("first divergence = %+v", fd)
 	}
@@ -306,14 +306,14 @@ func TestFirstDivergenceIsEarliestAcrossDimensions(t *testing.T) {
 	rr["frames"] = arr{frame(0, 5, "a"), frame(1, 50, "c")}
 	lr["process_samples"] = arr{sample(0, 100, "sh"), sample(10, 101, "git")}
 	rr["process_samples"] = arr{sample(0, 100, "sh"), sample(10, 101, "hg")}
-	res := mustCompare(t, env(t, lr), env(t, rr), Options{})
+	res := mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
 	if fd := res.FirstDivergence; fd.Dimension != "process" || fd.Index != 1 {
 		t.Errorf("first divergence = %+v", fd)
 	}
 	// Equal times: terminal wins the tie.
 	rr["process_samples"] = arr{sample(0, 100, "sh"), sample(50, 101, "hg")}
 	lr["process_samples"] = arr{sample(0, 100, "sh"), sample(50, 101, "git")}
-	res = mustCompare(t, env(t, lr), env(t, rr), Options{})
+	res = mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
 	if fd := res.FirstDivergence; fd.Dimension != "terminal" || fd.Index != 2 { // frames[0], rendered[0], frames[1]
 		t.Errorf("first divergence = %+v", fd)
 	}
@@ -323,7 +323,7 @@ func TestFirstDivergenceIsEarliestAcrossDimensions(t *testing.T) {
 	rr["shim_events"] = arr{shimEvent(0, 1, "codex")}
 	lr["interaction_events"] = arr{interaction(0, 20, "x\r")}
 	rr["interaction_events"] = arr{interaction(0, 20, "y\r")}
-	res = mustCompare(t, env(t, lr), env(t, rr), Options{})
+	res = mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
 	if fd := res.FirstDivergence; fd.Dimension != "shim" || *fd.RightAtMS != 1 || *fd.LeftAtMS != 90 {
 		t.Errorf("first divergence = %+v", fd)
 	}
@@ -334,7 +334,7 @@ func TestFirstDivergenceIsEarliestAcrossDimensions(t *testing.T) {
 	rr["protocol_events"] = arr{protocolEvent(0, 80, "/b")}
 	lr["replay_transitions"] = arr{transition(0, 30, "t1")}
 	rr["replay_transitions"] = arr{transition(0, 30, "t2")}
-	res = mustCompare(t, env(t, lr), env(t, rr), Options{})
+	res = mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
 	if fd := res.FirstDivergence; fd.Dimension != "protocol" || fd.Index != 1 || fd.LeftLocation != root+".replay_transitions[0]" {
 		t.Errorf("first divergence = %+v", fd)
 	}
@@ -345,7 +345,7 @@ func TestIncompatibleContracts(t *testing.T) {
 	c := testContract()
 	c["timeout_ms"] = 1000
 	rr["manifest"].(obj)["comparison_contract"] = c
-	_, err := Compare(env(t, lr), env(t, rr), Options{})
+	_, err := Compare(env(t, lr), env(t, rr), Options{Mode: ModeExact})
 	ce := wantError(t, err, CodeIncompatibleContracts)
 	if ce.Message != "incompatible comparison contracts" || len(ce.Issues) != 2 {
 		t.Errorf("error = %+v", ce)
@@ -353,18 +353,18 @@ func TestIncompatibleContracts(t *testing.T) {
 	// Different executables under one contract compare fine.
 	rr = baseRecord()
 	rr["manifest"].(obj)["scenario"] = obj{"approved": true, "executable": "/bin/bash"}
-	mustCompare(t, env(t, lr), env(t, rr), Options{})
+	mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
 }
 
 func TestMaxCaptureAge(t *testing.T) {
 	l, r := env(t, baseRecord()), env(t, baseRecord())
 	completed := time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC)
 	clock := func(d time.Duration) func() time.Time { return func() time.Time { return completed.Add(d) } }
-	res := mustCompare(t, l, r, Options{MaxCaptureAgeMS: 1000, Now: clock(1000 * time.Millisecond)})
+	res := mustCompare(t, l, r, Options{Mode: ModeExact, MaxCaptureAgeMS: 1000, Now: clock(1000 * time.Millisecond)})
 	if res.params.MaxCaptureAgeMS == nil || *res.params.MaxCaptureAgeMS != 1000 || res.params.CheckedAt == nil {
 		t.Errorf("parameters = %+v", res.params)
 	}
-	_, err := Compare(l, r, Options{MaxCaptureAgeMS: 1000, Now: clock(1001 * time.Millisecond)})
+	_, err := Compare(l, r, Options{Mode: ModeExact, MaxCaptureAgeMS: 1000, Now: clock(1001 * time.Millisecond)})
 	ce := wantError(t, err, CodeStaleCapture)
 	if !hasIssue(ce, "left", root+".manifest.completed_at", "too_old") || !hasIssue(ce, "right", root+".manifest.completed_at", "too_old") {
 		t.Errorf("issues = %v", ce.Issues)
@@ -372,24 +372,24 @@ func TestMaxCaptureAge(t *testing.T) {
 	// Only the stale side is named.
 	rr := baseRecord()
 	rr["manifest"].(obj)["completed_at"] = "2026-01-01T00:00:05.000Z"
-	_, err = Compare(l, env(t, rr), Options{MaxCaptureAgeMS: 1000, Now: clock(2 * time.Second)})
+	_, err = Compare(l, env(t, rr), Options{Mode: ModeExact, MaxCaptureAgeMS: 1000, Now: clock(2 * time.Second)})
 	ce = wantError(t, err, CodeStaleCapture)
 	if len(ce.Issues) != 1 || ce.Issues[0].Side != "left" {
 		t.Errorf("issues = %v", ce.Issues)
 	}
-	_, err = Compare(l, r, Options{MaxCaptureAgeMS: -1})
+	_, err = Compare(l, r, Options{Mode: ModeExact, MaxCaptureAgeMS: -1})
 	wantError(t, err, CodeInvalidRequest)
-	_, err = Compare(nil, r, Options{})
+	_, err = Compare(nil, r, Options{Mode: ModeExact})
 	wantError(t, err, CodeInvalidRequest)
 }
 
 func TestSchemaVersions(t *testing.T) {
 	lr, rr := baseRecord(), baseRecord()
 	rr["schema_version"] = 3
-	_, err := Compare(env(t, lr), env(t, rr), Options{})
+	_, err := Compare(env(t, lr), env(t, rr), Options{Mode: ModeExact})
 	wantError(t, err, CodeIncompatibleSchemaVersions)
 	lr["schema_version"] = 3
-	_, err = Compare(env(t, lr), env(t, rr), Options{})
+	_, err = Compare(env(t, lr), env(t, rr), Options{Mode: ModeExact})
 	wantError(t, err, CodeUnsupportedSchemaVersion)
 }
 
@@ -421,7 +421,7 @@ func TestInvalidRecordsAreRejectedWithEveryPath(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := baseRecord()
 			tc.mutate(bad)
-			_, err := Compare(env(t, baseRecord()), env(t, bad), Options{})
+			_, err := Compare(env(t, baseRecord()), env(t, bad), Options{Mode: ModeExact})
 			ce := wantError(t, err, CodeInvalidCapture)
 			if !hasIssue(ce, "right", tc.path, tc.code) {
 				t.Errorf("issues = %v, want %s at %s", ce.Issues, tc.code, tc.path)
@@ -434,7 +434,7 @@ func TestCommitmentsAndJournalAreRechecked(t *testing.T) {
 	// A commitment that does not match its value (finish not re-run).
 	bad := finish(baseRecord())
 	bad["manifest"].(obj)["shim_plan"] = arr{}
-	_, err := Compare(env(t, baseRecord()), seal(t, bad, nil), Options{})
+	_, err := Compare(env(t, baseRecord()), seal(t, bad, nil), Options{Mode: ModeExact})
 	ce := wantError(t, err, CodeInvalidCapture)
 	if !hasIssue(ce, "right", root+".manifest.shim_plan_sha256", "commitment_mismatch") {
 		t.Errorf("issues = %v", ce.Issues)
@@ -446,7 +446,7 @@ func TestCommitmentsAndJournalAreRechecked(t *testing.T) {
 			e.(obj)["collection"] = "rendered_frames"
 		}
 	}
-	_, err = Compare(seal(t, bad, nil), env(t, baseRecord()), Options{})
+	_, err = Compare(seal(t, bad, nil), env(t, baseRecord()), Options{Mode: ModeExact})
 	ce = wantError(t, err, CodeInvalidCapture)
 	if !hasIssue(ce, "left", root+".frames[0]", "not_journaled") {
 		t.Errorf("issues = %v", ce.Issues)
@@ -454,21 +454,21 @@ func TestCommitmentsAndJournalAreRechecked(t *testing.T) {
 	// An empty journal is allowed (older captures); it only limits traces.
 	ok := finish(baseRecord())
 	ok["event_journal"] = arr{}
-	wantStatuses(t, mustCompare(t, seal(t, ok, nil), env(t, baseRecord()), Options{}), Unchanged, nil)
+	wantStatuses(t, mustCompare(t, seal(t, ok, nil), env(t, baseRecord()), Options{Mode: ModeExact}), Unchanged, nil)
 }
 
 func TestNotACaptureIsRejected(t *testing.T) {
 	e := env(t, baseRecord())
 	other := *e
 	other.PredicateType = "example.other/v1"
-	_, err := Compare(&other, e, Options{})
+	_, err := Compare(&other, e, Options{Mode: ModeExact})
 	ce := wantError(t, err, CodeInvalidCapture)
 	if !hasIssue(ce, "left", "$.predicate_type", "not_a_capture") {
 		t.Errorf("issues = %v", ce.Issues)
 	}
 	garbled := *e
 	garbled.NormalizedResult = json.RawMessage(`[1,2]`)
-	_, err = Compare(e, &garbled, Options{})
+	_, err = Compare(e, &garbled, Options{Mode: ModeExact})
 	wantError(t, err, CodeInvalidCapture)
 }
 
@@ -479,7 +479,7 @@ func TestIssuesAreBounded(t *testing.T) {
 		frames = append(frames, frame(i+1, 0, "x"))
 	}
 	bad["frames"] = frames
-	_, err := Compare(env(t, bad), env(t, baseRecord()), Options{})
+	_, err := Compare(env(t, bad), env(t, baseRecord()), Options{Mode: ModeExact})
 	ce := wantError(t, err, CodeInvalidCapture)
 	if len(ce.Issues) > maxIssuesPerSide+1 {
 		t.Errorf("%d issues", len(ce.Issues))
@@ -490,7 +490,7 @@ func TestEnvelope(t *testing.T) {
 	lr, rr := baseRecord(), baseRecord()
 	rr["frames"] = arr{frame(0, 5, "bye")}
 	l, r := env(t, lr), env(t, rr)
-	res := mustCompare(t, l, r, Options{})
+	res := mustCompare(t, l, r, Options{Mode: ModeExact})
 	e, err := Envelope(res, l, r)
 	if err != nil {
 		t.Fatal(err)
@@ -531,7 +531,7 @@ func TestEnvelope(t *testing.T) {
 		t.Errorf("parameters = %v", params)
 	}
 	// Deterministic: the same comparison seals to the same id.
-	e2, _ := Envelope(mustCompare(t, l, r, Options{}), l, r)
+	e2, _ := Envelope(mustCompare(t, l, r, Options{Mode: ModeExact}), l, r)
 	if e2.EvidenceID != e.EvidenceID {
 		t.Error("comparison Evidence is not deterministic")
 	}

@@ -20,14 +20,16 @@ type DiffItem struct {
 // limit passed to Diffs). LeftCount and RightCount are the observations
 // compared on each side.
 type DimensionDiff struct {
-	Dimension  string     `json:"dimension"`
-	LeftCount  int        `json:"left_count"`
-	RightCount int        `json:"right_count"`
-	Total      int        `json:"total"`
-	Items      []DiffItem `json:"items"`
+	Dimension  string `json:"dimension"`
+	LeftCount  int    `json:"left_count"`
+	RightCount int    `json:"right_count"`
+	Total      int    `json:"total"`
+	// Offset is how many differing items precede Items (a page's start).
+	Offset int        `json:"offset"`
+	Items  []DiffItem `json:"items"`
 }
 
-// Diffs returns, for every dimension in Dimensions order, the items at
+// Diffs returns, for every dimension in Dimensions order, the exact-mode items at
 // which left and right differ, index by index, using the observation
 // lists and the RFC 8785 equality Compare uses (so the first divergence
 // Compare reports is one of them). It checks the captures and their contracts
@@ -46,41 +48,33 @@ func Diffs(left, right *evidence.Envelope, limit int) ([]DimensionDiff, error) {
 	if err := checkContracts(lr, rr); err != nil {
 		return nil, err
 	}
-	return diffRecords(lr, rr, limit), nil
+	return diffDims(dimensionsOf(ModeExact, lr, rr), 0, limit), nil
 }
 
-// diffRecords is Diffs of two valid records with equal contracts.
-func diffRecords(lr, rr *record, limit int) []DimensionDiff {
-	lo, ro := lr.observations(), rr.observations()
+// diffDims lists, per dimension, the differing positions of dims: Total
+// counts them all, Items keeps at most limit of them from the offset-th.
+func diffDims(dims [numDims]dimObs, offset, limit int) []DimensionDiff {
 	out := make([]DimensionDiff, numDims)
 	for d := range numDims {
-		l, r := lo[d], ro[d]
-		dd := DimensionDiff{Dimension: dimNames[d], LeftCount: len(l), RightCount: len(r), Items: []DiffItem{}}
-		for i := range max(len(l), len(r)) {
-			var li, ri *obs
-			if i < len(l) {
-				li = &l[i]
-			}
-			if i < len(r) {
-				ri = &r[i]
-			}
-			if li != nil && ri != nil && li.kind == ri.kind && equalJSON(li.value, ri.value) {
+		dd := DimensionDiff{Dimension: dimNames[d], LeftCount: dims[d].n[0], RightCount: dims[d].n[1], Offset: offset, Items: []DiffItem{}}
+		for i, p := range dims[d].pairs {
+			if p.equal() {
 				continue
 			}
 			dd.Total++
-			if len(dd.Items) == limit {
+			if dd.Total <= offset || len(dd.Items) == limit {
 				continue
 			}
 			it := DiffItem{Index: i}
-			if li != nil {
-				it.Left, it.LeftLocation = li.value, strOrNil(li.location(ri))
+			if li := p.l; li != nil {
+				it.Left, it.LeftLocation = li.value, strOrNil(li.location(p.r))
 				if li.hasAt {
 					at := li.at
 					it.LeftAtMS = &at
 				}
 			}
-			if ri != nil {
-				it.Right, it.RightLocation = ri.value, strOrNil(ri.location(li))
+			if ri := p.r; ri != nil {
+				it.Right, it.RightLocation = ri.value, strOrNil(ri.location(p.l))
 				if ri.hasAt {
 					at := ri.at
 					it.RightAtMS = &at

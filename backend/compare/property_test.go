@@ -64,11 +64,17 @@ func nz(a arr) arr {
 }
 
 func TestPropertyCaptureAgainstItselfIsUnchanged(t *testing.T) {
+	for _, mode := range []Mode{ModeExact, ModeBehavior} {
+		t.Run(string(mode), func(t *testing.T) { selfUnchanged(t, mode) })
+	}
+}
+
+func selfUnchanged(t *testing.T, mode Mode) {
 	rng := rand.New(rand.NewSource(1))
 	for i := range 300 {
 		rec := randomRecord(rng)
 		e := env(t, rec)
-		res := mustCompare(t, e, e, Options{})
+		res := mustCompare(t, e, e, Options{Mode: mode})
 		for _, v := range res.DimensionViews() {
 			switch v.Status {
 			case Added, Removed, Changed:
@@ -88,6 +94,12 @@ func TestPropertyCaptureAgainstItselfIsUnchanged(t *testing.T) {
 }
 
 func TestPropertySwappingSidesSwapsAddedAndRemoved(t *testing.T) {
+	for _, mode := range []Mode{ModeExact, ModeBehavior} {
+		t.Run(string(mode), func(t *testing.T) { swapSwaps(t, mode) })
+	}
+}
+
+func swapSwaps(t *testing.T, mode Mode) {
 	rng := rand.New(rand.NewSource(2))
 	mirror := map[Status]Status{Added: Removed, Removed: Added}
 	for i := range 300 {
@@ -97,8 +109,19 @@ func TestPropertySwappingSidesSwapsAddedAndRemoved(t *testing.T) {
 			mutate(rng, b)
 		}
 		ea, eb := env(t, a), env(t, b)
-		ab := mustCompare(t, ea, eb, Options{})
-		ba := mustCompare(t, eb, ea, Options{})
+		ab := mustCompare(t, ea, eb, Options{Mode: mode, DiffLimit: 1000})
+		ba := mustCompare(t, eb, ea, Options{Mode: mode, DiffLimit: 1000})
+		for d := range ab.Diffs {
+			x, y := ab.Diffs[d], ba.Diffs[d]
+			if x.Total != y.Total || x.LeftCount != y.RightCount || len(x.Items) != len(y.Items) {
+				t.Fatalf("case %d: %s diffs %d/%d vs %d/%d", i, x.Dimension, x.Total, len(x.Items), y.Total, len(y.Items))
+			}
+			for k := range x.Items {
+				if !reflect.DeepEqual(x.Items[k].Left, y.Items[k].Right) || !reflect.DeepEqual(x.Items[k].Right, y.Items[k].Left) {
+					t.Fatalf("case %d: %s item %d not swapped: %+v vs %+v", i, x.Dimension, k, x.Items[k], y.Items[k])
+				}
+			}
+		}
 		if ab.Status != ba.Status {
 			t.Fatalf("case %d: status %s vs %s", i, ab.Status, ba.Status)
 		}

@@ -127,7 +127,7 @@ func TestRacingWritersOfRealCaptures(t *testing.T) {
 	if n := len(ra.ProcessSamples); n != 3 || ra.Exit.Code == nil || *ra.Exit.Code != 0 {
 		t.Fatalf("process samples %+v (want the root and two readers), exit %+v", ra.ProcessSamples, ra.Exit)
 	}
-	if same, err := Compare(a, b, Options{}); err != nil || same.Process != Unchanged {
+	if same, err := Compare(a, b, Options{Mode: ModeExact}); err != nil || same.Process != Unchanged {
 		t.Errorf("same program twice: %+v %v", same, err)
 	}
 
@@ -149,7 +149,7 @@ func TestRacingWritersOfRealCaptures(t *testing.T) {
 	unordered := mustSpec(t, spec(events, `{"kind":"partial_order","unordered_groups":[{"events":["one","two"]}]}`))
 	ordered := mustSpec(t, spec(events, `{"kind":"partial_order","happens_before":[{"before":"one","after":"two"}]}`))
 
-	res, err := Compare(oneFirst, twoFirst, Options{Trace: unordered})
+	res, err := Compare(oneFirst, twoFirst, Options{Mode: ModeExact, Trace: unordered})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestRacingWritersOfRealCaptures(t *testing.T) {
 		t.Errorf("Envelope: %v", err)
 	}
 
-	res, err = Compare(oneFirst, twoFirst, Options{Trace: ordered})
+	res, err = Compare(oneFirst, twoFirst, Options{Mode: ModeExact, Trace: ordered})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -202,7 +202,7 @@ func TestParseTraceSpecBoundsIssues(t *testing.T) {
 // compareTrace compares two records with a trace spec.
 func compareTrace(t *testing.T, l, r obj, specJSON string) Result {
 	t.Helper()
-	return mustCompare(t, env(t, l), env(t, r), Options{Trace: mustSpec(t, specJSON)})
+	return mustCompare(t, env(t, l), env(t, r), Options{Mode: ModeExact, Trace: mustSpec(t, specJSON)})
 }
 
 func TestTraceEquivalent(t *testing.T) {
@@ -303,7 +303,7 @@ func TestTraceUsesJournalOrderNotTimestamps(t *testing.T) {
 		}
 	}
 	j[fi].(obj)["collection"], j[ii].(obj)["collection"] = "interaction_events", "frames"
-	res := mustCompare(t, env(t, baseRecord()), seal(t, r, nil), Options{Trace: mustSpec(t, helloThenInput)})
+	res := mustCompare(t, env(t, baseRecord()), seal(t, r, nil), Options{Mode: ModeExact, Trace: mustSpec(t, helloThenInput)})
 	if res.Trace.Verdict != VerdictDifferent || res.Trace.Right.Status != SideFail || res.Status != Unchanged {
 		t.Fatalf("status %s, trace %+v", res.Status, res.Trace)
 	}
@@ -331,7 +331,7 @@ func TestTraceUnknown(t *testing.T) {
 	}
 	noJournal := finish(baseRecord())
 	noJournal["event_journal"] = arr{}
-	res = mustCompare(t, seal(t, noJournal, nil), env(t, baseRecord()), Options{Trace: mustSpec(t, helloThenInput)})
+	res = mustCompare(t, seal(t, noJournal, nil), env(t, baseRecord()), Options{Mode: ModeExact, Trace: mustSpec(t, helloThenInput)})
 	if res.Trace.Verdict != VerdictUnknown || !strings.Contains(res.Trace.Diagnostic.Message, "journal") {
 		t.Errorf("no journal: %+v", res.Trace)
 	}
@@ -472,7 +472,7 @@ func FuzzParseTraceSpec(f *testing.F) {
 			}
 			return
 		}
-		res, err := Compare(base, other, Options{Trace: ts})
+		res, err := Compare(base, other, Options{Mode: ModeExact, Trace: ts})
 		if err != nil || res.Trace == nil {
 			t.Fatalf("Compare with a valid spec: %v", err)
 		}

@@ -1,0 +1,293 @@
+package compare
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gatehouse/gatehouse/backend/capture"
+	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/policy"
+	"github.com/gatehouse/gatehouse/backend/proctree"
+)
+
+// A behavior scenario: a shell program run from a file (so its command
+// line does not change with its text), what the scenario adds, the
+// program once more with one line changed, the dimension that change
+// touches and the text the first divergence must show.
+type behaviorCase struct {
+	name     string
+	script   string
+	edit     func(m map[string]any, root string)
+	changed  string // script with one line changed
+	dim      string
+	wantText [2]string // left and right text at the first divergence
+}
+
+// spin is a short delay inside the shell, without a child process: a
+// child that lives only a few milliseconds is sampled in one run and not
+// in the other, which is a real process difference, not what these
+// programs test. Children that are meant to be seen (sleep 0.3, which also
+// lets the PTY reader deliver what came before on its own) live for
+// several sampling periods. Every program lives long enough to be sampled.
+const spin = `i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done`
+
+func behaviorCases() []behaviorCase {
+	progress := func(last string) string {
+		return `for p in 10 25 40 55 70 85 100; do printf '\033[36m[%3d%%]\033[0m \033[1mbuilding\033[0m\r' $p; ` + spin + `; done
+printf '\n\033[32mdone compiling\033[0m\n'
+sleep 0.3
+printf '` + last + `\n'
+`
+	}
+	alt := func(status string) string {
+		return `printf '\033[?1049h\033[H\033[2J\033[7m TOP \033[0m\n'
+` + spin + `
+sleep 0.3
+printf '\033[4;3H` + status + `'
+sleep 0.3
+printf '\033[?1049l'
+echo left the full screen
+`
+	}
+	children := func(second string) string {
+		return `(sleep 0.4; echo one) &
+(` + second + `; echo two) &
+wait
+echo both done
+`
+	}
+	file := func(content string) string {
+		return `printf '` + content + `\n' > "$ROOT/out.txt"
+echo wrote
+sleep 0.3
+`
+	}
+	http := func(path string) string {
+		return `echo "url = \"$GATEHOUSE_REPLAY_HTTP_URL` + path + `\"" | curl -sS -o /dev/null -K -
+echo fetched
+`
+	}
+	shim := func(dir string) string {
+		return dir + `codex --version
+echo called
+`
+	}
+	return []behaviorCase{
+		{name: "progress", script: progress("✔ build succeeded"), changed: progress("✘ build failed"), dim: "terminal",
+			wantText: [2]string{"✔ build succeeded", "✘ build failed"}},
+		{name: "alternate-screen", script: alt("status: ok"), changed: alt("status: no"), dim: "terminal",
+			wantText: [2]string{"  status: ok", "  status: no"}},
+		{name: "background-children", script: children("sleep 0.8"), changed: children("sleep 0.9"), dim: "process",
+			wantText: [2]string{"sleep 0.8", "sleep 0.9"}},
+		{name: "file-in-root", script: file("version 1"), changed: file("version 2"), dim: "filesystem",
+			edit: func(m map[string]any, root string) {
+				m["filesystem_roots"] = []any{root}
+				m["environment"].(map[string]string)["ROOT"] = root
+			}},
+		{name: "loopback-http", script: http("/hello"), changed: http("/other"), dim: "protocol",
+			wantText: [2]string{"/hello", "/other"},
+			edit: func(m map[string]any, _ string) {
+				route := func(p string) map[string]any {
+					return map[string]any{"method": "GET", "path": p, "delay_ms": 300, "response": map[string]any{"body": "hi"}}
+				}
+				m["replay"] = map[string]any{"http": []any{route("/hello"), route("/other")}}
+			}},
+		{name: "command-shim", script: shim(""), changed: shim("cd sub; "), dim: "shim",
+			wantText: [2]string{"<working-directory>", "<working-directory>/sub"},
+			edit: func(m map[string]any, _ string) {
+				m["command_shims"] = []any{map[string]any{"name": "codex", "routes": []any{map[string]any{"arguments": []any{"--version"},
+					"outputs":     []any{map[string]any{"at_ms": 300, "stream": "stdout", "data": "codex 1.0\n"}},
+					"termination": map[string]any{"type": "exit", "code": 0}, "max_calls": 1}}}}
+			}},
+	}
+}
+
+// busyLoops starts two CPU-bound processes beside the captures and
+// returns a function that ends them (by their own pids).
+func busyLoops(t *testing.T) func() {
+	t.Helper()
+	var cmds []*exec.Cmd
+	for range 2 {
+		c := exec.Command("/bin/sh", "-c", "while :; do :; done")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, c)
+	}
+	return func() {
+		for _, c := range cmds {
+			c.Process.Signal(syscall.SIGKILL)
+			c.Wait()
+		}
+	}
+}
+
+// captureProgram captures /bin/sh prog.sh (script written to workdir)
+// for real and returns its sealed Evidence and record.
+func captureProgram(t *testing.T, sup *proctree.Supervisor, workdir, root string, bc behaviorCase, script string) (*evidence.Envelope, *capture.Record) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(workdir, "prog.sh"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(root, "out.txt"))
+	m := map[string]any{
+		"approved": true, "executable": "/bin/sh", "arguments": []string{"prog.sh"},
+		"working_directory": workdir, "environment": map[string]string{"PATH": "/usr/bin:/bin"},
+	}
+	if bc.edit != nil {
+		bc.edit(m, root)
+	}
+	doc, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, issues := capture.ParseScenario(doc)
+	if len(issues) > 0 {
+		t.Fatalf("scenario rejected: %v", issues)
+	}
+	pol := policy.DefaultCaptureSettings()
+	pol.Enabled, pol.AllowExternalNetwork = true, true
+	pol.ExecutableRoots, pol.WorkingRoots = []string{"/"}, []string{"/"}
+	pol.AllowedEnv = []string{"PATH", "ROOT"}
+	rec, err := capture.Capture(context.Background(), sup, sc, capture.Options{
+		Policy: pol, TempDir: t.TempDir(), GatehouseVersion: "test", ProviderVersion: "test",
+		RunID: fmt.Sprintf("compare-behavior-%d-%d", os.Getpid(), time.Now().UnixNano()),
+	})
+	if err != nil {
+		t.Fatalf("capture: %v", err)
+	}
+	if rec.Truncated || rec.Exit.Code == nil || *rec.Exit.Code != 0 {
+		t.Fatalf("%s: truncated %v exit %+v limitations %v", bc.name, rec.Truncated, rec.Exit, rec.Limitations)
+	}
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &evidence.Envelope{
+		Provider:      evidence.Provider{ID: evidence.ProcessProviderID, Name: "Gatehouse process capture", Version: "test"},
+		PredicateType: evidence.PredicateProcessCapture, Operation: evidence.OperationCaptureProcess,
+		Parameters: json.RawMessage(`{}`), NormalizedResult: raw,
+		Confidence: evidence.Observed, Authority: evidence.AuthorityControlledReplay,
+		Limitations: append([]string{}, rec.Limitations...),
+	}
+	if err := evidence.Seal(e); err != nil {
+		t.Fatal(err)
+	}
+	return e, rec
+}
+
+// exactlyEqual reports whether two records hold the same items of the
+// named collections index by index (the exact rule, checked here
+// independently of the package's code).
+func exactlyEqual(a, b *capture.Record, pick func(r *capture.Record) any) bool {
+	x, _ := json.Marshal(pick(a))
+	y, _ := json.Marshal(pick(b))
+	return string(x) == string(y)
+}
+
+// TestBehaviorOfRealCapturesUnderLoad captures each program twice under
+// CPU load and compares: behavior says unchanged, exact keeps its index
+// by index verdicts; then the program with one line changed: behavior
+// says exactly the dimension that changed is changed and the first
+// divergence shows the line. GATEHOUSE_SOAK=1 repeats it 20 times.
+func TestBehaviorOfRealCapturesUnderLoad(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("process capture runs on Linux")
+	}
+	if testing.Short() {
+		t.Skip("real captures")
+	}
+	reps := 3
+	if os.Getenv("GATEHOUSE_SOAK") != "" {
+		reps = 20
+	}
+	sup, err := proctree.NewSupervisor(proctree.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	stop := busyLoops(t)
+	defer stop()
+	for _, bc := range behaviorCases() {
+		t.Run(bc.name, func(t *testing.T) {
+			if bc.name == "loopback-http" {
+				if _, err := exec.LookPath("curl"); err != nil {
+					t.Skip("no curl")
+				}
+			}
+			workdir, root := t.TempDir(), t.TempDir()
+			os.Mkdir(filepath.Join(workdir, "sub"), 0o755)
+			for rep := range reps {
+				a, ra := captureProgram(t, sup, workdir, root, bc, bc.script)
+				b, rb := captureProgram(t, sup, workdir, root, bc, bc.script)
+				res := mustCompare(t, a, b, Options{DiffLimit: 20})
+				if res.Status != Unchanged {
+					t.Fatalf("rep %d: behavior %s: %+v\nfirst divergence %s", rep, res.Status, res.DimensionViews(), fmtJSON(res.FirstDivergence))
+				}
+				ex := mustCompare(t, a, b, Options{Mode: ModeExact})
+				frames := func(r *capture.Record) any { return []any{r.Frames, r.RenderedFrames} }
+				samples := func(r *capture.Record) any { return r.ProcessSamples }
+				if (ex.Terminal == Unchanged) != exactlyEqual(ra, rb, frames) || (ex.Process == Unchanged) != exactlyEqual(ra, rb, samples) {
+					t.Fatalf("rep %d: exact terminal %s process %s against the records' own items", rep, ex.Terminal, ex.Process)
+				}
+
+				c, _ := captureProgram(t, sup, workdir, root, bc, bc.changed)
+				res = mustCompare(t, a, c, Options{DiffLimit: 20})
+				for _, v := range res.DimensionViews() {
+					want := Unchanged
+					if v.Name == bc.dim {
+						want = Changed
+					}
+					if v.Status != want {
+						t.Fatalf("rep %d: one line changed: %s is %s, want %s\n%s", rep, v.Name, v.Status, want, fmtJSON(res.FirstDivergence))
+					}
+				}
+				fd := res.FirstDivergence
+				if fd.Dimension != bc.dim {
+					t.Fatalf("rep %d: first divergence %s", rep, fmtJSON(fd))
+				}
+				got := fmtJSON(fd)
+				for _, w := range bc.wantText {
+					if w != "" && !strings.Contains(got, fmtJSON(w)[1:len(fmtJSON(w))-1]) {
+						t.Errorf("rep %d: first divergence lacks %q: %s", rep, w, got)
+					}
+				}
+				if bc.dim == "terminal" {
+					checkTerminalRows(t, fd, bc.wantText)
+				}
+			}
+		})
+	}
+}
+
+// checkTerminalRows asserts that a terminal divergence names the
+// differing row on each side by its text.
+func checkTerminalRows(t *testing.T, fd Divergence, want [2]string) {
+	t.Helper()
+	for i, side := range []any{fd.Left, fd.Right} {
+		m, _ := side.(map[string]any)
+		rows, _ := m["rows"].([]any)
+		found := false
+		for _, r := range rows {
+			rm, _ := r.(map[string]any)
+			found = found || rm["text"] == want[i]
+		}
+		if !found {
+			t.Errorf("side %d rows %s lack %q", i, fmtJSON(rows), want[i])
+		}
+	}
+}
+
+func fmtJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
