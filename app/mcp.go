@@ -26,27 +26,28 @@ import (
 // scopes, agents or settings.
 type mcpService struct {
 	f        *Facade
-	handler  http.Handler
-	evidence *evidenceConns // live connections' Evidence resources (mcp_resources.go)
+	limits   mcpLimits
+	handler  http.Handler               // /mcp: bearer check, then serve (mcp_sessions.go)
+	stream   *mcp.StreamableHTTPHandler // the SDK's transport
+	base     *mcp.Server                // answers getServer for requests of existing sessions
+	evidence *evidenceConns             // live connections' Evidence resources (mcp_resources.go)
 
 	mu       sync.Mutex
+	sessions map[string]*mcpSession                      // live sessions by id
+	perAgent map[string]int                              // agent id → live sessions
 	runs     map[*mcp.ServerSession]string               // session → consent run
 	inflight map[string]map[*context.CancelFunc]struct{} // session id → cancels of running tool calls
 }
 
-func newMCPService(f *Facade) *mcpService {
-	s := &mcpService{f: f, runs: map[*mcp.ServerSession]string{}, inflight: map[string]map[*context.CancelFunc]struct{}{},
+func newMCPService(f *Facade, limits mcpLimits) *mcpService {
+	s := &mcpService{f: f, limits: limits, runs: map[*mcp.ServerSession]string{}, inflight: map[string]map[*context.CancelFunc]struct{}{},
+		sessions: map[string]*mcpSession{}, perAgent: map[string]int{},
 		evidence: &evidenceConns{db: f.env.DB, conns: map[*mcpTools]time.Time{}}}
 	events, stop := f.events.subscribe(64)
 	f.onClose(stop)
 	go s.evidence.follow(f.ctx, events)
-	stream := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		info := auth.TokenInfoFromContext(r.Context())
-		if info == nil {
-			return nil
-		}
-		return s.serverFor(info.UserID)
-	}, &mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute, PropagateRequestCancellation: true})
+	s.base = mcp.NewServer(&mcp.Implementation{Name: "gatehouse", Version: Version}, nil)
+	s.stream = mcp.NewStreamableHTTPHandler(s.getServer, &mcp.StreamableHTTPOptions{SessionTimeout: limits.Idle, PropagateRequestCancellation: true})
 	verify := func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 		a, err := f.agents.Authenticate(ctx, token)
 		if err != nil {
@@ -54,17 +55,8 @@ func newMCPService(f *Facade) *mcpService {
 		}
 		return &auth.TokenInfo{UserID: a.ID}, nil
 	}
-	// The SDK closes a session only after its in-flight calls return, and a
-	// run_skill call may be waiting for a person; so a DELETE (the client
-	// disconnecting) first cancels the session's calls, which cancels their
-	// proposals or runs.
-	ended := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodDelete {
-			s.cancelCalls(r.Header.Get("Mcp-Session-Id"))
-		}
-		stream.ServeHTTP(w, r)
-	})
-	s.handler = auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(ended)
+	guarded := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(http.HandlerFunc(s.serve))
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { guarded.ServeHTTP(challenge{w}, r) })
 	return s
 }
 
@@ -116,16 +108,16 @@ func (s *mcpService) runFor(ss *mcp.ServerSession, agentID string) string {
 	return id
 }
 
-// serverFor returns the MCP server of one new connection (the SDK asks
-// for one per session) of the agent agentID.
-func (s *mcpService) serverFor(agentID string) *mcp.Server {
+// serverFor builds the MCP server of one new session id of the agent
+// agentID (mcp_sessions.go).
+func (s *mcpService) serverFor(agentID, id string) (*mcpTools, *mcp.Server) {
 	t := &mcpTools{s: s, agentID: agentID, local: map[string]bool{}}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "gatehouse", Version: Version}, &mcp.ServerOptions{
+		GetSessionID: func() string { return id },
 		Instructions: "Gatehouse runs skill scripts only after the person approves them in the Gatehouse app (or a trust rule they set allows it). " +
 			"Scripts run as frozen snapshots under a bounded JSON protocol; refusals come back as structured errors.",
 		InitializedHandler: func(ctx context.Context, r *mcp.InitializedRequest) {
 			s.runFor(r.Session, agentID)
-			go func() { r.Session.Wait(); s.evidence.detach(t) }()
 		},
 	})
 	t.srv = srv
@@ -147,7 +139,7 @@ func (s *mcpService) serverFor(agentID string) *mcp.Server {
 	s.addEvidenceTools(srv, t)
 	s.addCaptureTools(srv, t)
 	s.evidence.attach(s.f.ctx, t)
-	return srv
+	return t, srv
 }
 
 func objectSchema(props map[string]any, required []string) map[string]any {

@@ -29,15 +29,9 @@ type evidenceConns struct {
 }
 
 // attach starts following sharing for t and registers the Evidence
-// shared so far. Connections that never got a session (an initialize
-// that failed) are dropped a minute after they were attached.
+// shared so far; the session's release detaches it (mcp_sessions.go).
 func (c *evidenceConns) attach(ctx context.Context, t *mcpTools) {
 	c.mu.Lock()
-	for o, at := range c.conns {
-		if time.Since(at) > time.Minute && !hasSession(o.srv) {
-			delete(c.conns, o)
-		}
-	}
 	c.conns[t] = time.Now()
 	c.mu.Unlock()
 	shared, err := c.db.ListSharedEvidence(ctx, maxListedEvidence)
@@ -89,13 +83,6 @@ func (c *evidenceConns) follow(ctx context.Context, events <-chan UIEvent) {
 			c.shared(ctx, d.EvidenceID, d.Shared)
 		}
 	}
-}
-
-func hasSession(srv *mcp.Server) bool {
-	for range srv.Sessions() {
-		return true
-	}
-	return false
 }
 
 // addLocal records a capture made on this connection and lists it.

@@ -43,7 +43,7 @@ func newServer(f *Facade, addr net.Addr) (*server, error) {
 		return nil, err
 	}
 	port := addr.(*net.TCPAddr).Port
-	s := &server{facade: f, mcp: newMCPService(f), bridge: b, token: hex.EncodeToString(t[:]), hosts: map[string]bool{}, origin: map[string]bool{},
+	s := &server{facade: f, mcp: newMCPService(f, defaultMCPLimits()), bridge: b, token: hex.EncodeToString(t[:]), hosts: map[string]bool{}, origin: map[string]bool{},
 		static: http.FileServerFS(frontend.Dist())}
 	for _, h := range []string{"127.0.0.1", "localhost"} {
 		hp := fmt.Sprintf("%s:%d", h, port)

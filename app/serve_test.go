@@ -21,6 +21,7 @@ type testServer struct {
 	base   string // http://127.0.0.1:PORT
 	token  string
 	facade *Facade
+	mcp    *mcpService
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -59,7 +60,7 @@ func startServerWith(t *testing.T, window consentWindow) *testServer {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	ts := &testServer{base: "http://" + ln.Addr().String(), token: srv.token, facade: f, cancel: cancel, done: make(chan struct{})}
+	ts := &testServer{base: "http://" + ln.Addr().String(), token: srv.token, facade: f, mcp: srv.mcp, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(ts.done)
 		serveUntil(ctx, ln, srv)
