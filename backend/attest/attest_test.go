@@ -17,7 +17,7 @@ import (
 )
 
 // sealed returns a sealed Evidence envelope with a subject and its bytes.
-func sealed(t *testing.T, limitation string) (*evidence.Envelope, []byte) {
+func sealed(t testing.TB, limitation string) (*evidence.Envelope, []byte) {
 	t.Helper()
 	e := &evidence.Envelope{
 		Subject:          &evidence.Subject{Name: "tool", Digest: evidence.SubjectDigest{SHA256: strings.Repeat("ab", 32)}, Format: "elf", Architecture: "amd64"},
@@ -39,6 +39,8 @@ func sealed(t *testing.T, limitation string) (*evidence.Envelope, []byte) {
 	}
 	return e, b
 }
+
+func sealedF(f *testing.F) (*evidence.Envelope, []byte) { return sealed(f, "none") }
 
 func keyring(t *testing.T) *Keyring {
 	t.Helper()

@@ -93,6 +93,31 @@ func SummaryOf(e *evidence.Envelope) Predicate {
 	return p
 }
 
+// executableOf is the artifact the Evidence is about: its subject, or for
+// a capture without one the executable that ran (the scenario's
+// executable and the manifest's executable_sha256, the SHA-256 of its
+// bytes).
+func executableOf(e *evidence.Envelope) (name, sha256 string, ok bool) {
+	if e.Subject != nil {
+		return e.Subject.Name, e.Subject.Digest.SHA256, true
+	}
+	if e.PredicateType != evidence.PredicateProcessCapture {
+		return "", "", false
+	}
+	var rec struct {
+		Manifest struct {
+			Scenario struct {
+				Executable string `json:"executable"`
+			} `json:"scenario"`
+			ExecutableSHA256 string `json:"executable_sha256"`
+		} `json:"manifest"`
+	}
+	if json.Unmarshal(e.NormalizedResult, &rec) != nil || len(rec.Manifest.ExecutableSHA256) != 64 {
+		return "", "", false
+	}
+	return rec.Manifest.Scenario.Executable, rec.Manifest.ExecutableSHA256, true
+}
+
 func nonNil[T any](s []T) []T {
 	if s == nil {
 		return []T{}
@@ -114,8 +139,8 @@ func Statement(fileName string, data []byte, e *evidence.Envelope) (*ita.Stateme
 		name = e.EvidenceID + ".json"
 	}
 	subjects := []*ita.ResourceDescriptor{{Name: name, Digest: map[string]string{"sha256": hex.EncodeToString(sum[:])}}}
-	if e.Subject != nil {
-		subjects = append(subjects, &ita.ResourceDescriptor{Name: e.Subject.Name, Digest: map[string]string{"sha256": e.Subject.Digest.SHA256}})
+	if name, digest, ok := executableOf(e); ok {
+		subjects = append(subjects, &ita.ResourceDescriptor{Name: name, Digest: map[string]string{"sha256": digest}})
 	}
 	pj, err := json.Marshal(SummaryOf(e))
 	if err != nil {

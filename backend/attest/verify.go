@@ -247,11 +247,11 @@ func CheckStatement(st *ita.Statement, data []byte, e *evidence.Envelope) (strin
 		issues = append(issues, Issue{CodeSubjectMismatch, "$.payload.subject",
 			fmt.Sprintf("the Evidence file has sha256 %s, which is not a subject of the attestation (%s): the file was changed after it was attested, or the attestation is of another file", want, strings.Join(listed, "; "))})
 	}
-	if e.Subject != nil && !slices.ContainsFunc(st.GetSubject(), func(s *ita.ResourceDescriptor) bool {
-		return s.GetDigest()["sha256"] == e.Subject.Digest.SHA256
+	if xname, xsum, ok := executableOf(e); ok && !slices.ContainsFunc(st.GetSubject(), func(s *ita.ResourceDescriptor) bool {
+		return s.GetDigest()["sha256"] == xsum
 	}) {
 		issues = append(issues, Issue{CodeSubjectMismatch, "$.payload.subject",
-			fmt.Sprintf("the Evidence's subject %s (sha256 %s) is not a subject of the attestation", truncate(e.Subject.Name, 60), e.Subject.Digest.SHA256)})
+			fmt.Sprintf("the Evidence's subject %s (sha256 %s) is not a subject of the attestation", truncate(xname, 60), xsum)})
 	}
 	if st.GetPredicateType() != e.PredicateType {
 		issues = append(issues, Issue{CodePredicateMismatch, "$.payload.predicateType",
