@@ -118,7 +118,7 @@ func TestCaptureProcessWritesSealedEvidence(t *testing.T) {
 	noCaptureLeftovers(t, env["GATEHOUSE_DATA_DIR"])
 
 	v := cli(t, env, "evidence", "verify", saved)
-	if v.status != 0 || decode[EvidenceVerifyResult](t, v.stdout) != (EvidenceVerifyResult{true, ev.EvidenceID, evidence.PredicateProcessCapture, true}) {
+	if v.status != 0 || decode[EvidenceVerifyResult](t, v.stdout) != (EvidenceVerifyResult{Valid: true, EvidenceID: ev.EvidenceID, PredicateType: evidence.PredicateProcessCapture, RecordVerified: true}) {
 		t.Errorf("verify: status %d, stdout %s, stderr %s", v.status, v.stdout, v.stderr)
 	}
 }

@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gatehouse/gatehouse/backend/attest"
 	"github.com/gatehouse/gatehouse/backend/capture"
 	"github.com/gatehouse/gatehouse/backend/evidence"
 )
 
-const evidenceUsage = `evidence verify FILE|-
+const evidenceUsage = `evidence verify FILE|- [--attestation FILE.intoto.jsonl [--key PUB.pem]]
+       evidence attest FILE|- > FILE.intoto.jsonl
+       evidence key show|list|rotate|trust|untrust
+       evidence list [--json]
 
 verify  re-checks one Evidence v2 file (or stdin for "-"): the strict
         envelope and its evidence_id, and, for Process Capture Evidence
@@ -18,6 +22,12 @@ verify  re-checks one Evidence v2 file (or stdin for "-"): the strict
         truncation, exit, event journal). Nothing is repaired. It prints a
         JSON summary and exits 0 only when everything holds; otherwise the
         structured error lists every failing path.
+        With --attestation it also checks a signed in-toto attestation of
+        the file (see "evidence attest"): the DSSE signature by a key of
+        this installation, a trusted key ("evidence key trust") or the
+        --key PEM, then that the statement's subject is this file's exact
+        SHA-256 and its predicate this Evidence. The output then has
+        "attestation": {fingerprint, signed_by, ...}.
 `
 
 // EvidenceVerifyResult is what `evidence verify` prints on success.
@@ -28,6 +38,8 @@ type EvidenceVerifyResult struct {
 	// RecordVerified says whether normalized_result was checked as a
 	// capture record (only for gatehouse.process-capture/v4).
 	RecordVerified bool `json:"record_verified"`
+	// Attestation is the verified attestation (verify --attestation).
+	Attestation *attest.Result `json:"attestation,omitempty"`
 }
 
 // evidenceIssue is one failing path of `evidence verify`.
@@ -41,13 +53,20 @@ func runEvidence(ctx context.Context, io IO, args []string) error {
 	if handled, err := subcommandHelp(io, "evidence", evidenceUsage, "verify", args); handled {
 		return err
 	}
-	if args[0] == "list" {
+	switch args[0] {
+	case "list":
 		return runEvidenceList(ctx, io, args[1:])
-	}
-	if args[0] != "verify" {
-		return usageError("evidence: unknown subcommand %q (verify or list)", args[0])
+	case "attest":
+		return runEvidenceAttest(ctx, io, args[1:])
+	case "key":
+		return runEvidenceKey(ctx, io, args[1:])
+	case "verify":
+	default:
+		return usageError("evidence: unknown subcommand %q (verify, attest, key or list)", args[0])
 	}
 	fs := newFlags(io, "evidence verify", evidenceUsage)
+	attPath := fs.String("attestation", "", "a signed in-toto attestation of FILE to check too")
+	keyPath := fs.String("key", "", "a PEM public key to accept as the attestation's signer (with --attestation)")
 	pos, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err
@@ -60,10 +79,18 @@ func runEvidence(ctx context.Context, io IO, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, issues := verifyEvidence(data)
+	if *keyPath != "" && *attPath == "" {
+		return usageError("evidence verify: --key needs --attestation")
+	}
+	env, res, issues := parseVerifiedEvidence(data)
 	if len(issues) > 0 {
 		return &CLIError{Code: "invalid_evidence", Category: CategoryInvalid, Details: issues,
 			Message: fmt.Sprintf("%s is not valid Evidence: %d issue(s)", pos[0], len(issues))}
+	}
+	if *attPath != "" {
+		if res.Attestation, err = verifyAttestationFile(ctx, io, *attPath, *keyPath, pos[0], data, env); err != nil {
+			return err
+		}
 	}
 	return writeJSON(io, res)
 }
