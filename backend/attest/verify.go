@@ -317,3 +317,60 @@ func Verify(ctx context.Context, att, data []byte, e *evidence.Envelope, trust T
 	}
 	return Result{Fingerprint: key.Fingerprint, SignedBy: kind, PredicateType: st.GetPredicateType(), Subject: name, Predicate: pred}, nil
 }
+
+// VerifyDigest is Verify for a library listing, where the Evidence is
+// known by the SHA-256 of its exact bytes and its evidence_id (already
+// checked when it was saved) rather than parsed again: the envelope, a
+// trusted signature, the statement, a subject with that sha256 and a
+// predicate naming that evidence id. Untrusted is the keyid of the first
+// signature when the failure is CodeUntrustedKey, so the caller can say
+// who signed.
+func VerifyDigest(ctx context.Context, att []byte, fileSHA256, evidenceID string, trust Trust) (res Result, untrusted string, issues []Issue) {
+	env, payload, issues := ParseEnvelope(att)
+	if len(issues) > 0 {
+		return Result{}, "", issues
+	}
+	key, kind, issues := VerifySignature(ctx, env, trust)
+	if len(issues) > 0 {
+		if issues[0].Code == CodeUntrustedKey {
+			untrusted = truncate(env.Signatures[0].KeyID, 80)
+		}
+		return Result{}, untrusted, issues
+	}
+	st, issues := ParseStatement(payload)
+	if len(issues) > 0 {
+		return Result{}, "", issues
+	}
+	i := slices.IndexFunc(st.GetSubject(), func(s *ita.ResourceDescriptor) bool { return s.GetDigest()["sha256"] == fileSHA256 })
+	if i < 0 {
+		return Result{}, "", []Issue{{CodeSubjectMismatch, "$.payload.subject", fmt.Sprintf("the Evidence file has sha256 %s, which is not a subject of the attestation", fileSHA256)}}
+	}
+	var pred Predicate
+	raw, err := protojson.Marshal(st.GetPredicate())
+	if err == nil {
+		err = strictUnmarshal(raw, &pred)
+	}
+	if err != nil || pred.EvidenceID != evidenceID {
+		return Result{}, "", []Issue{{CodePredicateMismatch, "$.payload.predicate.evidence_id", fmt.Sprintf("the attestation is not of %s", evidenceID)}}
+	}
+	return Result{Fingerprint: key.Fingerprint, SignedBy: kind, PredicateType: st.GetPredicateType(), Subject: st.GetSubject()[i].GetName(), Predicate: pred}, "", nil
+}
+
+// CheckUnverified checks, without any signature, that att is a
+// well-formed attestation whose statement describes the Evidence file
+// data/e. It authenticates nothing: it is for keeping an attestation by a
+// key nobody trusts yet (an import), so that what is kept at least
+// claims to be about this file; trusting the key later lets Verify
+// authenticate it.
+func CheckUnverified(att, data []byte, e *evidence.Envelope) []Issue {
+	_, payload, issues := ParseEnvelope(att)
+	if len(issues) > 0 {
+		return issues
+	}
+	st, issues := ParseStatement(payload)
+	if len(issues) > 0 {
+		return issues
+	}
+	_, _, issues = CheckStatement(st, data, e)
+	return issues
+}
