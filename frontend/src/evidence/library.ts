@@ -442,7 +442,7 @@ export class Library {
       h('td', { class: 'num nowrap' }, formatBytes(it.size)),
       h(
         'td',
-        { class: 'num nowrap ev-actions' },
+        { class: 'num ev-actions' },
         h(
           'button',
           {
