@@ -204,8 +204,12 @@ type AttestEvidenceResult struct {
 	// FileName is the name to save it under (EVIDENCE.json.intoto.jsonl).
 	FileName string `json:"file_name"`
 	// Attestation is the DSSE envelope, one JSON line.
-	Attestation string            `json:"attestation"`
-	Signature   EvidenceSignature `json:"signature"`
+	Attestation string `json:"attestation"`
+	// EvidenceName and Evidence are the attested file's name and exact
+	// bytes (base64 in JSON): the attestation's subject, to save beside it.
+	EvidenceName string            `json:"evidence_name"`
+	Evidence     []byte            `json:"evidence"`
+	Signature    EvidenceSignature `json:"signature"`
 }
 
 // AttestEvidence signs an in-toto attestation of saved Evidence with this
@@ -238,7 +242,7 @@ func (f *Facade) AttestEvidence(a AttestEvidenceArgs) (AttestEvidenceResult, err
 		return AttestEvidenceResult{}, err
 	}
 	f.events.publish("evidence", evidenceEvent{EvidenceID: a.ID, Shared: got.Item.Shared})
-	return AttestEvidenceResult{FileName: name + attest.FileSuffix, Attestation: string(att),
+	return AttestEvidenceResult{FileName: name + attest.FileSuffix, Attestation: string(att), EvidenceName: name, Evidence: got.Evidence,
 		Signature: EvidenceSignature{Status: SignedByInstallation, Fingerprint: s.Public().Fingerprint}}, nil
 }
 

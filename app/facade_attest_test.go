@@ -1,11 +1,13 @@
 package app
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/gatehouse/gatehouse/backend/attest"
+	"github.com/gatehouse/gatehouse/backend/evidence"
 )
 
 func signatureIn(t *testing.T, ts *testServer, id string) EvidenceSignature {
@@ -116,5 +118,53 @@ func TestEvidenceLibrarySignatures(t *testing.T) {
 	apiCall[DeleteEvidenceResult](t, ts, "DeleteEvidence", DeleteEvidenceArgs{ID: ev.EvidenceID})
 	if _, err := os.Stat(saved + attest.FileSuffix); !os.IsNotExist(err) {
 		t.Fatalf("attestation left after delete: %v", err)
+	}
+}
+
+// TestAttestComparison: a saved comparison (with a trace spec) is attested
+// from the comparison view's button; the statement carries its verdicts
+// and links, and the CLI verifies the export.
+func TestAttestComparison(t *testing.T) {
+	ts := startServer(t)
+	work := t.TempDir()
+	alpha, bravo := cmpCapture(t, ts, work, "alpha"), cmpCapture(t, ts, work, "bravo")
+	v, status, e := apiCall[ComparisonView](t, ts, "CompareCaptures", map[string]any{"left": alpha, "right": bravo, "traceSpec": stepTrace, "save": true})
+	if status != 200 || !v.Saved {
+		t.Fatalf("compare: %d %+v", status, e)
+	}
+	res, status, e := apiCall[AttestEvidenceResult](t, ts, "AttestEvidence", AttestEvidenceArgs{ID: v.EvidenceID})
+	if status != 200 {
+		t.Fatalf("attest: %d %+v", status, e)
+	}
+	saved, _ := os.ReadFile(filepath.Join(ts.facade.env.DataDir, "evidence", v.EvidenceID+".json"))
+	if string(res.Evidence) != string(saved) || res.EvidenceName != v.EvidenceID+".json" {
+		t.Fatalf("the export is not the saved file's exact bytes (%s)", res.EvidenceName)
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, res.EvidenceName)
+	os.WriteFile(p, res.Evidence, 0o600)
+	os.WriteFile(p+attest.FileSuffix, []byte(res.Attestation), 0o600)
+	status, r, ce := verifyAtt(t, map[string]string{"GATEHOUSE_DATA_DIR": ts.facade.env.DataDir}, p, p+attest.FileSuffix)
+	if status != 0 {
+		t.Fatalf("verify: %+v", ce)
+	}
+	pred := r.Attestation.Predicate
+	if r.Attestation.PredicateType != evidence.PredicateProcessComparisonTrace || pred.Operation != evidence.OperationCompareProcesses ||
+		len(pred.EvidenceLinks) != 2 || pred.EvidenceLinks[0] != alpha || pred.EvidenceLinks[1] != bravo ||
+		pred.Verdicts["status"] == "" || pred.Verdicts["terminal"] == "" || pred.Verdicts["trace"] == "" {
+		t.Fatalf("predicate %+v", pred)
+	}
+	var res0 struct {
+		Status string `json:"status"`
+		Trace  struct {
+			Verdict string `json:"verdict"`
+		} `json:"trace"`
+	}
+	json.Unmarshal(v.Result, &res0)
+	if pred.Verdicts["status"] != res0.Status || pred.Verdicts["trace"] != res0.Trace.Verdict {
+		t.Fatalf("verdicts %v, result %s", pred.Verdicts, v.Result)
+	}
+	if s := signatureIn(t, ts, v.EvidenceID); s.Status != SignedByInstallation {
+		t.Fatalf("%+v", s)
 	}
 }

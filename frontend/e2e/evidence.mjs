@@ -473,10 +473,15 @@ test('evidence attestations: export, who signed each file, import with attestati
     assert.equal(await badgeOf(mine.env.evidence_id).getAttribute('data-status'), 'unsigned');
 
     // Export attestation: signed with this installation's key and kept next to the file.
-    const download = page.waitForEvent('download');
+    // The browser downloads the exact Evidence file and its attestation.
+    const downloads = [];
+    page.on('download', (d) => downloads.push(d));
     await page.locator(`[data-testid="evidence-attest"][data-id="${mine.env.evidence_id}"]`).click();
-    const dl = await download;
-    assert.equal(dl.suggestedFilename(), "signed-here.json.intoto.jsonl", "named after the imported file");
+    await until('two downloads', () => downloads.length === 2);
+    const got = tempDir('downloads');
+    for (const d of downloads) await d.saveAs(path.join(got, d.suggestedFilename()));
+    assert.deepEqual(fs.readdirSync(got).sort(), ['signed-here.json', 'signed-here.json.intoto.jsonl'], 'named after the imported file');
+    assert.ok(fs.readFileSync(path.join(got, 'signed-here.json')).equals(fs.readFileSync(mine.file)), 'the downloaded Evidence is the exact file');
     await until('signed badge', async () => (await badgeOf(mine.env.evidence_id).getAttribute('data-status')) === 'installation');
     assert.equal(await badgeOf(mine.env.evidence_id).innerText(), 'signed by this installation');
     const kept = path.join(srv.dataDir, 'evidence', `${mine.env.evidence_id}.json.intoto.jsonl`);
@@ -501,9 +506,9 @@ test('evidence attestations: export, who signed each file, import with attestati
     // The UI's PEM verifies the UI's export with the CLI of another data directory.
     const pemFile = path.join(tempDir('pem'), 'pub.pem');
     fs.writeFileSync(pemFile, pem.trim() + '\n');
-    const attFile = `${mine.file}.intoto.jsonl`;
-    fs.copyFileSync(kept, attFile);
-    const v = JSON.parse((await run(BIN, ['evidence', 'verify', mine.file, '--attestation', attFile, '--key', pemFile], { env: { ...setup.env, GATEHOUSE_DATA_DIR: path.join(tempDir('verifier'), 'data') } })).stdout);
+    const attFile = path.join(got, 'signed-here.json.intoto.jsonl');
+    assert.ok(fs.readFileSync(attFile).equals(fs.readFileSync(kept)), 'the download is the attestation kept next to the file');
+    const v = JSON.parse((await run(BIN, ['evidence', 'verify', path.join(got, 'signed-here.json'), '--attestation', attFile, '--key', pemFile], { env: { ...setup.env, GATEHOUSE_DATA_DIR: path.join(tempDir('verifier'), 'data') } })).stdout);
     assert.equal(v.attestation.fingerprint, fp);
     assert.equal(v.attestation.signed_by, 'given');
 

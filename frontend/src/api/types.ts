@@ -561,7 +561,11 @@ export interface ApiMethods {
   };
   DeleteEvidence: { args: { id: string }; result: { deleted: true } };
   ShareEvidence: { args: { id: string; shared: boolean }; result: { item: EvidenceItem } };
-  AttestEvidence: { args: { id: string }; result: { file_name: string; attestation: string; signature: EvidenceSignature } };
+  AttestEvidence: {
+    args: { id: string };
+    /** evidence: base64 of the attested file's exact bytes (the subject), to save as evidence_name beside the attestation. */
+    result: { file_name: string; attestation: string; evidence_name: string; evidence: string; signature: EvidenceSignature };
+  };
   SigningKeys: { args: Record<string, never>; result: SigningKeys };
   RotateSigningKey: { args: Record<string, never>; result: SigningKeys };
   TrustSigningKey: { args: { pem: string }; result: SigningKeys };

@@ -31,6 +31,24 @@ export function signatureLabel(sig: EvidenceSignature | undefined): { text: stri
   }
 }
 
+/** Downloads a signed attestation together with the exact Evidence file
+ * it attests (the attestation's subject): FILE and FILE.intoto.jsonl. */
+export function downloadAttested(r: { file_name: string; attestation: string; evidence_name: string; evidence: string }): void {
+  const bin = atob(r.evidence);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  const url = URL.createObjectURL(new Blob([bytes], { type: 'application/json' }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = r.evidence_name;
+  a.rel = 'noopener';
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  downloadText(r.file_name, r.attestation, 'application/vnd.in-toto+json');
+}
+
 /** A fingerprint shortened for a badge ("SHA256:abcd…wxyz"). */
 export function shortFingerprint(fp: string | undefined): string {
   if (!fp) return 'an unknown key';
@@ -268,7 +286,7 @@ export class Library {
     this.renderTable();
     try {
       const r = await api.AttestEvidence({ id });
-      downloadText(r.file_name, r.attestation, 'application/vnd.in-toto+json');
+      downloadAttested(r);
       this.items = (this.items ?? []).map((x) => (x.evidence_id === id ? { ...x, signature: r.signature } : x));
     } catch (e) {
       this.loadError = e;
@@ -451,7 +469,7 @@ export class Library {
             'data-testid': 'evidence-attest',
             dataset: { id: it.evidence_id },
             disabled: this.attesting.has(it.evidence_id),
-            title: 'Sign an in-toto attestation of this file with this installation\'s key and download it (FILE.intoto.jsonl); cosign verify-blob-attestation and gatehouse evidence verify --attestation check it',
+            title: 'Sign an in-toto attestation of this file with this installation\'s key and download both (FILE and FILE.intoto.jsonl); cosign verify-blob-attestation and gatehouse evidence verify --attestation check them',
             onclick: () => void this.exportAttestation(it),
           },
           this.attesting.has(it.evidence_id) ? 'Signing…' : 'Export attestation',
@@ -564,14 +582,14 @@ export function attestationButton(id: string): HTMLButtonElement {
       type: 'button',
       class: 'btn small ghost',
       'data-testid': 'export-attestation',
-      title: "Sign an in-toto attestation of this saved Evidence with this installation's key and download it (FILE.intoto.jsonl)",
+      title: "Sign an in-toto attestation of this saved Evidence with this installation's key and download both (FILE and FILE.intoto.jsonl)",
       onclick: async (e: Event) => {
         const b = e.currentTarget as HTMLButtonElement;
         b.disabled = true;
         b.textContent = 'Signing…';
         try {
           const r = await api.AttestEvidence({ id });
-          downloadText(r.file_name, r.attestation, 'application/vnd.in-toto+json');
+          downloadAttested(r);
           b.textContent = 'Attestation exported';
         } catch (err) {
           b.textContent = 'Export failed';
