@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/gatehouse/gatehouse/backend/attest"
 	"github.com/gatehouse/gatehouse/backend/evidence"
@@ -70,7 +72,7 @@ func (s *signatures) of(f *Facade, id string) EvidenceSignature {
 	if s.err != nil {
 		return EvidenceSignature{Status: SignatureInvalid, Message: "the signing keys cannot be read: " + s.err.Error()}
 	}
-	sum, err := hashFile(evidenceFile(s.dataDir, id))
+	sum, err := f.digests.of(evidenceFile(s.dataDir, id))
 	if err != nil {
 		return EvidenceSignature{Status: SignatureInvalid, Message: err.Error()}
 	}
@@ -86,17 +88,70 @@ func (s *signatures) of(f *Facade, id string) EvidenceSignature {
 	return EvidenceSignature{Status: SignatureInvalid, Message: issues[0].Message}
 }
 
-func hashFile(path string) (string, error) {
+// fileDigests remembers the SHA-256 of saved Evidence files so that
+// listing the library does not hash every attested file each time. An
+// entry holds only while the file's size, modification time, change time
+// (which no program can set back) and inode are the same, so a file
+// changed on disk in any way is hashed again.
+type fileDigests struct {
+	mu sync.Mutex
+	m  map[string]fileDigest
+}
+
+type fileDigest struct {
+	stamp  [5]int64
+	sha256 string
+}
+
+// maxFileDigests bounds the remembered digests (the library lists at
+// most maxListedEvidence files).
+const maxFileDigests = maxListedEvidence
+
+func stampOf(fi os.FileInfo) ([5]int64, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return [5]int64{}, false
+	}
+	return [5]int64{fi.Size(), fi.ModTime().UnixNano(), st.Ctim.Sec, st.Ctim.Nsec, int64(st.Ino)}, true
+}
+
+// of returns the SHA-256 of the file at path, from memory when its stamp
+// is unchanged.
+func (c *fileDigests) of(path string) (string, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return "", err
+	}
+	stamp, stamped := stampOf(fi)
+	if stamped {
+		c.mu.Lock()
+		d, ok := c.m[path]
+		c.mu.Unlock()
+		if ok && d.stamp == stamp {
+			return d.sha256, nil
+		}
+	}
 	h := sha256.New()
 	if _, err := io.Copy(h, io.LimitReader(fh, MaxImportBytes+1)); err != nil {
 		return "", err
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	sum := hex.EncodeToString(h.Sum(nil))
+	if after, err := fh.Stat(); err == nil && stamped {
+		if s2, _ := stampOf(after); s2 == stamp { // not changed while it was read
+			c.mu.Lock()
+			if c.m == nil || len(c.m) >= maxFileDigests {
+				c.m = map[string]fileDigest{}
+			}
+			c.m[path] = fileDigest{stamp, sum}
+			c.mu.Unlock()
+		}
+	}
+	return sum, nil
 }
 
 // SigningKeysArgs takes nothing.

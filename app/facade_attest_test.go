@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -59,6 +60,21 @@ func TestEvidenceLibrarySignatures(t *testing.T) {
 	os.WriteFile(saved, append(append([]byte(nil), out...), '\n'), 0o600)
 	if s := signatureIn(t, ts, ev.EvidenceID); s.Status != SignatureInvalid {
 		t.Fatalf("changed file: %+v", s)
+	}
+	os.WriteFile(saved, out, 0o600)
+	if s := signatureIn(t, ts, ev.EvidenceID); s.Status != SignedByInstallation {
+		t.Fatalf("restored file: %+v", s)
+	}
+	// The same size and the old modification time: the remembered digest
+	// must not be used (the change time differs).
+	fi, _ := os.Stat(saved)
+	same := append([]byte(nil), out...)
+	i := bytes.Index(same, []byte("signed"))
+	same[i] = 'S'
+	os.WriteFile(saved, same, 0o600)
+	os.Chtimes(saved, fi.ModTime(), fi.ModTime())
+	if s := signatureIn(t, ts, ev.EvidenceID); s.Status != SignatureInvalid {
+		t.Fatalf("changed in place with its old mtime: %+v", s)
 	}
 	os.WriteFile(saved, out, 0o600)
 
