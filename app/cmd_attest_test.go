@@ -236,6 +236,20 @@ func TestEvidenceAttestRefusesInvalid(t *testing.T) {
 	}
 }
 
+func TestEvidenceVerifyAttestationUsage(t *testing.T) {
+	env := dataEnv(t)
+	for _, args := range [][]string{
+		{"evidence", "verify", "-", "--attestation", "-"},
+		{"evidence", "verify", "f.json", "--key", "k.pem"},
+		{"evidence", "attest"},
+		{"evidence", "key", "untrust", "nope"},
+	} {
+		if r := cli(t, env, args...); r.status == 0 {
+			t.Errorf("%v: accepted", args)
+		}
+	}
+}
+
 // TestEvidenceKeyRotation: after rotation, an attestation of the old key
 // still verifies as this installation's and new ones use the new key.
 func TestEvidenceKeyRotation(t *testing.T) {
