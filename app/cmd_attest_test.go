@@ -304,8 +304,12 @@ func TestCosignVerifiesAttestation(t *testing.T) {
 	}
 	f := newAttestFixture(t)
 	pem := f.write(t, "pub.pem", []byte(cli(t, f.env, "evidence", "key", "show", "--pem").stdout))
-	run := func(file string) (string, error) {
-		cmd := exec.Command(cosign, "verify-blob-attestation", "--key", pem, "--signature", f.att,
+	run := func(file string, keyAndAtt ...string) (string, error) {
+		key, att := pem, f.att
+		if len(keyAndAtt) == 2 {
+			key, att = keyAndAtt[0], keyAndAtt[1]
+		}
+		cmd := exec.Command(cosign, "verify-blob-attestation", "--key", key, "--signature", att,
 			"--new-bundle-format=false", "--insecure-ignore-tlog=true", "--type", evidence.PredicateProcessCapture, file)
 		cmd.Env = append(os.Environ(), "SIGSTORE_NO_CACHE=true", "TUF_ROOT="+t.TempDir())
 		out, err := cmd.CombinedOutput()
@@ -317,5 +321,21 @@ func TestCosignVerifiesAttestation(t *testing.T) {
 	changed := f.write(t, "changed.json", append(append([]byte(nil), f.data...), '\n'))
 	if out, err := run(changed); err == nil || !strings.Contains(out, "no matching subject digest") {
 		t.Fatalf("cosign accepted a changed file: %v\n%s", err, out)
+	}
+	// Another installation's public key, and a changed signature byte.
+	other := dataEnv(t)
+	otherPem := f.write(t, "other.pem", []byte(cli(t, other, "evidence", "key", "show", "--pem").stdout))
+	if out, err := run(f.evidence, otherPem, f.att); err == nil {
+		t.Fatalf("cosign accepted the attestation with another key:\n%s", out)
+	}
+	var env map[string]any
+	json.Unmarshal(f.attBytes, &env)
+	sigs := env["signatures"].([]any)
+	sig, _ := base64.StdEncoding.DecodeString(sigs[0].(map[string]any)["sig"].(string))
+	sig[5] ^= 1
+	sigs[0].(map[string]any)["sig"] = base64.StdEncoding.EncodeToString(sig)
+	bad, _ := json.Marshal(env)
+	if out, err := run(f.evidence, pem, f.write(t, "bad.jsonl", bad)); err == nil {
+		t.Fatalf("cosign accepted a changed signature:\n%s", out)
 	}
 }
