@@ -198,7 +198,7 @@ func VerifySignature(ctx context.Context, env *dsse.Envelope, trust Trust) (Publ
 		}
 		switch {
 		case !matched:
-			unknown = append(unknown, truncate(s.KeyID, 80))
+			unknown = append(unknown, displayKeyID(s.KeyID))
 		case s.KeyID == "":
 			issues = append(issues, Issue{CodeSignatureInvalid, at + ".sig", "the signature (without keyid) verifies with no trusted key: the signed statement or the signature was changed, or the signer is not trusted"})
 		}
@@ -318,13 +318,26 @@ func Verify(ctx context.Context, att, data []byte, e *evidence.Envelope, trust T
 	return Result{Fingerprint: key.Fingerprint, SignedBy: kind, PredicateType: st.GetPredicateType(), Subject: name, Predicate: pred}, nil
 }
 
+// displayKeyID is a signature's keyid for messages: a fingerprint as it
+// is, anything else (untrusted text) quoted, with control characters
+// escaped, and cut short.
+func displayKeyID(k string) string {
+	if _, ok := fileNameOf(k); ok {
+		return k
+	}
+	if k == "" {
+		return "a key without keyid"
+	}
+	return fmt.Sprintf("keyid %q", truncate(k, 64))
+}
+
 // VerifyDigest is Verify for a library listing, where the Evidence is
 // known by the SHA-256 of its exact bytes and its evidence_id (already
 // checked when it was saved) rather than parsed again: the envelope, a
 // trusted signature, the statement, a subject with that sha256 and a
 // predicate naming that evidence id. Untrusted is the keyid of the first
-// signature when the failure is CodeUntrustedKey, so the caller can say
-// who signed.
+// signature when the failure is CodeUntrustedKey and it is a fingerprint
+// (never other untrusted text), so the caller can say who signed.
 func VerifyDigest(ctx context.Context, att []byte, fileSHA256, evidenceID string, trust Trust) (res Result, untrusted string, issues []Issue) {
 	env, payload, issues := ParseEnvelope(att)
 	if len(issues) > 0 {
@@ -332,8 +345,8 @@ func VerifyDigest(ctx context.Context, att []byte, fileSHA256, evidenceID string
 	}
 	key, kind, issues := VerifySignature(ctx, env, trust)
 	if len(issues) > 0 {
-		if issues[0].Code == CodeUntrustedKey {
-			untrusted = truncate(env.Signatures[0].KeyID, 80)
+		if _, ok := fileNameOf(env.Signatures[0].KeyID); ok && issues[0].Code == CodeUntrustedKey {
+			untrusted = env.Signatures[0].KeyID
 		}
 		return Result{}, untrusted, issues
 	}
