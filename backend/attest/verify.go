@@ -238,7 +238,7 @@ func CheckStatement(st *ita.Statement, data []byte, e *evidence.Envelope) (strin
 	var listed []string
 	for _, s := range st.GetSubject() {
 		d := s.GetDigest()["sha256"]
-		listed = append(listed, truncate(s.GetName(), 60)+" sha256:"+truncate(d, 64))
+		listed = append(listed, fmt.Sprintf("%q sha256:%q", truncate(s.GetName(), 60), truncate(d, 64)))
 		if d == want {
 			found, name = true, s.GetName()
 		}
@@ -251,7 +251,7 @@ func CheckStatement(st *ita.Statement, data []byte, e *evidence.Envelope) (strin
 		return s.GetDigest()["sha256"] == xsum
 	}) {
 		issues = append(issues, Issue{CodeSubjectMismatch, "$.payload.subject",
-			fmt.Sprintf("the Evidence's subject %s (sha256 %s) is not a subject of the attestation", truncate(xname, 60), xsum)})
+			fmt.Sprintf("the Evidence's subject %q (sha256 %s) is not a subject of the attestation", truncate(xname, 60), xsum)})
 	}
 	if st.GetPredicateType() != e.PredicateType {
 		issues = append(issues, Issue{CodePredicateMismatch, "$.payload.predicateType",
@@ -269,7 +269,7 @@ func CheckStatement(st *ita.Statement, data []byte, e *evidence.Envelope) (strin
 	wantP := SummaryOf(e)
 	if got.EvidenceID != wantP.EvidenceID {
 		issues = append(issues, Issue{CodePredicateMismatch, "$.payload.predicate.evidence_id",
-			fmt.Sprintf("the attestation is of %s; the file holds %s", truncate(got.EvidenceID, 80), wantP.EvidenceID)})
+			fmt.Sprintf("the attestation is of %q; the file holds %s", truncate(got.EvidenceID, 80), wantP.EvidenceID)})
 	} else if !reflect.DeepEqual(normalize(got), normalize(wantP)) {
 		issues = append(issues, Issue{CodePredicateMismatch, "$.payload.predicate",
 			"the predicate's summary differs from what the Evidence says"})
