@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -337,5 +338,47 @@ func TestCosignVerifiesAttestation(t *testing.T) {
 	bad, _ := json.Marshal(env)
 	if out, err := run(f.evidence, pem, f.write(t, "bad.jsonl", bad)); err == nil {
 		t.Fatalf("cosign accepted a changed signature:\n%s", out)
+	}
+}
+
+// TestOpenSSLVerifiesSignature: OpenSSL's Ed25519, with the PEM that
+// `evidence key show --pem` exports, verifies the envelope's signature
+// over DSSE's pre-authentication encoding built here from the DSSE
+// specification ("DSSEv1" SP len(type) SP type SP len(body) SP body), not
+// by the library that signed; a changed payload byte fails.
+func TestOpenSSLVerifiesSignature(t *testing.T) {
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Skip("openssl not found")
+	}
+	f := newAttestFixture(t)
+	pem := f.write(t, "pub.pem", []byte(cli(t, f.env, "evidence", "key", "show", "--pem").stdout))
+	var env struct {
+		PayloadType string `json:"payloadType"`
+		Payload     string `json:"payload"`
+		Signatures  []struct {
+			Sig string `json:"sig"`
+		} `json:"signatures"`
+	}
+	if err := json.Unmarshal(f.attBytes, &env); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := base64.StdEncoding.DecodeString(env.Payload)
+	sig, _ := base64.StdEncoding.DecodeString(env.Signatures[0].Sig)
+	sigFile := f.write(t, "sig.bin", sig)
+	verify := func(body []byte) (string, error) {
+		pae := fmt.Appendf(nil, "DSSEv1 %d %s %d ", len(env.PayloadType), env.PayloadType, len(body))
+		pae = append(pae, body...)
+		out, err := exec.Command(openssl, "pkeyutl", "-verify", "-rawin", "-pubin", "-inkey", pem,
+			"-in", f.write(t, "pae.bin", pae), "-sigfile", sigFile).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := verify(body); err != nil || !strings.Contains(out, "Signature Verified Successfully") {
+		t.Fatalf("openssl rejected the signature: %v\n%s", err, out)
+	}
+	changed := append([]byte(nil), body...)
+	changed[len(changed)/2] ^= 1
+	if out, err := verify(changed); err == nil {
+		t.Fatalf("openssl accepted a changed statement:\n%s", out)
 	}
 }
