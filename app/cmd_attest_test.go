@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -236,6 +237,20 @@ func TestEvidenceAttestRefusesInvalid(t *testing.T) {
 	}
 }
 
+func TestEvidenceVerifyAttestationUsage(t *testing.T) {
+	env := dataEnv(t)
+	for _, args := range [][]string{
+		{"evidence", "verify", "-", "--attestation", "-"},
+		{"evidence", "verify", "f.json", "--key", "k.pem"},
+		{"evidence", "attest"},
+		{"evidence", "key", "untrust", "nope"},
+	} {
+		if r := cli(t, env, args...); r.status == 0 {
+			t.Errorf("%v: accepted", args)
+		}
+	}
+}
+
 // TestEvidenceKeyRotation: after rotation, an attestation of the old key
 // still verifies as this installation's and new ones use the new key.
 func TestEvidenceKeyRotation(t *testing.T) {
@@ -290,8 +305,12 @@ func TestCosignVerifiesAttestation(t *testing.T) {
 	}
 	f := newAttestFixture(t)
 	pem := f.write(t, "pub.pem", []byte(cli(t, f.env, "evidence", "key", "show", "--pem").stdout))
-	run := func(file string) (string, error) {
-		cmd := exec.Command(cosign, "verify-blob-attestation", "--key", pem, "--signature", f.att,
+	run := func(file string, keyAndAtt ...string) (string, error) {
+		key, att := pem, f.att
+		if len(keyAndAtt) == 2 {
+			key, att = keyAndAtt[0], keyAndAtt[1]
+		}
+		cmd := exec.Command(cosign, "verify-blob-attestation", "--key", key, "--signature", att,
 			"--new-bundle-format=false", "--insecure-ignore-tlog=true", "--type", evidence.PredicateProcessCapture, file)
 		cmd.Env = append(os.Environ(), "SIGSTORE_NO_CACHE=true", "TUF_ROOT="+t.TempDir())
 		out, err := cmd.CombinedOutput()
@@ -303,5 +322,63 @@ func TestCosignVerifiesAttestation(t *testing.T) {
 	changed := f.write(t, "changed.json", append(append([]byte(nil), f.data...), '\n'))
 	if out, err := run(changed); err == nil || !strings.Contains(out, "no matching subject digest") {
 		t.Fatalf("cosign accepted a changed file: %v\n%s", err, out)
+	}
+	// Another installation's public key, and a changed signature byte.
+	other := dataEnv(t)
+	otherPem := f.write(t, "other.pem", []byte(cli(t, other, "evidence", "key", "show", "--pem").stdout))
+	if out, err := run(f.evidence, otherPem, f.att); err == nil {
+		t.Fatalf("cosign accepted the attestation with another key:\n%s", out)
+	}
+	var env map[string]any
+	json.Unmarshal(f.attBytes, &env)
+	sigs := env["signatures"].([]any)
+	sig, _ := base64.StdEncoding.DecodeString(sigs[0].(map[string]any)["sig"].(string))
+	sig[5] ^= 1
+	sigs[0].(map[string]any)["sig"] = base64.StdEncoding.EncodeToString(sig)
+	bad, _ := json.Marshal(env)
+	if out, err := run(f.evidence, pem, f.write(t, "bad.jsonl", bad)); err == nil {
+		t.Fatalf("cosign accepted a changed signature:\n%s", out)
+	}
+}
+
+// TestOpenSSLVerifiesSignature: OpenSSL's Ed25519, with the PEM that
+// `evidence key show --pem` exports, verifies the envelope's signature
+// over DSSE's pre-authentication encoding built here from the DSSE
+// specification ("DSSEv1" SP len(type) SP type SP len(body) SP body), not
+// by the library that signed; a changed payload byte fails.
+func TestOpenSSLVerifiesSignature(t *testing.T) {
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Skip("openssl not found")
+	}
+	f := newAttestFixture(t)
+	pem := f.write(t, "pub.pem", []byte(cli(t, f.env, "evidence", "key", "show", "--pem").stdout))
+	var env struct {
+		PayloadType string `json:"payloadType"`
+		Payload     string `json:"payload"`
+		Signatures  []struct {
+			Sig string `json:"sig"`
+		} `json:"signatures"`
+	}
+	if err := json.Unmarshal(f.attBytes, &env); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := base64.StdEncoding.DecodeString(env.Payload)
+	sig, _ := base64.StdEncoding.DecodeString(env.Signatures[0].Sig)
+	sigFile := f.write(t, "sig.bin", sig)
+	verify := func(body []byte) (string, error) {
+		pae := fmt.Appendf(nil, "DSSEv1 %d %s %d ", len(env.PayloadType), env.PayloadType, len(body))
+		pae = append(pae, body...)
+		out, err := exec.Command(openssl, "pkeyutl", "-verify", "-rawin", "-pubin", "-inkey", pem,
+			"-in", f.write(t, "pae.bin", pae), "-sigfile", sigFile).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := verify(body); err != nil || !strings.Contains(out, "Signature Verified Successfully") {
+		t.Fatalf("openssl rejected the signature: %v\n%s", err, out)
+	}
+	changed := append([]byte(nil), body...)
+	changed[len(changed)/2] ^= 1
+	if out, err := verify(changed); err == nil {
+		t.Fatalf("openssl accepted a changed statement:\n%s", out)
 	}
 }

@@ -82,6 +82,9 @@ func runEvidence(ctx context.Context, io IO, args []string) error {
 	if *keyPath != "" && *attPath == "" {
 		return usageError("evidence verify: --key needs --attestation")
 	}
+	if n := countStdin(pos[0], *attPath, *keyPath); n > 1 {
+		return usageError("evidence verify: only one of FILE, --attestation and --key can be - (stdin)")
+	}
 	env, res, issues := parseVerifiedEvidence(data)
 	if len(issues) > 0 {
 		return &CLIError{Code: "invalid_evidence", Category: CategoryInvalid, Details: issues,
@@ -93,6 +96,16 @@ func runEvidence(ctx context.Context, io IO, args []string) error {
 		}
 	}
 	return writeJSON(io, res)
+}
+
+func countStdin(names ...string) int {
+	n := 0
+	for _, s := range names {
+		if s == "-" {
+			n++
+		}
+	}
+	return n
 }
 
 // verifyEvidence checks an envelope and, for a capture, its record; record

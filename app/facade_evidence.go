@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gatehouse/gatehouse/backend/attest"
 	"github.com/gatehouse/gatehouse/backend/capture"
 	"github.com/gatehouse/gatehouse/backend/evidence"
 	"github.com/gatehouse/gatehouse/backend/store"
@@ -29,8 +30,9 @@ const (
 	// have (a Linux file name has at most 255 bytes).
 	maxImportName = 255
 	// importBodyLimit bounds the bridge request of ImportEvidence: the
-	// file travels base64-encoded (4/3 of its size) plus its name.
-	importBodyLimit = (MaxImportBytes+2)/3*4 + 64<<10
+	// file travels base64-encoded (4/3 of its size) with its name and, when
+	// given, its attestation (also base64).
+	importBodyLimit = (MaxImportBytes+2)/3*4 + (attest.MaxAttestationBytes+2)/3*4 + 64<<10
 	// defaultBodyLimit bounds every other bridge request.
 	defaultBodyLimit = 4 << 20
 )
@@ -64,6 +66,9 @@ type EvidenceItem struct {
 	Summary       json.RawMessage `json:"summary"`
 	// Shared says the person shared it with agents (ShareEvidence).
 	Shared bool `json:"shared"`
+	// Signature says who signed the attestation kept next to the file:
+	// this installation, a trusted key, an untrusted one, or nobody.
+	Signature EvidenceSignature `json:"signature"`
 }
 
 // ListEvidenceArgs selects library entries.
@@ -93,8 +98,11 @@ func (f *Facade) ListEvidence(a ListEvidenceArgs) (ListEvidenceResult, error) {
 		return ListEvidenceResult{}, errorf("database", CategoryIO, "%v", err)
 	}
 	out := make([]EvidenceItem, 0, len(list))
+	sigs := f.signatures()
 	for _, e := range list {
-		out = append(out, itemOf(e))
+		it := itemOf(e)
+		it.Signature = sigs.of(f, e.EvidenceID)
+		out = append(out, it)
 	}
 	return ListEvidenceResult{Evidence: out}, nil
 }
@@ -146,6 +154,7 @@ func (f *Facade) GetEvidence(a GetEvidenceArgs) (GetEvidenceResult, error) {
 	}
 	item := itemOf(entry)
 	item.Size = int64(len(data))
+	item.Signature = f.signatures().of(f, a.ID)
 	return GetEvidenceResult{Item: item, Evidence: data, Verification: res}, nil
 }
 
@@ -167,6 +176,9 @@ type ImportEvidenceArgs struct {
 	Name string `json:"name"`
 	// Data is the file's exact bytes (base64 in JSON).
 	Data []byte `json:"data"`
+	// Attestation, when set, is the file's signed in-toto attestation
+	// (FILE.intoto.jsonl, base64 in JSON); it is kept next to the file.
+	Attestation []byte `json:"attestation,omitempty"`
 }
 
 // ImportEvidenceResult is the library entry of an imported file.
@@ -202,9 +214,19 @@ func (f *Facade) ImportEvidence(a ImportEvidenceArgs) (ImportEvidenceResult, err
 		return ImportEvidenceResult{}, &CLIError{Code: "invalid_evidence", Category: CategoryInvalid, Details: issues,
 			Message: fmt.Sprintf("%s was rejected: %d failing path(s); nothing was imported", displayName(name), len(issues))}
 	}
+	if a.Attestation != nil {
+		if err := f.checkImportAttestation(a.Attestation, a.Data, env); err != nil {
+			return ImportEvidenceResult{}, err
+		}
+	}
 	if entry, err := f.findEvidence(res.EvidenceID); err == nil {
 		if _, err := os.Stat(f.evidencePath(res.EvidenceID)); err == nil {
-			return ImportEvidenceResult{Item: itemOf(entry), AlreadyPresent: true}, nil
+			if err := f.keepAttestation(res.EvidenceID, a.Attestation); err != nil {
+				return ImportEvidenceResult{}, err
+			}
+			item := itemOf(entry)
+			item.Signature = f.signatures().of(f, res.EvidenceID)
+			return ImportEvidenceResult{Item: item, AlreadyPresent: true}, nil
 		}
 		// Indexed but its file is gone: the import restores it.
 	}
@@ -217,7 +239,12 @@ func (f *Facade) ImportEvidence(a ImportEvidenceArgs) (ImportEvidenceResult, err
 	if err != nil {
 		return ImportEvidenceResult{}, err
 	}
-	return ImportEvidenceResult{Item: itemOf(entry)}, nil
+	if err := f.keepAttestation(res.EvidenceID, a.Attestation); err != nil {
+		return ImportEvidenceResult{}, err
+	}
+	item := itemOf(entry)
+	item.Signature = f.signatures().of(f, res.EvidenceID)
+	return ImportEvidenceResult{Item: item}, nil
 }
 
 // DeleteEvidenceArgs names one saved Evidence.
@@ -238,6 +265,9 @@ func (f *Facade) DeleteEvidence(a DeleteEvidenceArgs) (DeleteEvidenceResult, err
 	}
 	if _, err := f.findEvidence(a.ID); err != nil {
 		return DeleteEvidenceResult{}, err
+	}
+	if err := os.Remove(attestationPath(f.env.DataDir, a.ID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return DeleteEvidenceResult{}, errorf("evidence_not_deleted", CategoryIO, "%v", err)
 	}
 	if err := os.Remove(f.evidencePath(a.ID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return DeleteEvidenceResult{}, errorf("evidence_not_deleted", CategoryIO, "%v", err)

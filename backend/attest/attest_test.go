@@ -3,7 +3,9 @@ package attest
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -222,6 +224,20 @@ func TestTamperedFails(t *testing.T) {
 		big := make([]byte, MaxAttestationBytes+1)
 		if _, _, is := ParseEnvelope(big); len(is) != 1 || is[0].Code != CodeTooLarge {
 			t.Errorf("too large: %+v", is)
+		}
+	})
+	t.Run("hostile keyid", func(t *testing.T) {
+		c := *env
+		c.Signatures = []dsse.Signature{{KeyID: "\x1b]0;owned\x07\x1b[31mSHA256:evil", Sig: env.Signatures[0].Sig}}
+		b, _ := json.Marshal(c)
+		_, issues := Verify(ctx, b, data, e, trust)
+		wantIssue(t, issues, CodeUntrustedKey, "$.signatures")
+		if strings.ContainsAny(issues[0].Message, "\x1b\x07") || !strings.Contains(issues[0].Message, `keyid "\x1b]0;owned\a\x1b[31mSHA256:evil"`) {
+			t.Fatalf("control characters reach the message: %q", issues[0].Message)
+		}
+		sum := sha256.Sum256(data)
+		if _, who, _ := VerifyDigest(ctx, b, hex.EncodeToString(sum[:]), e.EvidenceID, trust); who != "" {
+			t.Fatalf("untrusted text named as the signer: %q", who)
 		}
 	})
 	t.Run("signed non-statement", func(t *testing.T) {

@@ -198,7 +198,7 @@ func VerifySignature(ctx context.Context, env *dsse.Envelope, trust Trust) (Publ
 		}
 		switch {
 		case !matched:
-			unknown = append(unknown, truncate(s.KeyID, 80))
+			unknown = append(unknown, displayKeyID(s.KeyID))
 		case s.KeyID == "":
 			issues = append(issues, Issue{CodeSignatureInvalid, at + ".sig", "the signature (without keyid) verifies with no trusted key: the signed statement or the signature was changed, or the signer is not trusted"})
 		}
@@ -238,7 +238,7 @@ func CheckStatement(st *ita.Statement, data []byte, e *evidence.Envelope) (strin
 	var listed []string
 	for _, s := range st.GetSubject() {
 		d := s.GetDigest()["sha256"]
-		listed = append(listed, truncate(s.GetName(), 60)+" sha256:"+truncate(d, 64))
+		listed = append(listed, fmt.Sprintf("%q sha256:%q", truncate(s.GetName(), 60), truncate(d, 64)))
 		if d == want {
 			found, name = true, s.GetName()
 		}
@@ -251,7 +251,7 @@ func CheckStatement(st *ita.Statement, data []byte, e *evidence.Envelope) (strin
 		return s.GetDigest()["sha256"] == xsum
 	}) {
 		issues = append(issues, Issue{CodeSubjectMismatch, "$.payload.subject",
-			fmt.Sprintf("the Evidence's subject %s (sha256 %s) is not a subject of the attestation", truncate(xname, 60), xsum)})
+			fmt.Sprintf("the Evidence's subject %q (sha256 %s) is not a subject of the attestation", truncate(xname, 60), xsum)})
 	}
 	if st.GetPredicateType() != e.PredicateType {
 		issues = append(issues, Issue{CodePredicateMismatch, "$.payload.predicateType",
@@ -269,7 +269,7 @@ func CheckStatement(st *ita.Statement, data []byte, e *evidence.Envelope) (strin
 	wantP := SummaryOf(e)
 	if got.EvidenceID != wantP.EvidenceID {
 		issues = append(issues, Issue{CodePredicateMismatch, "$.payload.predicate.evidence_id",
-			fmt.Sprintf("the attestation is of %s; the file holds %s", truncate(got.EvidenceID, 80), wantP.EvidenceID)})
+			fmt.Sprintf("the attestation is of %q; the file holds %s", truncate(got.EvidenceID, 80), wantP.EvidenceID)})
 	} else if !reflect.DeepEqual(normalize(got), normalize(wantP)) {
 		issues = append(issues, Issue{CodePredicateMismatch, "$.payload.predicate",
 			"the predicate's summary differs from what the Evidence says"})
@@ -316,4 +316,74 @@ func Verify(ctx context.Context, att, data []byte, e *evidence.Envelope, trust T
 		return Result{}, issues
 	}
 	return Result{Fingerprint: key.Fingerprint, SignedBy: kind, PredicateType: st.GetPredicateType(), Subject: name, Predicate: pred}, nil
+}
+
+// displayKeyID is a signature's keyid for messages: a fingerprint as it
+// is, anything else (untrusted text) quoted, with control characters
+// escaped, and cut short.
+func displayKeyID(k string) string {
+	if _, ok := fileNameOf(k); ok {
+		return k
+	}
+	if k == "" {
+		return "a key without keyid"
+	}
+	return fmt.Sprintf("keyid %q", truncate(k, 64))
+}
+
+// VerifyDigest is Verify for a library listing, where the Evidence is
+// known by the SHA-256 of its exact bytes and its evidence_id (already
+// checked when it was saved) rather than parsed again: the envelope, a
+// trusted signature, the statement, a subject with that sha256 and a
+// predicate naming that evidence id. Untrusted is the keyid of the first
+// signature when the failure is CodeUntrustedKey and it is a fingerprint
+// (never other untrusted text), so the caller can say who signed.
+func VerifyDigest(ctx context.Context, att []byte, fileSHA256, evidenceID string, trust Trust) (res Result, untrusted string, issues []Issue) {
+	env, payload, issues := ParseEnvelope(att)
+	if len(issues) > 0 {
+		return Result{}, "", issues
+	}
+	key, kind, issues := VerifySignature(ctx, env, trust)
+	if len(issues) > 0 {
+		if _, ok := fileNameOf(env.Signatures[0].KeyID); ok && issues[0].Code == CodeUntrustedKey {
+			untrusted = env.Signatures[0].KeyID
+		}
+		return Result{}, untrusted, issues
+	}
+	st, issues := ParseStatement(payload)
+	if len(issues) > 0 {
+		return Result{}, "", issues
+	}
+	i := slices.IndexFunc(st.GetSubject(), func(s *ita.ResourceDescriptor) bool { return s.GetDigest()["sha256"] == fileSHA256 })
+	if i < 0 {
+		return Result{}, "", []Issue{{CodeSubjectMismatch, "$.payload.subject", fmt.Sprintf("the Evidence file has sha256 %s, which is not a subject of the attestation", fileSHA256)}}
+	}
+	var pred Predicate
+	raw, err := protojson.Marshal(st.GetPredicate())
+	if err == nil {
+		err = strictUnmarshal(raw, &pred)
+	}
+	if err != nil || pred.EvidenceID != evidenceID {
+		return Result{}, "", []Issue{{CodePredicateMismatch, "$.payload.predicate.evidence_id", fmt.Sprintf("the attestation is not of %s", evidenceID)}}
+	}
+	return Result{Fingerprint: key.Fingerprint, SignedBy: kind, PredicateType: st.GetPredicateType(), Subject: st.GetSubject()[i].GetName(), Predicate: pred}, "", nil
+}
+
+// CheckUnverified checks, without any signature, that att is a
+// well-formed attestation whose statement describes the Evidence file
+// data/e. It authenticates nothing: it is for keeping an attestation by a
+// key nobody trusts yet (an import), so that what is kept at least
+// claims to be about this file; trusting the key later lets Verify
+// authenticate it.
+func CheckUnverified(att, data []byte, e *evidence.Envelope) []Issue {
+	_, payload, issues := ParseEnvelope(att)
+	if len(issues) > 0 {
+		return issues
+	}
+	st, issues := ParseStatement(payload)
+	if len(issues) > 0 {
+		return issues
+	}
+	_, _, issues = CheckStatement(st, data, e)
+	return issues
 }

@@ -147,8 +147,8 @@ async function dropFile(page, name, text) {
 /** Runs body(page, srv) with the app of a fresh server open on the
  * Evidence view (harness withApp: diagnostics and cleanup); afterwards no
  * console error other than a logged 4xx status may have appeared. */
-async function withUI(label, body) {
-  await withApp({ name: `evidence-${label}` }, async ({ srv, page, consoleErrors }) => {
+async function withUI(label, body, browser = {}) {
+  await withApp({ name: `evidence-${label}`, browser }, async ({ srv, page, consoleErrors }) => {
     await page.getByTestId('nav-evidence').click();
     await page.waitForURL(/#\/evidence$/);
     await body(page, srv);
@@ -452,4 +452,75 @@ test('evidence performance: open a 10 MB capture and seek at its end', { timeout
     );
     assert.ok(median(seeks) < 100, `seek at the end median ${median(seeks)} ms < 100 ms`);
   });
+});
+
+test('evidence attestations: export, who signed each file, import with attestation, Security key', { timeout: TEST_TIMEOUT }, async () => {
+  const setup = captureSetup();
+  const mine = await captureProcess(setup, 'signed-here', { arguments: ['-c', 'echo signed here'] });
+  const theirs = await captureProcess(setup, 'signed-elsewhere', { arguments: ['-c', 'echo signed elsewhere'] });
+  // Another installation (the capture setup's own data directory) attests its capture.
+  const theirAtt = `${theirs.file}.intoto.jsonl`;
+  fs.writeFileSync(theirAtt, (await run(BIN, ['evidence', 'attest', theirs.file], { env: setup.env })).stdout);
+  const theirPem = (await run(BIN, ['evidence', 'key', 'show', '--pem'], { env: setup.env })).stdout;
+  const theirFp = JSON.parse((await run(BIN, ['evidence', 'key', 'show'], { env: setup.env })).stdout).fingerprint;
+
+  await withUI('attest', async (page, srv) => {
+    await setTheme(page, 'light');
+    const badgeOf = (id) => page.locator(`[data-testid="evidence-row"][data-id="${id}"] [data-testid="evidence-signature"]`);
+
+    await page.getByTestId('evidence-file-input').setInputFiles([mine.file]);
+    await until('imported', async () => (await page.getByTestId('evidence-row').count()) === 1);
+    assert.equal(await badgeOf(mine.env.evidence_id).getAttribute('data-status'), 'unsigned');
+
+    // Export attestation: signed with this installation's key and kept next to the file.
+    // The browser downloads the exact Evidence file and its attestation.
+    const downloads = [];
+    page.on('download', (d) => downloads.push(d));
+    await page.locator(`[data-testid="evidence-attest"][data-id="${mine.env.evidence_id}"]`).click();
+    await until('two downloads', () => downloads.length === 2);
+    const got = tempDir('downloads');
+    for (const d of downloads) await d.saveAs(path.join(got, d.suggestedFilename()));
+    assert.deepEqual(fs.readdirSync(got).sort(), ['signed-here.json', 'signed-here.json.intoto.jsonl'], 'named after the imported file');
+    assert.ok(fs.readFileSync(path.join(got, 'signed-here.json')).equals(fs.readFileSync(mine.file)), 'the downloaded Evidence is the exact file');
+    await until('signed badge', async () => (await badgeOf(mine.env.evidence_id).getAttribute('data-status')) === 'installation');
+    assert.equal(await badgeOf(mine.env.evidence_id).innerText(), 'signed by this installation');
+    const kept = path.join(srv.dataDir, 'evidence', `${mine.env.evidence_id}.json.intoto.jsonl`);
+    assert.ok(fs.existsSync(kept), 'the attestation is kept next to the file');
+
+    // An attestation and its file picked together: imported, signed by a key not trusted yet.
+    await page.getByTestId('evidence-file-input').setInputFiles([theirs.file, theirAtt]);
+    await until('two rows', async () => (await page.getByTestId('evidence-row').count()) === 2);
+    assert.equal(await badgeOf(theirs.env.evidence_id).getAttribute('data-status'), 'untrusted');
+    assert.ok(fs.existsSync(path.join(srv.dataDir, 'evidence', `${theirs.env.evidence_id}.json.intoto.jsonl`)), 'the imported attestation is kept');
+    // An attestation without its Evidence file is refused with the reason.
+    await page.getByTestId('evidence-file-input').setInputFiles([theirAtt]);
+    await page.locator('[data-testid="evidence-import-outcome"][data-state="rejected"]').waitFor();
+    await page.getByTestId('evidence-imports-dismiss').click();
+
+    // Security: the public key, its fingerprint and PEM; trust the other installation.
+    await page.goto(page.url().replace(/#.*$/, '#/security/signing'));
+    await page.getByTestId('signing-key').first().waitFor();
+    const pem = await page.getByTestId('signing-pem').innerText();
+    const fp = await page.getByTestId('signing-fingerprint').first().innerText();
+    assert.match(pem, /-----BEGIN PUBLIC KEY-----/);
+    // The UI's PEM verifies the UI's export with the CLI of another data directory.
+    const pemFile = path.join(tempDir('pem'), 'pub.pem');
+    fs.writeFileSync(pemFile, pem.trim() + '\n');
+    const attFile = path.join(got, 'signed-here.json.intoto.jsonl');
+    assert.ok(fs.readFileSync(attFile).equals(fs.readFileSync(kept)), 'the download is the attestation kept next to the file');
+    const v = JSON.parse((await run(BIN, ['evidence', 'verify', path.join(got, 'signed-here.json'), '--attestation', attFile, '--key', pemFile], { env: { ...setup.env, GATEHOUSE_DATA_DIR: path.join(tempDir('verifier'), 'data') } })).stdout);
+    assert.equal(v.attestation.fingerprint, fp);
+    assert.equal(v.attestation.signed_by, 'given');
+
+    await page.getByTestId('trust-pem').fill(theirPem);
+    await page.getByTestId('trust-add').click();
+    await page.locator(`[data-testid="trusted-key"][data-fingerprint="${theirFp}"]`).waitFor();
+    await page.locator('#signing').scrollIntoViewIfNeeded();
+    await screenshot(page, 'evidence-signing-security', { fullPage: false });
+
+    await page.goto(page.url().replace(/#.*$/, '#/evidence'));
+    await until('trusted badge', async () => (await badgeOf(theirs.env.evidence_id).getAttribute('data-status')) === 'trusted');
+    assert.match(await badgeOf(theirs.env.evidence_id).innerText(), /^signed by SHA256:/);
+    await shot(page, 'library-signatures-light');
+  }, { acceptDownloads: true });
 });

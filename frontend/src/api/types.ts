@@ -386,6 +386,29 @@ export interface EvidenceItem {
   /** Shared with agents: every MCP connection may list, read and compare it. */
   shared: boolean;
   summary: EvidenceSummary;
+  /** Who signed the attestation kept next to the file (Evidence library). */
+  signature: EvidenceSignature;
+}
+
+/** installation: this installation's key; trusted: a key the person added; untrusted: a valid
+ *  attestation by a key nobody trusts here; invalid: it does not attest this file; unsigned: none. */
+export interface EvidenceSignature {
+  status: 'installation' | 'trusted' | 'untrusted' | 'invalid' | 'unsigned';
+  fingerprint?: string;
+  message?: string;
+}
+
+export interface SigningKey {
+  fingerprint: string;
+  kind: 'installation' | 'trusted';
+  /** The key new attestations are signed with. */
+  current: boolean;
+  pem: string;
+}
+
+export interface SigningKeys {
+  installation: SigningKey[];
+  trusted: SigningKey[];
 }
 
 export interface GetEvidenceResult {
@@ -532,9 +555,21 @@ export interface ApiMethods {
   SetCapturePolicy: { args: { settings: CaptureSettings }; result: CapturePolicyResult };
   ListEvidence: { args: { limit?: number }; result: { evidence: EvidenceItem[] } };
   GetEvidence: { args: { id: string }; result: GetEvidenceResult };
-  ImportEvidence: { args: { name: string; data: string /* base64 */ }; result: { item: EvidenceItem; already_present: boolean } };
+  ImportEvidence: {
+    args: { name: string; data: string /* base64 */; attestation?: string /* base64 of FILE.intoto.jsonl */ };
+    result: { item: EvidenceItem; already_present: boolean };
+  };
   DeleteEvidence: { args: { id: string }; result: { deleted: true } };
   ShareEvidence: { args: { id: string; shared: boolean }; result: { item: EvidenceItem } };
+  AttestEvidence: {
+    args: { id: string };
+    /** evidence: base64 of the attested file's exact bytes (the subject), to save as evidence_name beside the attestation. */
+    result: { file_name: string; attestation: string; evidence_name: string; evidence: string; signature: EvidenceSignature };
+  };
+  SigningKeys: { args: Record<string, never>; result: SigningKeys };
+  RotateSigningKey: { args: Record<string, never>; result: SigningKeys };
+  TrustSigningKey: { args: { pem: string }; result: SigningKeys };
+  UntrustSigningKey: { args: { fingerprint: string }; result: SigningKeys };
   CompareCaptures: { args: { left: string; right: string; traceSpec?: string; save?: boolean }; result: ComparisonView };
   OpenComparison: { args: { id?: string; text?: string }; result: ComparisonView };
   ExportAsciicast: { args: { id: string }; result: { name: string; text: string; events: number } };

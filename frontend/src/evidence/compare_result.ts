@@ -9,6 +9,7 @@ import type { ComparisonView, DiffItem, DimensionName, DimensionRow, TraceDiagno
 import { h, icon, replace } from '../lib/dom';
 import { badge, errorBox, hashChip } from '../lib/ui';
 import { downloadText } from './asciicast';
+import { attestationButton } from './library';
 import {
   DIMENSION_LABEL,
   describeItem,
@@ -150,6 +151,7 @@ export class ComparisonPanel {
         h('span', { 'data-testid': 'overall-status', dataset: { status: r.status } }, badge(st.label, st.tone, st.text)),
         v.result.trace ? badge('with trace spec', 'info') : null,
         v.saved && v.evidence_id ? h('span', { class: 'cmp-id' }, h('span', { class: 'muted small' }, 'saved as'), hashChip(v.evidence_id, { what: 'comparison evidence id', testid: 'comparison-id' })) : null,
+        v.saved && v.evidence_id ? attestationButton(v.evidence_id) : null,
         v.recomputed === 'match' ? badge('re-checked: same result', 'ok', 'The two captures were compared again just now and gave exactly this result.') : null,
         v.recomputed === 'mismatch' ? badge('re-checked: DIFFERENT result', 'danger', 'Comparing the two captures again gave another result than this Evidence records.') : null,
         v.recomputed === 'unavailable' ? badge('captures not in library', 'warn', 'The linked captures are not in this library, so they cannot be replayed or re-checked.') : null,

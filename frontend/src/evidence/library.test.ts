@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EvidenceItem } from '../api/types';
-import { filterItems, sortItems } from './library';
+import { filterItems, pairAttestations, signatureLabel, sortItems } from './library';
 import { processTree } from './panels';
 
 function item(id: string, at: string, size: number, command: string, exit?: { code: number | null; signal: string | null; reason: string }, extra = {}, shared = false): EvidenceItem {
@@ -12,6 +12,7 @@ function item(id: string, at: string, size: number, command: string, exit?: { co
     size,
     created_at: at,
     shared,
+    signature: { status: 'unsigned' },
     summary: { command, exit, settlement: 'quiesced', ...extra },
   };
 }
@@ -55,5 +56,27 @@ describe('processTree', () => {
     expect(p12.commands).toEqual(['sh', 'grep y']);
     expect(p12.seen).toEqual([150, 200]);
     expect(p12.children.map((c) => c.pid)).toEqual([13]);
+  });
+});
+
+describe('attestations in the library', () => {
+  it('pairs FILE with FILE.intoto.jsonl and reports attestations without their file', () => {
+    const f = (name: string) => ({ name });
+    const r = pairAttestations([f('a.json'), f('b.json.intoto.jsonl'), f('a.json.intoto.jsonl'), f('c.json'), f('d.json.intoto.jsonl'), f('b.json')]);
+    expect(r.evidence.map((e) => [e.file.name, e.attestation?.name])).toEqual([
+      ['a.json', 'a.json.intoto.jsonl'],
+      ['c.json', undefined],
+      ['b.json', 'b.json.intoto.jsonl'],
+    ]);
+    expect(r.orphans.map((o) => o.name)).toEqual(['d.json.intoto.jsonl']);
+  });
+  it('says who signed every file', () => {
+    const fp = 'SHA256:zdwLoppMuRA8XNDUUwXz6lgnQsdNlKngc1i39VEN1RA';
+    expect(signatureLabel({ status: 'installation', fingerprint: fp }).text).toBe('signed by this installation');
+    expect(signatureLabel({ status: 'trusted', fingerprint: fp }).text).toBe('signed by SHA256:zdwLoppM…N1RA');
+    expect(signatureLabel({ status: 'untrusted', fingerprint: fp })).toMatchObject({ text: 'signed by SHA256:zdwLoppM…N1RA (not trusted)', tone: 'warn' });
+    expect(signatureLabel({ status: 'invalid', message: 'changed' })).toMatchObject({ text: 'signature invalid', tone: 'danger', title: 'changed' });
+    expect(signatureLabel({ status: 'unsigned' }).text).toBe('unsigned');
+    expect(signatureLabel(undefined).text).toBe('unsigned');
   });
 });

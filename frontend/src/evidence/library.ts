@@ -5,11 +5,68 @@
 // is never opened.
 
 import { api, ApiError } from '../api/client';
-import type { EvidenceItem, Issue } from '../api/types';
+import type { EvidenceItem, EvidenceSignature, Issue } from '../api/types';
 import { h, icon, replace } from '../lib/dom';
 import { formatBytes, formatDateTime, formatWhen, shortHash } from '../lib/format';
 import { badge, emptyState, errorBox, loading } from '../lib/ui';
 import { exitText, settlementTone } from './format';
+import { downloadText } from './asciicast';
+
+/** The name ending of an attestation kept next to its Evidence file. */
+export const ATTESTATION_SUFFIX = '.intoto.jsonl';
+
+/** What the library says about who signed a file, and its tone. */
+export function signatureLabel(sig: EvidenceSignature | undefined): { text: string; tone: 'ok' | 'warn' | 'danger' | 'neutral'; title: string } {
+  switch (sig?.status) {
+    case 'installation':
+      return { text: 'signed by this installation', tone: 'ok', title: `Signed attestation verified with this installation's key ${sig.fingerprint ?? ''}` };
+    case 'trusted':
+      return { text: `signed by ${shortFingerprint(sig.fingerprint)}`, tone: 'ok', title: `Signed attestation verified with the trusted key ${sig.fingerprint ?? ''}` };
+    case 'untrusted':
+      return { text: `signed by ${shortFingerprint(sig.fingerprint)} (not trusted)`, tone: 'warn', title: `An attestation signed by ${sig.fingerprint ?? 'an unknown key'}, which is not trusted here: add its public key in Security to verify it` };
+    case 'invalid':
+      return { text: 'signature invalid', tone: 'danger', title: sig.message ?? 'The attestation kept next to this file does not verify against it' };
+    default:
+      return { text: 'unsigned', tone: 'neutral', title: 'No attestation: use Export attestation to sign this file with this installation\'s key' };
+  }
+}
+
+/** Downloads a signed attestation together with the exact Evidence file
+ * it attests (the attestation's subject): FILE and FILE.intoto.jsonl. */
+export function downloadAttested(r: { file_name: string; attestation: string; evidence_name: string; evidence: string }): void {
+  const bin = atob(r.evidence);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  const url = URL.createObjectURL(new Blob([bytes], { type: 'application/json' }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = r.evidence_name;
+  a.rel = 'noopener';
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  downloadText(r.file_name, r.attestation, 'application/vnd.in-toto+json');
+}
+
+/** A fingerprint shortened for a badge ("SHA256:abcd…wxyz"). */
+export function shortFingerprint(fp: string | undefined): string {
+  if (!fp) return 'an unknown key';
+  return fp.length > 24 ? `${fp.slice(0, 15)}…${fp.slice(-4)}` : fp;
+}
+
+/** Splits picked files into Evidence files, each with the attestation
+ * named after it (FILE and FILE.intoto.jsonl), and attestations whose
+ * Evidence file was not picked. */
+export function pairAttestations<T extends { name: string }>(files: T[]): { evidence: { file: T; attestation?: T }[]; orphans: T[] } {
+  const atts = new Map(files.filter((f) => f.name.endsWith(ATTESTATION_SUFFIX)).map((f) => [f.name, f]));
+  const evidence = files.filter((f) => !f.name.endsWith(ATTESTATION_SUFFIX)).map((file) => {
+    const attestation = atts.get(file.name + ATTESTATION_SUFFIX);
+    atts.delete(file.name + ATTESTATION_SUFFIX);
+    return { file, attestation };
+  });
+  return { evidence, orphans: [...atts.values()] };
+}
 
 /** The most bytes read from a picked file: the backend's import limit
  * (64 MiB) plus one, so that the backend itself refuses a larger file. */
@@ -90,6 +147,7 @@ export class Library {
   private confirmTimer: ReturnType<typeof setTimeout> | undefined;
   private deleting = new Set<string>();
   private sharing = new Set<string>();
+  private attesting = new Set<string>();
   private dragDepth = 0;
   private readonly fileInput: HTMLInputElement;
   private readonly dropHint: HTMLElement;
@@ -98,7 +156,7 @@ export class Library {
     this.el = h('div', { class: 'evidence-library', 'data-testid': 'evidence-library' });
     this.fileInput = h('input', {
       type: 'file',
-      accept: '.json,application/json',
+      accept: '.json,application/json,.jsonl',
       multiple: true,
       hidden: true,
       'data-testid': 'evidence-file-input',
@@ -149,14 +207,18 @@ export class Library {
   async importFiles(files: File[]): Promise<void> {
     if (!files.length || this.importing) return;
     this.importing = true;
-    const batch: ImportOutcome[] = files.map((f) => ({ name: f.name, state: 'importing' }));
+    const { evidence, orphans } = pairAttestations(files);
+    const batch: ImportOutcome[] = evidence.map(({ file, attestation }) => ({ name: attestation ? `${file.name} + ${attestation.name}` : file.name, state: 'importing' }));
+    for (const o of orphans)
+      batch.push({ name: o.name, state: 'rejected', code: 'attestation_without_evidence', message: `An attestation is imported together with its Evidence file: pick both ${o.name.slice(0, -ATTESTATION_SUFFIX.length)} and ${o.name}.` });
     this.outcomes = batch;
     this.render();
-    for (const [i, f] of files.entries()) {
+    for (const [i, { file: f, attestation }] of evidence.entries()) {
       const o = batch[i]!;
       try {
         const data = toBase64(await f.slice(0, READ_LIMIT).arrayBuffer());
-        const r = await api.ImportEvidence({ name: f.name, data });
+        const att = attestation ? toBase64(await attestation.slice(0, 2 * 1024 * 1024).arrayBuffer()) : undefined;
+        const r = await api.ImportEvidence(att ? { name: f.name, data, attestation: att } : { name: f.name, data });
         o.state = r.already_present ? 'present' : 'imported';
         o.id = r.item.evidence_id;
       } catch (e) {
@@ -214,6 +276,25 @@ export class Library {
     this.sharing.delete(id);
     this.renderTable();
     this.el.querySelector<HTMLElement>(`[data-testid="evidence-share"][data-id="${id}"]`)?.focus();
+  }
+
+  /** Signs an attestation of a saved file with this installation's key,
+   * keeps it next to the file and downloads it (FILE.intoto.jsonl). */
+  private async exportAttestation(it: EvidenceItem): Promise<void> {
+    const id = it.evidence_id;
+    this.attesting.add(id);
+    this.renderTable();
+    try {
+      const r = await api.AttestEvidence({ id });
+      downloadAttested(r);
+      this.items = (this.items ?? []).map((x) => (x.evidence_id === id ? { ...x, signature: r.signature } : x));
+    } catch (e) {
+      this.loadError = e;
+      this.render();
+    }
+    this.attesting.delete(id);
+    this.renderTable();
+    this.el.querySelector<HTMLElement>(`[data-testid="evidence-attest"][data-id="${id}"]`)?.focus();
   }
 
   // ---- rendering --------------------------------------------------------
@@ -369,6 +450,7 @@ export class Library {
           h('code', { class: 'mono', title: it.evidence_id }, shortHash(it.evidence_id, 15)),
           badge(it.origin, it.origin === 'imported' ? 'info' : 'neutral'),
           it.shared ? badge('shared with agents', 'info') : null,
+          signatureBadge(it.signature),
           s.file_name ? h('span', { class: 'ellipsis', title: s.file_name }, s.file_name) : null,
         ),
       ),
@@ -378,7 +460,20 @@ export class Library {
       h('td', { class: 'num nowrap' }, formatBytes(it.size)),
       h(
         'td',
-        { class: 'num nowrap ev-actions' },
+        { class: 'num ev-actions' },
+        h(
+          'button',
+          {
+            type: 'button',
+            class: ['btn', 'small', 'ghost'],
+            'data-testid': 'evidence-attest',
+            dataset: { id: it.evidence_id },
+            disabled: this.attesting.has(it.evidence_id),
+            title: 'Sign an in-toto attestation of this file with this installation\'s key and download both (FILE and FILE.intoto.jsonl); cosign verify-blob-attestation and gatehouse evidence verify --attestation check them',
+            onclick: () => void this.exportAttestation(it),
+          },
+          this.attesting.has(it.evidence_id) ? 'Signing…' : 'Export attestation',
+        ),
         h(
           'button',
           {
@@ -474,6 +569,47 @@ export class Library {
   destroy(): void {
     clearTimeout(this.confirmTimer);
   }
+}
+
+/** An "Export attestation" button for saved Evidence (the comparison
+ * view uses it): signs with this installation's key and downloads
+ * FILE.intoto.jsonl. */
+export function attestationButton(id: string): HTMLButtonElement {
+  const label = 'Export attestation';
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: 'btn small ghost',
+      'data-testid': 'export-attestation',
+      title: "Sign an in-toto attestation of this saved Evidence with this installation's key and download both (FILE and FILE.intoto.jsonl)",
+      onclick: async (e: Event) => {
+        const b = e.currentTarget as HTMLButtonElement;
+        b.disabled = true;
+        b.textContent = 'Signing…';
+        try {
+          const r = await api.AttestEvidence({ id });
+          downloadAttested(r);
+          b.textContent = 'Attestation exported';
+        } catch (err) {
+          b.textContent = 'Export failed';
+          b.title = err instanceof Error ? err.message : String(err);
+        } finally {
+          b.disabled = false;
+          setTimeout(() => (b.textContent = label), 2000);
+        }
+      },
+    },
+    label,
+  );
+}
+
+function signatureBadge(sig: EvidenceSignature | undefined): HTMLElement {
+  const l = signatureLabel(sig);
+  const b = badge(l.text, l.tone, l.title);
+  b.dataset.testid = 'evidence-signature';
+  b.dataset.status = sig?.status ?? 'unsigned';
+  return b;
 }
 
 function hasFiles(e: DragEvent): boolean {

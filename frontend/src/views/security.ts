@@ -14,6 +14,7 @@ import { formatBytes, formatDateTime, shortHash } from '../lib/format';
 import { groupErrors, linesToList, MODE_ORDER, MODES, normalizePath, policyChanges, policyForSave, scopeEdited } from '../lib/settings';
 import { badge, card, copyButton, errorBox, fieldErrors, hashChip, kv, loading, pathText } from '../lib/ui';
 import { fieldDetails, savedNote, SettingsSection } from './security_section';
+import { signingSection } from './security_signing';
 import type { View } from './view';
 
 const DEFAULT_TIMEOUT_CEILING = 30000;
@@ -27,6 +28,7 @@ export function securityView(): View {
     runtime: h('div', { id: 'runtime' }),
     roots: h('div', { id: 'roots' }),
     capture: h('div', { id: 'capture' }),
+    signing: h('div', { id: 'signing' }),
   };
   const jump = h(
     'nav',
@@ -37,6 +39,7 @@ export function securityView(): View {
       ['runtime', 'Node runtime'],
       ['roots', 'Skill roots'],
       ['capture', 'Process capture'],
+      ['signing', 'Evidence signing'],
     ].map(([id, label]) =>
       h(
         'a',
@@ -55,6 +58,7 @@ export function securityView(): View {
     sections.runtime,
     sections.roots,
     sections.capture,
+    sections.signing,
   );
 
   const policy = policySection(sections.policy);
@@ -64,6 +68,7 @@ export function securityView(): View {
   const runtime = runtimeSection(sections.runtime);
   const roots = rootsSection(sections.roots);
   const capture = captureSection(sections.capture);
+  const signing = signingSection(sections.signing);
 
   const off = onEvent('settings', (e) => {
     switch (e?.what) {
@@ -91,7 +96,7 @@ export function securityView(): View {
     route(parts: string[]) {
       const id = parts[0] as keyof typeof sections | undefined;
       if (!id || !sections[id]) return;
-      void Promise.all([policy.ready, agents.ready, runtime.ready, roots.ready, capture.ready]).then(() =>
+      void Promise.all([policy.ready, agents.ready, runtime.ready, roots.ready, capture.ready, signing.ready]).then(() =>
         requestAnimationFrame(() => sections[id].scrollIntoView({ block: 'start' })),
       );
     },
