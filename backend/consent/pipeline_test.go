@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gatehouse/gatehouse/backend/confine"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,7 +26,10 @@ var (
 	pipeJournal *runner.Journal
 )
 
-func TestMain(m *testing.M) { os.Exit(testMain(m)) }
+func TestMain(m *testing.M) {
+	confine.MaybeLaunch() // this test binary is the launcher of its scripts
+	os.Exit(testMain(m))
+}
 
 func testMain(m *testing.M) int {
 	node, err := runner.FindNode(os.Getenv)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse/gatehouse/backend/bundle"
+	"github.com/gatehouse/gatehouse/backend/confine"
 	"github.com/gatehouse/gatehouse/backend/proctree"
 	"github.com/gatehouse/gatehouse/backend/store"
 )
@@ -26,6 +27,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	confine.MaybeLaunch() // this test binary is the launcher of its scripts
 	os.Exit(testMain(m))
 }
 
