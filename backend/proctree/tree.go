@@ -136,13 +136,7 @@ func (t *Tree) inNamespace(pid int) bool {
 //   - every descendant of all of these, by parent links.
 func (t *Tree) Members() []int {
 	self := t.sup.inst.Pid
-	pids, _ := allPids()
-	stats := make(map[int]procStat, len(pids))
-	for _, pid := range pids {
-		if st, err := readStat(pid); err == nil && live(st) && pid != self {
-			stats[pid] = st
-		}
-	}
+	stats := t.snapshot(self)
 	// Roots are registered under the supervisor's lock in the same
 	// critical section as their fork, so a root seen by the scan above is
 	// known by now.
@@ -200,6 +194,37 @@ func (t *Tree) Members() []int {
 	}
 	sort.Ints(out)
 	return out
+}
+
+// snapshot reads every live process's stat. /proc is not read atomically:
+// a process may be read with a parent that exited (so it is about to be
+// reparented, to this subreaper or a namespace's init) before the scan
+// reached it, and a whole chain would then look unrelated to the tree. A
+// scan where a process that may be the tree's has a parent missing from
+// the scan is repeated (a few times, briefly) until it is consistent.
+func (t *Tree) snapshot(self int) map[int]procStat {
+	var stats map[int]procStat
+	for try := 0; try < 50; try++ {
+		pids, _ := allPids()
+		stats = make(map[int]procStat, len(pids))
+		for _, pid := range pids {
+			if st, err := readStat(pid); err == nil && live(st) && pid != self {
+				stats[pid] = st
+			}
+		}
+		consistent := true
+		for _, st := range stats {
+			if _, ok := stats[st.ppid]; !ok && st.ppid != self && st.ppid > 0 && st.startTime >= t.rootStart {
+				consistent = false
+				break
+			}
+		}
+		if consistent {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return stats
 }
 
 // Cleanup is the result of ending a tree.
