@@ -27,7 +27,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	confine.MaybeLaunch() // this test binary is the launcher of its scripts
+	confine.MaybeLaunch()                    // this test binary is the launcher of its scripts
 	if err := confine.Harden(); err != nil { // as the gatehouse binary is
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
