@@ -67,7 +67,7 @@ func runSkillRun(ctx context.Context, io IO, args []string) error {
 	}
 	defer sup.Close()
 	journal := runner.NewJournal(env.DB, func(err error) { fmt.Fprintf(io.Stderr, "gatehouse: warning: %v\n", err) })
-	rn, err := runner.New(runner.Config{Supervisor: sup, RunsDir: env.RunsDir(), Journal: journal, History: env.DB})
+	rn, err := runner.New(runner.Config{Supervisor: sup, RunsDir: env.RunsDir(), Journal: journal, History: env.DB, Settings: env.Confinement})
 	if err != nil {
 		return errorf("runner", CategoryInternal, "%v", err)
 	}
@@ -84,7 +84,7 @@ func runSkillRun(ctx context.Context, io IO, args []string) error {
 	// decision; without a terminal only a trusted scope can authorize.
 	if tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
 		defer tty.Close()
-		req.Asker = &terminalAsker{tty: tty, mgr: mgr, skill: s}
+		req.Asker = &terminalAsker{tty: tty, mgr: mgr, skill: s, runner: rn}
 	}
 	if !*asJSON && isTerminal(io.Stderr) {
 		req.OnProgress = func(p runner.Progress) { fmt.Fprint(io.Stderr, progressLine(p)) }

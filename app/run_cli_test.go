@@ -134,7 +134,8 @@ func TestSkillRunAsksOnTheTerminal(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.stdout), &e); err != nil || r.status != 0 || e["status"] != "succeeded" {
 			t.Fatalf("status %d stdout %s screen %s", r.status, r.stdout, r.screen)
 		}
-		for _, want := range []string{"sha256:", "scripts/run.mjs", ws, "timeout 5000 ms", `{"note":"hi"}`, "full permissions"} {
+		for _, want := range []string{"sha256:", "scripts/run.mjs", ws, "timeout 5000 ms", `{"note":"hi"}`,
+			"This script is confined: can write only", "and its own temporary folder; no network", "ends every process it starts"} {
 			if !strings.Contains(r.screen, want) {
 				t.Errorf("consent summary lacks %q:\n%s", want, r.screen)
 			}

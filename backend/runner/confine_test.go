@@ -293,3 +293,19 @@ func TestReceiverPlantingFails(t *testing.T) {
 		}
 	}
 }
+
+// Probe (used by gatehouse doctor) reports what a real attempt's launcher
+// reports.
+func TestProbeMatchesALaunch(t *testing.T) {
+	for _, conf := range []confine.Settings{confinedOn, confinedOff} {
+		r := runnerWith(t, "", conf)
+		got, err := r.Probe(context.Background(), testPin, conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, env := probe(t, r, map[string]any{"action": "look"})
+		if !reflect.DeepEqual(got, env.Confinement) {
+			t.Fatalf("probe %+v, launch %+v", got, env.Confinement)
+		}
+	}
+}

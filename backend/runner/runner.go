@@ -39,6 +39,10 @@ type Config struct {
 	// Confinement is the default Security setting for requests that carry
 	// none (zero value: confine.Default(), workspace + deny).
 	Confinement confine.Settings
+	// Settings, when set, reads the current Security setting for each
+	// attempt that carries none (it overrides Confinement); an error
+	// refuses the attempt.
+	Settings func(ctx context.Context) (confine.Settings, error)
 	// Ownership caps the process-tree ownership mechanism: "" (the
 	// strongest the supervisor can make, a PID namespace per attempt),
 	// proctree.MechanismCgroup or proctree.MechanismSubreaper. Tests use it
@@ -210,7 +214,10 @@ func (a *attempt) run(ctx context.Context) (stderr string) {
 	}
 	// The confinement this kernel can enforce is known before consent is
 	// consumed: a setting that cannot be met is refused, never downgraded.
-	settings := a.r.settings(req)
+	settings, err := a.r.settings(ctx, req)
+	if err != nil {
+		return a.refuse(confine.CodeUnavailable, "confinement", err.Error())
+	}
 	expect, err := a.r.Confinement(settings)
 	if err != nil {
 		return a.refuse(confine.CodeUnavailable, "confinement", err.Error())
@@ -254,11 +261,23 @@ func (a *attempt) run(ctx context.Context) (stderr string) {
 	return a.launch(ctx, staging, outSchema, settings, home, tmp)
 }
 
-func (r *Runner) settings(req Request) confine.Settings {
+func (r *Runner) settings(ctx context.Context, req Request) (confine.Settings, error) {
 	if req.Confinement != (confine.Settings{}) {
-		return req.Confinement
+		return req.Confinement, req.Confinement.Validate()
 	}
-	return r.cfg.Confinement
+	return r.CurrentConfinement(ctx)
+}
+
+// CurrentConfinement is the Security setting attempts get now.
+func (r *Runner) CurrentConfinement(ctx context.Context) (confine.Settings, error) {
+	if r.cfg.Settings == nil {
+		return r.cfg.Confinement, nil
+	}
+	s, err := r.cfg.Settings(ctx)
+	if err != nil {
+		return confine.Settings{}, fmt.Errorf("the Security setting is unreadable: %w", err)
+	}
+	return s, s.Validate()
 }
 
 // Confinement reports what a launch with settings would enforce on this
@@ -271,9 +290,6 @@ func (r *Runner) Confinement(settings confine.Settings) (*confine.Report, error)
 	netns := settings.Network == confine.NetworkDeny && r.cfg.Supervisor.NetNamespaceUnavailable() == ""
 	return confine.Check(settings, netns, limit)
 }
-
-// DefaultConfinement is the runner's default Security setting.
-func (r *Runner) DefaultConfinement() confine.Settings { return r.cfg.Confinement }
 
 // Ownership names the mechanism an attempt's tree will have and, when it
 // cannot be verified, why.

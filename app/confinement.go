@@ -1,0 +1,150 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/gatehouse/gatehouse/backend/confine"
+	"github.com/gatehouse/gatehouse/backend/runner"
+	"github.com/gatehouse/gatehouse/backend/store"
+)
+
+// keyConfinement holds the Security setting (confine.Settings) in the
+// app-settings namespace; absent means confine.Default().
+const keyConfinement = "security-confinement"
+
+// Confinement returns the stored Security setting, or the default when
+// none was stored. A stored value that does not validate is an error,
+// never silently replaced.
+func (e *Env) Confinement(ctx context.Context) (confine.Settings, error) {
+	raw, err := e.DB.Get(ctx, nsApp, keyConfinement)
+	if errors.Is(err, store.ErrNotFound) {
+		return confine.Default(), nil
+	}
+	if err != nil {
+		return confine.Settings{}, err
+	}
+	var s confine.Settings
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return confine.Settings{}, fmt.Errorf("stored Security setting is unreadable: %w", err)
+	}
+	if err := s.Validate(); err != nil {
+		return confine.Settings{}, fmt.Errorf("stored Security setting: %w", err)
+	}
+	return s, nil
+}
+
+// SetConfinement validates and stores the Security setting.
+func (e *Env) SetConfinement(ctx context.Context, s confine.Settings) error {
+	if err := s.Validate(); err != nil {
+		return &CLIError{Code: "invalid_setting", Category: CategoryInvalid, Message: err.Error()}
+	}
+	b, _ := json.Marshal(s)
+	return e.DB.Put(ctx, nsApp, keyConfinement, b)
+}
+
+// endsEverySentence is the ownership promise, made only when the runner's
+// ownership mechanism cannot be escaped by the escape suite.
+func endsEverySentence(rn *runner.Runner) string {
+	if _, why := rn.Ownership(); why != "" {
+		return "Gatehouse bounds its time and output, but cannot prove that every process it starts has ended (" + why + ")."
+	}
+	return "Gatehouse bounds its time and output and ends every process it starts."
+}
+
+// consentWarning is the dialog's warning for a run in workspace under the
+// current Security setting: the exact confinement when the launcher will
+// enforce all of it (20-policy-consent.md), the full-trust warning
+// otherwise, with what is off or unavailable.
+func consentWarning(ctx context.Context, rn *runner.Runner, workspace string) string {
+	ends := endsEverySentence(rn)
+	settings, err := rn.CurrentConfinement(ctx)
+	var rep *confine.Report
+	if err == nil {
+		rep, err = rn.Confinement(settings)
+	}
+	if err == nil && rep.Confined() {
+		return "This script is confined: can write only " + sanitize(workspace) + " and its own temporary folder; no network.\n" + ends
+	}
+	w := "This script runs with YOUR full permissions: it can read and change your files,\n" +
+		"use the network and start programs. " + ends + "\nApprove only code you trust."
+	switch {
+	case confine.IsUnavailable(err):
+		w += "\nConfinement is unavailable on this machine (" + err.Error() + "): the run will be refused unless confinement is turned off in Security settings."
+	case err != nil:
+		w += "\n" + err.Error()
+	default:
+		w += "\nConfinement: " + rep.Summary() + "."
+	}
+	return w
+}
+
+// planWarning is the warning of a plan: the one of its steps when they all
+// share a workspace, else each step's.
+func planWarning(ctx context.Context, rn *runner.Runner, steps []PlanStepView) string {
+	seen := map[string]bool{}
+	var w string
+	for _, s := range steps {
+		if seen[s.Workspace] {
+			continue
+		}
+		seen[s.Workspace] = true
+		if w != "" {
+			w += "\n\n"
+		}
+		w += consentWarning(ctx, rn, s.Workspace)
+	}
+	return w
+}
+
+// SecurityView is the Security setting with what this machine enforces
+// for it and how attempts are owned.
+type SecurityView struct {
+	Confinement confine.Settings `json:"confinement"`
+	// Enforcement is what a launch would enforce now (nil when it would be
+	// refused; Unavailable says why).
+	Enforcement *confine.Report `json:"enforcement"`
+	Unavailable string          `json:"unavailable,omitempty"`
+	// Ownership is the process-tree mechanism; OwnershipUnverifiable says
+	// why cleanup cannot be verified ("" when it can).
+	Ownership             string `json:"ownership"`
+	OwnershipUnverifiable string `json:"ownershipUnverifiable,omitempty"`
+}
+
+func securityView(ctx context.Context, env *Env, rn *runner.Runner) (SecurityView, error) {
+	s, err := env.Confinement(ctx)
+	if err != nil {
+		return SecurityView{}, err
+	}
+	v := SecurityView{Confinement: s}
+	v.Ownership, v.OwnershipUnverifiable = rn.Ownership()
+	if v.Enforcement, err = rn.Confinement(s); err != nil {
+		v.Unavailable = err.Error()
+	}
+	return v, nil
+}
+
+// GetSecurity returns the Security setting and what it enforces here.
+func (f *Facade) GetSecurity(Empty) (SecurityView, error) {
+	v, err := securityView(f.ctx, f.env, f.runner)
+	if err != nil {
+		return SecurityView{}, fail("settings", CategoryIO, err)
+	}
+	return v, nil
+}
+
+// SetSecurity validates and stores the Security setting; an invalid one
+// changes nothing.
+func (f *Facade) SetSecurity(s confine.Settings) (SecurityView, error) {
+	if err := f.env.SetConfinement(f.ctx, s); err != nil {
+		var ce *CLIError
+		if errors.As(err, &ce) {
+			return SecurityView{}, ce
+		}
+		return SecurityView{}, fail("settings", CategoryIO, err)
+	}
+	f.events.publish("settings", map[string]string{"what": "security"})
+	return f.GetSecurity(Empty{})
+}
