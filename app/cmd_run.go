@@ -133,6 +133,9 @@ func printEnvelope(io IO, res runner.Result, quiet bool) error {
 		if e.Cleanup != nil {
 			fmt.Fprintf(io.Stderr, "; cleanup verified=%v by %s", e.Cleanup.Verified, e.Cleanup.Mechanism)
 		}
+		if e.Confinement != nil {
+			fmt.Fprintf(io.Stderr, "; confinement: %s", e.Confinement.Summary())
+		}
 		fmt.Fprintln(io.Stderr)
 		for _, i := range e.Errors {
 			fmt.Fprintf(io.Stderr, "  %s at %s: %s\n", i.Code, i.Path, sanitize(i.Message))

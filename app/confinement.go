@@ -45,25 +45,27 @@ func (e *Env) SetConfinement(ctx context.Context, s confine.Settings) error {
 	return e.DB.Put(ctx, nsApp, keyConfinement, b)
 }
 
-// endsEverySentence is the ownership promise, made only when the runner's
-// ownership mechanism cannot be escaped by the escape suite.
-func endsEverySentence(rn *runner.Runner) string {
-	if _, why := rn.Ownership(); why != "" {
-		return "Gatehouse bounds its time and output, but cannot prove that every process it starts has ended (" + why + ")."
-	}
-	return "Gatehouse bounds its time and output and ends every process it starts."
-}
-
 // consentWarning is the dialog's warning for a run in workspace under the
-// current Security setting: the exact confinement when the launcher will
-// enforce all of it (20-policy-consent.md), the full-trust warning
-// otherwise, with what is off or unavailable.
+// current Security setting and the runner's ownership mechanism.
 func consentWarning(ctx context.Context, rn *runner.Runner, workspace string) string {
-	ends := endsEverySentence(rn)
+	_, why := rn.Ownership()
 	settings, err := rn.CurrentConfinement(ctx)
 	var rep *confine.Report
 	if err == nil {
 		rep, err = rn.Confinement(settings)
+	}
+	return warningText(rep, err, workspace, why)
+}
+
+// warningText states exactly what the launcher will enforce when it
+// enforces all of it (20-policy-consent.md), the full-trust warning
+// otherwise with what is off or unavailable; it promises that Gatehouse
+// ends every process only when the ownership mechanism cannot be escaped
+// (unverifiable is "").
+func warningText(rep *confine.Report, err error, workspace, unverifiable string) string {
+	ends := "Gatehouse bounds its time and output and ends every process it starts."
+	if unverifiable != "" {
+		ends = "Gatehouse bounds its time and output, but cannot prove that every process it starts has ended (" + unverifiable + ")."
 	}
 	if err == nil && rep.Confined() {
 		return "This script is confined: can write only " + sanitize(workspace) + " and its own temporary folder; no network.\n" + ends

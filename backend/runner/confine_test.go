@@ -309,3 +309,25 @@ func TestProbeMatchesALaunch(t *testing.T) {
 		}
 	}
 }
+
+// A trusted scope approved under full confinement does not match a run
+// that would be confined less: the runner refuses it before consent is
+// consumed.
+func TestWeakerConfinementThanRequiredIsRefused(t *testing.T) {
+	on, err := runnerWith(t, "", confinedOn).Confinement(confinedOn)
+	if err != nil {
+		t.Skip(err)
+	}
+	_, ex := testBundle(t, "probe.mjs", nil)
+	req := request(t, ex, `{"action":"look"}`)
+	req.RequireConfinement = on
+	consumed := false
+	req.Authorize = func(context.Context) error { consumed = true; return nil }
+	res := runnerWith(t, "", confinedOff).Run(context.Background(), req)
+	wantStatus(t, res, StatusRefused, confine.CodeUnavailable)
+	if consumed {
+		t.Fatal("consent consumed by a refused run")
+	}
+	req.Authorize = nil
+	wantStatus(t, runnerWith(t, "", confinedOn).Run(context.Background(), req), StatusSucceeded, "")
+}
