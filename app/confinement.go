@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/gatehouse/gatehouse/backend/confine"
+	"github.com/gatehouse/gatehouse/backend/policy"
 	"github.com/gatehouse/gatehouse/backend/runner"
 	"github.com/gatehouse/gatehouse/backend/store"
 )
@@ -149,4 +150,60 @@ func (f *Facade) SetSecurity(s confine.Settings) (SecurityView, error) {
 	}
 	f.events.publish("settings", map[string]string{"what": "security"})
 	return f.GetSecurity(Empty{})
+}
+
+// nsScopeConfinement records, by receipt id, the confinement report a
+// trusted scope was approved under.
+const nsScopeConfinement = "scope-confinement"
+
+// recordScopeConfinement records the confinement a launch would get now
+// for every approved trusted scope of pol that has no record yet (the
+// policy was just saved, so those were approved under the current
+// setting).
+func recordScopeConfinement(ctx context.Context, env *Env, rn *runner.Runner, pol policy.Execution) error {
+	settings, err := rn.CurrentConfinement(ctx)
+	if err != nil {
+		return err
+	}
+	rep, err := rn.Confinement(settings)
+	if err != nil {
+		// Unenforceable now: record nothing stronger than what runs get
+		// (they are refused until the setting changes).
+		rep = &confine.Report{Filesystem: settings.Filesystem, Network: settings.Network, Enforced: []string{}, NotEnforced: []string{}}
+	}
+	b, _ := json.Marshal(rep)
+	for _, s := range pol.Trusted {
+		if !s.Approved() {
+			continue
+		}
+		if _, err := env.DB.Get(ctx, nsScopeConfinement, *s.ReceiptID); err == nil {
+			continue
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err := env.DB.Put(ctx, nsScopeConfinement, *s.ReceiptID, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scopeConfinement is the consent pipeline's lookup of the confinement a
+// trusted scope was approved under. A scope approved before confinement
+// was recorded is held to the default setting's confinement.
+func scopeConfinement(env *Env, rn *runner.Runner) func(ctx context.Context, receipt string) (*confine.Report, error) {
+	return func(ctx context.Context, receipt string) (*confine.Report, error) {
+		raw, err := env.DB.Get(ctx, nsScopeConfinement, receipt)
+		if errors.Is(err, store.ErrNotFound) {
+			return rn.Confinement(confine.Default())
+		}
+		if err != nil {
+			return nil, err
+		}
+		var rep confine.Report
+		if err := json.Unmarshal(raw, &rep); err != nil {
+			return nil, fmt.Errorf("recorded confinement of scope %s is unreadable: %w", receipt, err)
+		}
+		return &rep, nil
+	}
 }

@@ -69,7 +69,8 @@ func newFacade(env *Env, shell string, window consentWindow) (*Facade, error) {
 	f.consent = consent.NewManager(clock)
 	f.policy = policy.NewStore(env.DB, nil, nil)
 	f.agents = agents.New(env.DB, nil)
-	f.pipeline = &consent.Pipeline{Policy: f.policy, Agents: f.agents, Consent: f.consent, Runner: f.runner, Journal: f.journal}
+	f.pipeline = &consent.Pipeline{Policy: f.policy, Agents: f.agents, Consent: f.consent, Runner: f.runner, Journal: f.journal,
+		ScopeConfinement: scopeConfinement(env, f.runner)}
 	f.forwardEvents()
 	return f, nil
 }
