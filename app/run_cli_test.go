@@ -260,8 +260,12 @@ setInterval(() => {}, 1000);
 	for _, pid := range rootNode {
 		waitGone(t, pid)
 	}
+	// With a PID namespace per attempt, the crash itself ends the
+	// grandchild (the root, the namespace's init, dies of its parent-death
+	// signal and the kernel ends the namespace); without one it outlives
+	// the crash until the next start sweeps it.
 	if len(processesWith(marker)) == 0 {
-		t.Fatal("fixture: the detached grandchild should outlive the crash until the next start")
+		t.Log("the grandchild ended with the crash (PID namespace)")
 	}
 	runs, _ := os.ReadDir(filepath.Join(data, "runs"))
 	if len(runs) == 0 {
