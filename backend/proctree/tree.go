@@ -269,8 +269,32 @@ func (t *Tree) Terminate(grace time.Duration) Cleanup {
 			time.Sleep(5 * time.Millisecond)
 			members = t.Members()
 		}
+		// SIGKILL rounds until a confirmed scan finds nothing: a scan can
+		// find a new member (an orphan of an overlapping tree, a late fork)
+		// right after one came up empty, so emptiness is confirmed by the
+		// kernel's own signal (the namespace init's exit, populated 0) and
+		// one more scan before it is believed.
 		deadline = time.Now().Add(killDeadline)
-		for len(members) > 0 && time.Now().Before(deadline) {
+		for {
+			if len(members) == 0 {
+				if t.pidns {
+					select { // the init's exit completes only once its namespace is empty
+					case <-t.exit:
+					case <-time.After(time.Until(deadline)):
+					}
+				}
+				if t.cg != nil && !t.cg.waitEmpty(deadline) {
+					members = t.cg.procsBelow()
+				} else {
+					members = t.Members()
+				}
+				if len(members) == 0 {
+					break
+				}
+			}
+			if !time.Now().Before(deadline) {
+				break
+			}
 			if t.cg != nil {
 				t.cg.kill()
 			}
@@ -279,19 +303,6 @@ func (t *Tree) Terminate(grace time.Duration) Cleanup {
 			t.signal(members, syscall.SIGKILL)
 			time.Sleep(2 * time.Millisecond)
 			members = t.Members()
-		}
-		if t.pidns {
-			// The init's exit completes only once its namespace is empty.
-			select {
-			case <-t.exit:
-			case <-time.After(killDeadline):
-			}
-		}
-		if t.cg != nil && !t.cg.waitEmpty(time.Now().Add(killDeadline)) {
-			members = append(members, t.cg.procsBelow()...)
-		}
-		if len(members) == 0 {
-			members = t.Members() // the final word comes from /proc, not bookkeeping
 		}
 	}
 	c.Remaining = members
