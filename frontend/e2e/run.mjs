@@ -445,6 +445,34 @@ group('malformed-settings', {}, async ({ page, api, shot }) => {
   assert.deepEqual(await api('GetPolicy', {}), stored, 'the stored policy is unchanged after reload');
 });
 
+group('untrusted-text', {}, async ({ page, shot }) => {
+  // An invocation carrying a right-to-left override, a zero-width space and
+  // an isolate: the dialog shows each as a visible marker, never live.
+  const sneaky = '{"text":"invoice\u202Etxt.exe\u200B \u2066done\u2069"}';
+  await startRunFromUI(page, { input: sneaky, ws: workspace('untrusted-text') });
+  const dlg = await consentDialog(page);
+  await shot('consent');
+  const inv = await dlg.getByTestId('consent-invocation').innerText();
+  for (const ch of ['\u202E', '\u200B', '\u2066', '\u2069']) {
+    assert.ok(!inv.includes(ch), `the dialog shows U+${ch.codePointAt(0).toString(16).toUpperCase()} live: ${JSON.stringify(inv)}`);
+  }
+  for (const m of ['⟨U+202E⟩', '⟨U+200B⟩', '⟨U+2066⟩', '⟨U+2069⟩']) assert.ok(inv.includes(m), `the dialog shows ${m} (got ${JSON.stringify(inv)})`);
+  assert.ok(inv.includes('invoice⟨U+202E⟩txt.exe'), `the text around the marker reads in order: ${inv}`);
+  assert.ok((await dlg.locator('[data-testid="consent-invocation"] .hidden-char').count()) >= 4, 'markers are marked up');
+  const live = await page.evaluate(() => {
+    const re = /[\u202A-\u202E\u2066-\u2069\u200B-\u200F]/;
+    const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    const found = [];
+    // (The footer's data directory is framed by Gatehouse's own LRMs.)
+    for (let n = w.nextNode(); n; n = w.nextNode()) if (re.test(n.data.replace(/^\u200E|\u200E$/g, ''))) found.push(`${n.parentElement?.tagName}.${n.parentElement?.className}: ${JSON.stringify(n.data)}`);
+    return found;
+  });
+  assert.deepEqual(live, [], 'no bidi or zero-width character is live anywhere on the page');
+  await dlg.getByTestId('consent-deny').click();
+  await page.locator('[data-testid="consent-state"][data-state="denied"]').waitFor();
+  await closeConsent(page);
+});
+
 group('views', {}, async ({ page, api, shot }) => {
   // One finished run for the Runs views.
   const before = await attemptIds(api);
