@@ -16,6 +16,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import path from 'node:path';
 import { SHOTS, clearShots, pageApi, screenshot, tempDir, until, withApp } from './harness.mjs';
 
@@ -471,6 +472,43 @@ group('untrusted-text', {}, async ({ page, shot }) => {
   await dlg.getByTestId('consent-deny').click();
   await page.locator('[data-testid="consent-state"][data-state="denied"]').waitFor();
   await closeConsent(page);
+});
+
+group('token-isolation', {}, async ({ srv, page, api }) => {
+  // Another server on 127.0.0.1 (say another user's): whatever this browser
+  // sends it must not carry the UI token.
+  const seen = [];
+  const other = http.createServer((req, res) => {
+    seen.push({ url: req.url, headers: req.headers });
+    res.setHeader('Content-Type', 'text/html');
+    res.end('<!doctype html><title>other</title><p>another local server</p>');
+  });
+  await new Promise((resolve) => other.listen(0, '127.0.0.1', resolve));
+  try {
+    const token = await page.evaluate(() => sessionStorage.getItem('gatehouse.token'));
+    assert.match(token ?? '', /^[0-9a-f]{64}$/, 'the page keeps the token in sessionStorage');
+    assert.equal(new URL(page.url()).search, '', 'the token left the address bar');
+    assert.deepEqual(await page.context().cookies(), [], 'no cookie is set at all');
+    assert.equal(await page.evaluate(() => document.cookie), '');
+    const otherUrl = `http://127.0.0.1:${other.address().port}/`;
+    const p2 = await page.context().newPage();
+    await p2.goto(otherUrl);
+    assert.equal(await p2.evaluate(() => sessionStorage.getItem('gatehouse.token')), null, 'the other origin cannot read the token');
+    await page.evaluate((u) => fetch(u, { mode: 'no-cors' }).catch(() => {}), otherUrl + 'from-app');
+    await p2.close();
+    await until('the other server to be visited', async () => seen.length >= 2);
+    for (const r of seen) {
+      const all = JSON.stringify(r.headers);
+      assert.ok(!all.includes(token), `the other server received the token in ${r.url}: ${all}`);
+    }
+    // The token still works where it belongs, after a reload too.
+    await page.reload();
+    await page.getByTestId('nav-runs').waitFor();
+    assert.ok((await api('ListRuns', {})).runs, 'the UI API answers after a reload');
+  } finally {
+    other.closeAllConnections(); // the browser keeps its connection alive
+    await new Promise((resolve) => other.close(resolve));
+  }
 });
 
 group('views', {}, async ({ page, api, shot }) => {
