@@ -11,7 +11,9 @@ import (
 const serveUsage = `serve [--addr 127.0.0.1:7420] [--open]
 
 Serves the Gatehouse UI and its API on a loopback address. The URL printed on
-its own line carries a per-launch access token; open it in a browser.`
+its own line carries a per-launch access token; open it in a browser (the
+page keeps the token in this tab's sessionStorage, never in a cookie).
+--open gives the browser a one-time link valid for 60 s instead.`
 
 func runServe(ctx context.Context, io IO, args []string) error {
 	fs := newFlags(io, "serve", serveUsage)
@@ -53,7 +55,8 @@ func runServe(ctx context.Context, io IO, args []string) error {
 	fmt.Fprintf(io.Stderr, "Gatehouse is serving on %s (data: %s). Open this URL (it carries your access token):\n", ln.Addr(), env.DataDir)
 	fmt.Fprintln(io.Stdout, url)
 	if *open {
-		openBrowser(url)
+		// Never the token itself: a command line is readable by other users.
+		openBrowser(srv.openingURL(fmt.Sprintf("http://%s", ln.Addr())))
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

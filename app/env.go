@@ -72,6 +72,11 @@ func openEnv(ctx context.Context, io IO) (*Env, error) {
 	if _, err := artifact.SweepLeftovers(e.RunsDir(), proctree.Stale); err != nil {
 		fmt.Fprintf(io.Stderr, "gatehouse: warning: %v\n", err)
 	}
+	if n, err := reconcileInterrupted(ctx, db); err != nil {
+		fmt.Fprintf(io.Stderr, "gatehouse: warning: recording interrupted attempts: %v\n", err)
+	} else if n > 0 {
+		fmt.Fprintf(io.Stderr, "gatehouse: %s left by a crashed instance recorded as interrupted (see `gatehouse runs`)\n", plural(n, "attempt"))
+	}
 	if err := extractBundled(bundles.FS(), e.BundledDir()); err != nil {
 		db.Close()
 		return nil, errorf("bundled_skills", CategoryIO, "%v", err)

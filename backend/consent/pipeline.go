@@ -163,15 +163,22 @@ func (p *Pipeline) Execute(ctx context.Context, r *Request) runner.Result {
 		p.Consent.RefuseByPolicy(prop.ID)
 		return refuse(CodePermissionRequired, "consent", "could not ask for approval: "+err.Error())
 	}
-	decided, _ := p.Consent.Get(prop.ID)
+	decided, ok := p.Consent.Get(prop.ID)
+	if !ok { // the run ended and took its proposals along
+		decided.State = Cancelled
+	}
 	p.emit(ctx, r, runner.EventDecided, map[string]any{"proposalId": prop.ID, "state": decided.State})
 	switch decided.State {
 	case Approved:
 	case Pending:
 		p.Consent.RefuseByPolicy(prop.ID)
 		return refuse(CodePermissionRequired, "consent", "no decision was made")
+	case Denied:
+		return refuse(string(decided.State), "person", "the proposal was denied")
 	default:
-		return refuse(string(decided.State), "person", fmt.Sprintf("the proposal was %s", decided.State))
+		// Expired, cancelled, stale, binding_changed, policy_refused:
+		// nobody decided, so the refusal is not the person's.
+		return refuse(string(decided.State), "consent: "+string(decided.State), fmt.Sprintf("the proposal was %s without a decision", decided.State))
 	}
 	base.AuthorizedBy = "person (consent " + prop.ID + ")"
 	base.Authorize = func(ctx context.Context) error {

@@ -148,7 +148,7 @@ test('browser: propose_workflow raises the plan dialog; approving lets each step
 test('browser: a capture without auto-grant raises the grant dialog; "Allow for this session" covers the next capture', { timeout: 120_000 }, async () => {
   const work = ws();
   const srv = await server(captureEnv(work, { GATEHOUSE_PROCESS_CAPTURE_AUTO_GRANT: '0' }));
-  const { token } = await ui(srv, 'AddAgent', { name: 'capture-agent', canExecuteSkills: false });
+  const { token } = await ui(srv, 'AddAgent', { name: 'capture-agent', canExecuteSkills: true });
   const client = await agentClient(srv, token);
   const page = await browse(srv, 'profile-grant');
   const scenario = { approved: true, executable: '/bin/sh', arguments: ['-c', 'echo hello from a granted capture'], working_directory: work, timeout_ms: 5000 };

@@ -6,7 +6,11 @@
 // `h()` builds real elements and only ever sets text through textContent or
 // attributes, so data from agents and skill bundles cannot become markup;
 // the one deliberate exception is the sanitized Markdown of SKILL.md
-// (see views/skills.ts).
+// (see views/skills.ts). Every text child, `text` prop and attribute value
+// goes through visible.ts: control, bidi and invisible characters show as
+// ⟨U+XXXX⟩, never interpreted.
+
+import { visibleNode, visibleString } from './visible';
 
 type Child = Node | string | number | null | undefined | false | Child[];
 
@@ -34,7 +38,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(
       } else if (k === 'dataset') {
         Object.assign(el.dataset, v as Record<string, string>);
       } else if (k === 'text') {
-        el.textContent = String(v);
+        el.replaceChildren(visibleNode(String(v)));
       } else if (k.startsWith('on') && typeof v === 'function') {
         el.addEventListener(k.slice(2).toLowerCase(), v as EventListener);
       } else if (k === 'value' || k === 'checked' || k === 'indeterminate') {
@@ -42,7 +46,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(
       } else if (v === true) {
         el.setAttribute(k, '');
       } else {
-        el.setAttribute(k, String(v));
+        el.setAttribute(k, visibleString(String(v)));
       }
     }
   }
@@ -54,7 +58,7 @@ function append(parent: Node, children: Child[]): void {
   for (const c of children) {
     if (c === null || c === undefined || c === false) continue;
     if (Array.isArray(c)) append(parent, c);
-    else parent.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
+    else parent.appendChild(typeof c === 'string' || typeof c === 'number' ? visibleNode(String(c)) : c);
   }
 }
 
