@@ -68,7 +68,7 @@ echo both done
 	file := func(content string) string {
 		return `printf '` + content + `\n' > "$ROOT/out.txt"
 echo wrote
-sleep 0.3
+sleep 0.6
 `
 	}
 	http := func(path string) string {
@@ -166,7 +166,7 @@ func captureProgram(t *testing.T, sup *proctree.Supervisor, workdir, root string
 		t.Fatalf("capture: %v", err)
 	}
 	if rec.Truncated || rec.Exit.Code == nil || *rec.Exit.Code != 0 {
-		t.Fatalf("%s: truncated %v exit %+v limitations %v", bc.name, rec.Truncated, rec.Exit, rec.Limitations)
+		t.Fatalf("%s: truncated %v exit %s limitations %v", bc.name, rec.Truncated, fmtJSON(rec.Exit), rec.Limitations)
 	}
 	raw, err := json.Marshal(rec)
 	if err != nil {

@@ -38,6 +38,7 @@ export const METHODS = [
   'DeleteEvidence',
   'ShareEvidence',
   'CompareCaptures',
+  'CompareDiffPage',
   'OpenComparison',
   'ExportAsciicast',
   'ImportAsciicast',

@@ -373,6 +373,8 @@ export interface EvidenceSummary {
   frames?: number;
   checkpoints?: number;
   truncated?: boolean;
+  /** Captures with equal contracts can be compared. */
+  comparison_contract_sha256?: string;
 }
 
 /** One Evidence file in the library. */
@@ -433,6 +435,8 @@ export interface TraceSide {
 
 export interface ComparisonResult {
   status: DimensionStatus;
+  /** Absent in comparisons recorded before modes existed (they used the exact rules). */
+  mode?: CompareMode;
   terminal: DimensionStatus;
   interaction: DimensionStatus;
   exit: DimensionStatus;
@@ -444,6 +448,10 @@ export interface ComparisonResult {
   trace?: { verdict: 'equivalent' | 'different' | 'nonconforming' | 'unknown'; left: TraceSide; right: TraceSide; diagnostic: TraceDiagnostic | null };
   limitations: string[];
 }
+
+/** behavior: did the program behave differently (the default); exact:
+ * the same observations item by item, times included. */
+export type CompareMode = 'behavior' | 'exact';
 
 export interface DiffItem {
   index: number;
@@ -462,6 +470,8 @@ export interface DimensionRow {
   left_count: number;
   right_count: number;
   total: number;
+  /** How many differing items precede `items` (a page's start). */
+  offset?: number;
   items: DiffItem[];
 }
 
@@ -535,7 +545,8 @@ export interface ApiMethods {
   ImportEvidence: { args: { name: string; data: string /* base64 */ }; result: { item: EvidenceItem; already_present: boolean } };
   DeleteEvidence: { args: { id: string }; result: { deleted: true } };
   ShareEvidence: { args: { id: string; shared: boolean }; result: { item: EvidenceItem } };
-  CompareCaptures: { args: { left: string; right: string; traceSpec?: string; save?: boolean }; result: ComparisonView };
+  CompareCaptures: { args: { left: string; right: string; traceSpec?: string; save?: boolean; mode?: CompareMode }; result: ComparisonView };
+  CompareDiffPage: { args: { left: string; right: string; mode?: CompareMode; dimension: DimensionName; offset: number; limit?: number }; result: DimensionRow };
   OpenComparison: { args: { id?: string; text?: string }; result: ComparisonView };
   ExportAsciicast: { args: { id: string }; result: { name: string; text: string; events: number } };
   ImportAsciicast: { args: { name: string; text: string }; result: ImportAsciicastResult };
