@@ -142,6 +142,10 @@ func captureProgram(t *testing.T, sup *proctree.Supervisor, workdir, root string
 	m := map[string]any{
 		"approved": true, "executable": "/bin/sh", "arguments": []string{"prog.sh"},
 		"working_directory": workdir, "environment": map[string]string{"PATH": "/usr/bin:/bin"},
+		// The default 100 ms settle window can end before a loaded machine
+		// saw the tree empty twice (alive_at_deadline, a real difference in
+		// settlement): give it time; an emptied tree settles at once.
+		"settle_ms": 3000,
 	}
 	if bc.edit != nil {
 		bc.edit(m, root)
