@@ -232,3 +232,27 @@ func TestCLITraceSpec(t *testing.T) {
 	}
 	wantCLIError(t, runCLI(a, a, filepath.Join(dir, "nope.json")), 1, "not_found")
 }
+
+func TestCLIMode(t *testing.T) {
+	dir := t.TempDir()
+	a := writeCapture(t, dir, "a.json", compare.BaseRecord())
+	for args, want := range map[string]string{"": "behavior", "--mode=behavior": "behavior", "--mode=exact": "exact"} {
+		argv := []string{a, a}
+		if args != "" {
+			argv = append([]string{args}, argv...)
+		}
+		r := runCLI(argv...)
+		if r.status != 0 {
+			t.Fatalf("%q: status %d: %s", args, r.status, r.stderr)
+		}
+		e, issues := evidence.Parse([]byte(strings.TrimSpace(r.stdout)))
+		var p, res struct {
+			Mode string `json:"mode"`
+		}
+		if len(issues) > 0 || json.Unmarshal(e.Parameters, &p) != nil || json.Unmarshal(e.NormalizedResult, &res) != nil || p.Mode != want || res.Mode != want {
+			t.Errorf("%q: parameters %s, result mode %q, issues %v", args, e.Parameters, res.Mode, issues)
+		}
+	}
+	wantCLIError(t, runCLI("--mode", "fuzzy", a, a), 2, "usage")
+	wantCLIError(t, runCLI("--mode=", a, a), 2, "usage")
+}
