@@ -259,3 +259,60 @@ func TestCharRanges(t *testing.T) {
 		}
 	}
 }
+
+// FuzzBehaviorTerminal: for any two streams, each cut into chunks at
+// fuzzed rune boundaries, the behavior terminal verdict is unchanged
+// exactly when the streams are equal, never depends on the chunking, and
+// swapping the sides swaps the divergence's sides.
+func FuzzBehaviorTerminal(f *testing.F) {
+	f.Add(progressOK, progressFail, []byte{3, 9, 1})
+	f.Add("a\rb", "a\rb", []byte{1})
+	f.Add("\x1b[?1049hx", "\x1b[?1049hy", []byte{})
+	f.Fuzz(func(t *testing.T, a, b string, cutSeed []byte) {
+		if len(a) > 2000 || len(b) > 2000 || !utf8.ValidString(a) || !utf8.ValidString(b) {
+			return
+		}
+		cuts := func(s string) []int {
+			var out []int
+			at := 0
+			for _, c := range cutSeed {
+				at += int(c)%7 + 1
+				for at < len(s) && !utf8.RuneStart(s[at]) {
+					at++
+				}
+				if at >= len(s) {
+					break
+				}
+				out = append(out, at)
+			}
+			return out
+		}
+		screen := func(s string) func(int) []string {
+			return func(n int) []string {
+				return []string{strings.ToValidUTF8(strings.Map(func(r rune) rune {
+					if r < 0x20 {
+						return '.'
+					}
+					return r
+				}, s[:n]), "?")}
+			}
+		}
+		ra, rb := chunked(a, cuts(a), screen(a)), chunked(b, nil, screen(b))
+		ea, eb := env(t, ra), env(t, rb)
+		ab := mustCompare(t, ea, eb, Options{DiffLimit: 10})
+		ba := mustCompare(t, eb, ea, Options{DiffLimit: 10})
+		if (ab.Terminal == Unchanged) != (a == b) && a != "" && b != "" {
+			t.Fatalf("terminal %s for %q / %q", ab.Terminal, a, b)
+		}
+		if ab.Terminal != ba.Terminal && !(ab.Terminal == Added && ba.Terminal == Removed) && !(ab.Terminal == Removed && ba.Terminal == Added) {
+			t.Fatalf("terminal %s one way, %s the other", ab.Terminal, ba.Terminal)
+		}
+		if fa, fb := ab.FirstDivergence, ba.FirstDivergence; fa.Dimension == "terminal" && (fmtJSON(fa.Left) != fmtJSON(fb.Right) || fmtJSON(fa.Right) != fmtJSON(fb.Left)) {
+			t.Fatalf("sides not swapped: %s / %s", fmtJSON(fa), fmtJSON(fb))
+		}
+		again := mustCompare(t, env(t, chunked(a, nil, screen(a))), eb, Options{})
+		if again.Terminal != ab.Terminal {
+			t.Fatalf("re-chunking changed the verdict: %s vs %s", again.Terminal, ab.Terminal)
+		}
+	})
+}
