@@ -2,6 +2,7 @@ package compare
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand"
 	"strings"
 	"testing"
@@ -315,4 +316,31 @@ func FuzzBehaviorTerminal(f *testing.F) {
 			t.Fatalf("re-chunking changed the verdict: %s vs %s", again.Terminal, ab.Terminal)
 		}
 	})
+}
+
+// A 1,000-row final screen whose every long row differs: every row is
+// listed (none cut), each with its ranges; past the character-range
+// budget a row's ranges fall back to its common prefix and suffix.
+func TestBehaviorHugeScreenDiffIsBoundedAndComplete(t *testing.T) {
+	row := func(c string, i int) string { return fmt.Sprintf("%04d ", i) + strings.Repeat(c, 495) }
+	mk := func(c string) obj {
+		r := baseRecord()
+		lines := make([]string, 1000)
+		for i := range lines {
+			lines[i] = row(c, i)
+		}
+		ro := rendered(0, 5, lines[0])
+		ro["rows"], ro["lines"], ro["columns"] = 1000, anyStrings(lines), 500
+		r["frames"], r["rendered_frames"] = arr{frame(0, 5, c)}, arr{ro}
+		return r
+	}
+	res := mustCompare(t, env(t, mk("x")), env(t, mk("y")), Options{DiffLimit: 5000})
+	dd := res.Diffs[dimTerminal]
+	if dd.Total != 1001 || len(dd.Items) != 1001 { // the stream, then 1,000 rows
+		t.Fatalf("total %d items %d", dd.Total, len(dd.Items))
+	}
+	last := dd.Items[1000].Left.(map[string]any)
+	if last["row"] != jsonInt(999) || rangesOf(last) != "[[5,500]]" {
+		t.Errorf("last row %v ranges %s", last["row"], rangesOf(last))
+	}
 }

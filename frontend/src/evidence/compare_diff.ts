@@ -20,9 +20,9 @@ const MIN_EQUAL_RUN = 3;
  * as the backend's row ranges (backend/compare/textdiff.go), so a row the
  * backend reports is marked the same way. Long texts fall back to their
  * common prefix and suffix. */
-export function charRanges(a: string, b: string): { left: Range[]; right: Range[] } {
+export function charRanges(a: string, b: string, budget: { cells: number } = { cells: MAX_LCS_CELLS }): { left: Range[]; right: Range[] } {
   if (a > b) {
-    const r = charRanges(b, a);
+    const r = charRanges(b, a, budget);
     return { left: r.right, right: r.left };
   }
   const ra = Array.from(a);
@@ -35,7 +35,11 @@ export function charRanges(a: string, b: string): { left: Range[]; right: Range[
   const mb = rb.slice(p, rb.length - s);
   const keepA = new Array<boolean>(ma.length).fill(false);
   const keepB = new Array<boolean>(mb.length).fill(false);
-  if (ma.length * mb.length <= MAX_LCS_CELLS) lcs(ma, mb, keepA, keepB);
+  const cells = ma.length * mb.length;
+  if (cells <= MAX_LCS_CELLS && cells <= budget.cells) {
+    budget.cells -= cells;
+    lcs(ma, mb, keepA, keepB);
+  }
   return { left: toRanges(keepA, p), right: toRanges(keepB, p) };
 }
 
@@ -207,11 +211,12 @@ export function screenMarks(a: readonly string[], b: readonly string[]): { left:
   const left = new Map<number, Range[]>();
   const right = new Map<number, Range[]>();
   const n = Math.max(a.length, b.length);
+  const budget = { cells: 1 << 21 }; // per pair of screens: a few ms at most
   for (let i = 0; i < n; i++) {
     const x = (a[i] ?? '').trimEnd();
     const y = (b[i] ?? '').trimEnd();
     if (x === y) continue;
-    const r = charRanges(x, y);
+    const r = charRanges(x, y, budget);
     if (r.left.length) left.set(i, r.left);
     if (r.right.length) right.set(i, r.right);
   }
