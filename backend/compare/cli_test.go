@@ -256,3 +256,42 @@ func TestCLIMode(t *testing.T) {
 	wantCLIError(t, runCLI("--mode", "fuzzy", a, a), 2, "usage")
 	wantCLIError(t, runCLI("--mode=", a, a), 2, "usage")
 }
+
+// The summary of a behavior comparison names the differing row in words,
+// its recorded control characters never live.
+func TestCLISummaryNamesTheRow(t *testing.T) {
+	dir := t.TempDir()
+	a := writeCapture(t, dir, "a.json", compare.BaseRecord())
+	changed := compare.BaseRecord()
+	changed["frames"] = compare.Arr{compare.Frame(0, 5, "hellO\x1b[2J")}
+	changed["rendered_frames"] = compare.Arr{compare.Rendered(0, 5, "hellO\x1b]0;x\x07")}
+	b := writeCapture(t, dir, "b.json", changed)
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	var out bytes.Buffer
+	st := app.Main([]string{"gatehouse", "compare-process-captures", a, b}, strings.NewReader(""), &out, tty)
+	tty.Close()
+	if st != 0 {
+		t.Fatalf("status %d", st)
+	}
+	var summary bytes.Buffer
+	ptmx.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 4096)
+	for {
+		n, err := ptmx.Read(buf)
+		summary.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	s := summary.String()
+	if !strings.Contains(s, "Comparison: changed (behavior mode)") || !strings.Contains(s, `row 1: "hello" → "hellO\x1b]0;x\a"`) {
+		t.Errorf("summary:\n%s", s)
+	}
+	if strings.Contains(s, "\x1b]0;") || strings.Contains(s, "\x1b[2J") {
+		t.Error("the summary passes a recorded control sequence to the terminal")
+	}
+}
