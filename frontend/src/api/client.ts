@@ -45,6 +45,7 @@ export const METHODS = [
   'TrustSigningKey',
   'UntrustSigningKey',
   'CompareCaptures',
+  'CompareDiffPage',
   'OpenComparison',
   'ExportAsciicast',
   'ImportAsciicast',
