@@ -31,6 +31,7 @@ type mcpService struct {
 	stream   *mcp.StreamableHTTPHandler // the SDK's transport
 	base     *mcp.Server                // answers getServer for requests of existing sessions
 	evidence *evidenceConns             // live connections' Evidence resources (mcp_resources.go)
+	windows  windowTracker              // open app pages that can decide (mcp_wait.go)
 
 	mu       sync.Mutex
 	sessions map[string]*mcpSession                      // live sessions by id
@@ -111,7 +112,7 @@ func (s *mcpService) runFor(ss *mcp.ServerSession, agentID string) string {
 // serverFor builds the MCP server of one new session id of the agent
 // agentID (mcp_sessions.go).
 func (s *mcpService) serverFor(agentID, id string) (*mcpTools, *mcp.Server) {
-	t := &mcpTools{s: s, agentID: agentID, local: map[string]bool{}}
+	t := &mcpTools{s: s, agentID: agentID, local: map[string]bool{}, tickets: map[string]*ticket{}}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "gatehouse", Version: Version}, &mcp.ServerOptions{
 		GetSessionID: func() string { return id },
 		Instructions: "Gatehouse runs skill scripts only after the person approves them in the Gatehouse app (or a trust rule they set allows it). " +
@@ -128,13 +129,24 @@ func (s *mcpService) serverFor(agentID, id string) (*mcpTools, *mcp.Server) {
 	srv.AddTool(&mcp.Tool{Name: "read_skill_resource", Description: "Read one file of a skill (a path relative to the skill folder).",
 		InputSchema: objectSchema(map[string]any{"name": stringSchema("skill name"), "path": stringSchema("relative path, e.g. references/REFERENCE.md")}, []string{"name", "path"})}, t.readResource)
 	srv.AddTool(&mcp.Tool{Name: "run_skill", Description: "Ask to run a skill's script with a JSON input in a workspace folder. " +
-		"Unless a trust rule applies, the person is asked in the Gatehouse app; the call waits for that decision and for the run, " +
-		"sending progress notifications, and returns the run's envelope or a structured refusal.",
+		"Unless a trust rule applies, the person is asked in the Gatehouse app (they have up to 5 minutes to decide). " +
+		"With a progress token the call waits for the decision and the run, sending a progress notification at least every 10 s; " +
+		"without one (or when wait_ms runs out) it returns {status: \"awaiting_decision\", ticket} instead, and await_run {ticket} resumes the same request. " +
+		"If no Gatehouse window is open the result says so at once. " +
+		"Only the latest request for a skill on a connection waits for a decision: a new run_skill call for the same skill replaces a waiting one, which ends with code \"superseded\". " +
+		"Returns the run's envelope or a structured refusal.",
 		InputSchema: objectSchema(map[string]any{
 			"name":      stringSchema("skill name"),
 			"input":     map[string]any{"type": "object", "description": "the invocation, validated against the skill's inputSchema"},
 			"workspace": stringSchema("absolute path of the working directory"),
+			"wait_ms":   map[string]any{"type": "integer", "minimum": 0, "description": "longest this call waits before returning awaiting_decision with a ticket (default: no limit with a progress token, 25000 without)"},
 		}, []string{"name", "input", "workspace"})}, t.runSkill)
+	srv.AddTool(&mcp.Tool{Name: "await_run", Description: "Keep waiting for a run_skill request that returned awaiting_decision (or running): the same proposal and run, never a new one. " +
+		"Returns the run's envelope, a structured refusal, or awaiting_decision again with the same ticket.",
+		InputSchema: objectSchema(map[string]any{
+			"ticket":  stringSchema("the ticket of an awaiting_decision result of this connection"),
+			"wait_ms": map[string]any{"type": "integer", "minimum": 0, "description": "longest this call waits (default as for run_skill)"},
+		}, []string{"ticket"})}, t.awaitRun)
 	s.addWorkflowTool(srv, t)
 	s.addEvidenceTools(srv, t)
 	s.addCaptureTools(srv, t)
@@ -162,8 +174,9 @@ type mcpTools struct {
 	agentID string
 	srv     *mcp.Server // this connection's own server
 
-	mu    sync.Mutex
-	local map[string]bool // ids of the captures made on this connection
+	mu      sync.Mutex
+	local   map[string]bool    // ids of the captures made on this connection
+	tickets map[string]*ticket // run_skill executions not yet handed out (mcp_wait.go)
 }
 
 // decodeArgs strictly decodes tool arguments into v.
@@ -247,11 +260,12 @@ func (t *mcpTools) runSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		Name      string          `json:"name"`
 		Input     json.RawMessage `json:"input"`
 		Workspace string          `json:"workspace"`
+		WaitMs    int64           `json:"wait_ms"`
 	}
 	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
 		return toolError("invalid_arguments", err.Error()), nil
 	}
-	if a.Name == "" || filepath.Base(a.Name) != a.Name || len(a.Input) == 0 || !filepath.IsAbs(a.Workspace) {
+	if a.Name == "" || filepath.Base(a.Name) != a.Name || len(a.Input) == 0 || !filepath.IsAbs(a.Workspace) || a.WaitMs < 0 {
 		return toolError("invalid_arguments", "name, input (a JSON object) and an absolute workspace are required"), nil
 	}
 	f := t.s.f
@@ -269,23 +283,11 @@ func (t *mcpTools) runSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	if f.env.Pin != nil {
 		creq.Pin = *f.env.Pin
 	}
-	if token := req.Params.GetProgressToken(); token != nil {
-		creq.OnProgress = func(p runner.Progress) {
-			n := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(p.Completed), Message: p.Message}
-			if p.Total != nil {
-				n.Total = float64(*p.Total)
-			}
-			req.Session.NotifyProgress(ctx, n)
-		}
+	k, err := t.startTicket(req.Session, creq)
+	if err != nil {
+		return toolError("too_many_runs", err.Error()), nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer t.s.track(req.Session.ID(), cancel)()
-	defer f.trackRun(runID, sk.Name, t.agentID, cancel)()
-	defer f.forgetRunLater(runID)
-	go watchSession(ctx, req.Session, cancel)
-	res := f.pipeline.Execute(ctx, creq)
-	return jsonResult(res.Envelope, res.Envelope.Status != runner.StatusSucceeded), nil
+	return t.waitTicket(ctx, req, k, time.Duration(a.WaitMs)*time.Millisecond)
 }
 
 // watchSession pings the client while a call waits, and cancels the call

@@ -22,8 +22,11 @@ type testServer struct {
 	token  string
 	facade *Facade
 	mcp    *mcpService
-	cancel context.CancelFunc
-	done   chan struct{}
+	// closeWindow ends the stand-in for an open app page that the Go tests
+	// start with (they decide through the facade, as the page would).
+	closeWindow func()
+	cancel      context.CancelFunc
+	done        chan struct{}
 }
 
 func startServer(t *testing.T) *testServer {
@@ -60,7 +63,7 @@ func startServerWith(t *testing.T, window consentWindow) *testServer {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	ts := &testServer{base: "http://" + ln.Addr().String(), token: srv.token, facade: f, mcp: srv.mcp, cancel: cancel, done: make(chan struct{})}
+	ts := &testServer{base: "http://" + ln.Addr().String(), token: srv.token, facade: f, mcp: srv.mcp, closeWindow: srv.mcp.windows.open(), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(ts.done)
 		serveUntil(ctx, ln, srv)

@@ -21,6 +21,12 @@ const (
 	CodePermissionRequired = "permission_required"
 	CodePolicyUnreadable   = "policy_unreadable"
 	CodeDenied             = "denied"
+	// CodeCancelled: the agent cancelled the request while it waited for
+	// the person; the proposal is cancelled, not refused.
+	CodeCancelled = "cancelled"
+	// CodeSuperseded: a newer request of the same run for the same skill
+	// replaced this one while it waited (its proposal is stale).
+	CodeSuperseded = "superseded"
 )
 
 // AskerFunc adapts a function to Asker.
@@ -154,6 +160,10 @@ func (p *Pipeline) Execute(ctx context.Context, r *Request) runner.Result {
 		return refuse(CodePermissionRequired, "consent", "this run needs a person's approval and nobody can be asked")
 	}
 	if err := r.Asker.Ask(ctx, prop, r); err != nil {
+		if ctx.Err() != nil {
+			p.Consent.Cancel(prop.ID)
+			return refuse(CodeCancelled, "agent", "the request was cancelled while it waited for the person's decision")
+		}
 		p.Consent.RefuseByPolicy(prop.ID)
 		return refuse(CodePermissionRequired, "consent", "could not ask for approval: "+err.Error())
 	}
@@ -164,6 +174,10 @@ func (p *Pipeline) Execute(ctx context.Context, r *Request) runner.Result {
 	case Pending:
 		p.Consent.RefuseByPolicy(prop.ID)
 		return refuse(CodePermissionRequired, "consent", "no decision was made")
+	case Stale:
+		return refuse(CodeSuperseded, "consent", "a newer request of this run for the same skill replaced this one before the person decided; only the latest request of a skill waits for a decision")
+	case Cancelled:
+		return refuse(CodeCancelled, "consent", "the request was cancelled (its session ended) before the person decided")
 	default:
 		return refuse(string(decided.State), "person", fmt.Sprintf("the proposal was %s", decided.State))
 	}
