@@ -122,6 +122,7 @@ func (s *mcpService) serverFor(agentID, id string) (*mcpTools, *mcp.Server) {
 		},
 	})
 	t.srv = srv
+	srv.AddReceivingMiddleware(withToolMeta)
 	srv.AddTool(&mcp.Tool{Name: "list_skills", Description: "List the skills Gatehouse knows, with whether each has a runnable script.",
 		InputSchema: objectSchema(nil, nil)}, t.listSkills)
 	srv.AddTool(&mcp.Tool{Name: "read_skill", Description: "Read a skill: its SKILL.md instructions, resources and inspection. Never executes anything.",
@@ -189,35 +190,56 @@ func decodeArgs(raw json.RawMessage, v any) error {
 	return dec.Decode(v)
 }
 
-// toolError is a structured tool failure: the agent sees the code.
-func toolError(code, msg string) *mcp.CallToolResult {
-	body, _ := json.Marshal(map[string]any{"error": true, "code": code, "message": msg})
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(body)}},
-		StructuredContent: map[string]any{"error": true, "code": code, "message": msg}}
+func jsonResult(v any, isError bool) *mcp.CallToolResult {
+	if isError {
+		return failed(completeFailure(v))
+	}
+	body, _ := json.Marshal(v)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}, StructuredContent: v}
 }
 
-func jsonResult(v any, isError bool) *mcp.CallToolResult {
-	body, _ := json.Marshal(v)
-	return &mcp.CallToolResult{IsError: isError, Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}, StructuredContent: v}
+// maxListedDescription bounds a description in list_skills (read_skill
+// has it whole).
+const maxListedDescription = 1024
+
+// skillName checks a name argument.
+func skillName(name string) *mcp.CallToolResult {
+	if name == "" || filepath.Base(name) != name || name == "." || name == ".." {
+		return toolIssues("invalid_arguments", "the arguments are invalid", mcpIssue{Path: "$.name", Code: "invalid_arguments", Message: "must be the name of a skill (list_skills shows them)"})
+	}
+	return nil
 }
 
 func (t *mcpTools) listSkills(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if err := decodeArgs(req.Params.Arguments, &struct{}{}); err != nil {
-		return toolError("invalid_arguments", err.Error()), nil
+		return argsError(err), nil
 	}
-	res, err := t.s.f.ListSkills(Empty{})
+	cat, err := t.s.f.env.discover(ctx)
 	if err != nil {
-		return toolError("list_failed", err.Error()), nil
+		return toolError("list_failed", messageOf(err)), nil
 	}
 	type row struct {
-		Name        string `json:"name"`
-		Description string `json:"description"`
-		Runnable    bool   `json:"runnable"`
-		Reason      string `json:"reason,omitempty"`
+		Name        string    `json:"name"`
+		Description string    `json:"description"`
+		Valid       bool      `json:"valid"`
+		Runnable    bool      `json:"runnable"`
+		Reason      string    `json:"reason,omitempty"`
+		Issue       *mcpIssue `json:"issue,omitempty"`
 	}
 	out := []row{}
-	for _, s := range res.Skills {
-		out = append(out, row{Name: s.Name, Description: s.Description, Runnable: s.Execution.Available, Reason: s.Execution.Reason})
+	for _, s := range cat.Skills {
+		ex := t.s.f.env.inspectExecution(s)
+		r := row{Name: s.Name, Description: strictTruncate(s.Frontmatter.Description, maxListedDescription), Valid: s.Valid, Runnable: ex.Available, Reason: ex.Reason}
+		switch {
+		case !s.Valid:
+			r.Reason = "invalid"
+			if len(s.Errors) > 0 {
+				r.Issue = &mcpIssue{Path: s.Errors[0].Path, Code: s.Errors[0].Code, Message: s.Errors[0].Message}
+			}
+		case !ex.Available && len(ex.Issues) > 0:
+			r.Issue = &mcpIssue{Path: ex.Issues[0].Path, Code: ex.Issues[0].Code, Message: ex.Issues[0].Message}
+		}
+		out = append(out, r)
 	}
 	return jsonResult(map[string]any{"skills": out}, false), nil
 }
@@ -226,14 +248,21 @@ func (t *mcpTools) readSkill(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	var a struct {
 		Name string `json:"name"`
 	}
-	if err := decodeArgs(req.Params.Arguments, &a); err != nil || a.Name == "" || filepath.Base(a.Name) != a.Name {
-		return toolError("invalid_arguments", "name must be a skill name"), nil
+	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
+		return argsError(err), nil
+	}
+	if bad := skillName(a.Name); bad != nil {
+		return bad, nil
 	}
 	res, err := t.s.f.InspectSkill(InspectSkillArgs{Name: a.Name})
 	if err != nil {
 		return toolError(codeOf(err), messageOf(err)), nil
 	}
-	return jsonResult(res, false), nil
+	r := jsonResult(res, false)
+	// SKILL.md in its own block, so a host can show the instructions as
+	// they are.
+	r.Content = append(r.Content, &mcp.TextContent{Text: res.Body})
+	return r, nil
 }
 
 func (t *mcpTools) readResource(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -241,8 +270,14 @@ func (t *mcpTools) readResource(ctx context.Context, req *mcp.CallToolRequest) (
 		Name string `json:"name"`
 		Path string `json:"path"`
 	}
-	if err := decodeArgs(req.Params.Arguments, &a); err != nil || a.Name == "" || filepath.Base(a.Name) != a.Name {
-		return toolError("invalid_arguments", "name and path are required"), nil
+	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
+		return argsError(err), nil
+	}
+	if bad := skillName(a.Name); bad != nil {
+		return bad, nil
+	}
+	if a.Path == "" {
+		return toolIssues("invalid_arguments", "the arguments are invalid", mcpIssue{Path: "$.path", Code: "invalid_arguments", Message: "must be a path relative to the skill folder"}), nil
 	}
 	sk, err := t.s.f.env.resolveSkill(ctx, a.Name)
 	if err != nil {
@@ -250,9 +285,9 @@ func (t *mcpTools) readResource(ctx context.Context, req *mcp.CallToolRequest) (
 	}
 	data, err := skills.ReadResource(sk, a.Path, 1<<20)
 	if err != nil {
-		return toolError("resource_refused", err.Error()), nil
+		return toolIssues("resource_refused", err.Error(), mcpIssue{Path: "$.path", Code: "resource_refused", Message: err.Error()}), nil
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(bytes.ToValidUTF8(data, []byte("\uFFFD")))}}}, nil
+	return resourceResult(a.Name, a.Path, data), nil
 }
 
 func (t *mcpTools) runSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -263,10 +298,23 @@ func (t *mcpTools) runSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		WaitMs    int64           `json:"wait_ms"`
 	}
 	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
-		return toolError("invalid_arguments", err.Error()), nil
+		return argsError(err), nil
 	}
-	if a.Name == "" || filepath.Base(a.Name) != a.Name || len(a.Input) == 0 || !filepath.IsAbs(a.Workspace) || a.WaitMs < 0 {
-		return toolError("invalid_arguments", "name, input (a JSON object) and an absolute workspace are required"), nil
+	if bad := skillName(a.Name); bad != nil {
+		return bad, nil
+	}
+	var issues []mcpIssue
+	if len(a.Input) == 0 || a.Input[0] != '{' {
+		issues = append(issues, mcpIssue{Path: "$.input", Code: "invalid_arguments", Message: "must be a JSON object (the skill's invocation)"})
+	}
+	if !filepath.IsAbs(a.Workspace) {
+		issues = append(issues, mcpIssue{Path: "$.workspace", Code: "invalid_arguments", Message: "must be an absolute directory path"})
+	}
+	if a.WaitMs < 0 {
+		issues = append(issues, mcpIssue{Path: "$.wait_ms", Code: "invalid_arguments", Message: "must be ≥ 0"})
+	}
+	if len(issues) > 0 {
+		return toolIssues("invalid_arguments", "the arguments are invalid", issues...), nil
 	}
 	f := t.s.f
 	sk, err := f.env.resolveSkill(ctx, a.Name)
@@ -275,7 +323,7 @@ func (t *mcpTools) runSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	}
 	ws, err := runner.ResolveWorkspace(a.Workspace)
 	if err != nil {
-		return toolError("invalid_workspace", err.Error()), nil
+		return toolIssues("invalid_workspace", err.Error(), mcpIssue{Path: "$.workspace", Code: "invalid_workspace", Message: err.Error()}), nil
 	}
 	runID := t.s.runFor(req.Session, t.agentID)
 	creq := &consent.Request{AgentID: t.agentID, RunID: runID, Skill: sk.Name, Execution: f.env.inspectExecution(sk),
