@@ -67,11 +67,11 @@ var toolMetas = map[string]toolMeta{
 		DestructiveHint: hint(true), OpenWorldHint: hint(true)}, output: objectOut(map[string]any{
 		"evidence_id": stringSchema("ev_… id of the saved Evidence"),
 		"resource":    stringSchema("gatehouse://evidence/{id}"),
-		"exit":        map[string]any{"description": "how the command ended"},
+		"exit":        map[string]any{"type": "object", "description": "how the command ended (code or signal)"},
 		"settlement":  stringSchema("the process tree's settlement"),
 		"truncated":   map[string]any{"type": "boolean"},
 		"frames":      map[string]any{"type": "integer", "minimum": 0},
-		"limitations": map[string]any{"description": "what this capture could not observe"},
+		"limitations": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "what this capture could not observe"},
 	}, "evidence_id", "resource")},
 	"compare_process_captures": {title: "Compare two process captures", notes: readOnly("Compare two process captures"), output: objectOut(map[string]any{
 		"evidence_id": stringSchema("ev_… id of the comparison"),
@@ -114,9 +114,9 @@ func init() {
 		objectOut(map[string]any{
 			"status":   map[string]any{"enum": []string{"succeeded", "failed", "timeout", "cancelled", "output_limit", "cleanup_failed", "refused"}},
 			"runId":    stringSchema("the run"),
-			"output":   map[string]any{"description": "the script's result (on success)"},
+			"output":   map[string]any{"type": []string{"object", "array", "string", "number", "boolean", "null"}, "description": "the script's result (on success), valid against the skill's outputSchema"},
 			"errors":   map[string]any{"type": "array", "items": issueSchema},
-			"cleanup":  map[string]any{"description": "whether every process of the run is proven gone"},
+			"cleanup":  map[string]any{"type": []string{"object", "null"}, "description": "whether every process of the run is proven gone, and by which mechanism"},
 			"revision": stringSchema("sha256 of the exact script bytes that ran"),
 		}, "status"),
 		objectOut(map[string]any{

@@ -289,3 +289,30 @@ test('TS SDK client with no progress token and no open window: told at once, the
   await decided;
   assert.equal(res.structuredContent.status, 'succeeded', JSON.stringify(res.structuredContent));
 });
+
+// The MCP Inspector CLI (a client this project did not write), with its
+// --strict tool-schema portability check. The test installs the exact
+// version through npx (npm registry) on first use.
+const INSPECTOR = '@modelcontextprotocol/inspector@2.12.0';
+
+test('MCP Inspector CLI: tools/list --strict reports no problems; every tool has title, annotations and output schema', { timeout: 300_000 }, async () => {
+  const srv = await server();
+  const { token } = await ui(srv, 'AddAgent', { name: 'inspector', canExecuteSkills: true });
+  const { spawn } = await import('node:child_process');
+  const child = spawn('npx', ['-y', INSPECTOR, '--cli', `${srv.origin}/mcp`, '--transport', 'http',
+    '--header', `Authorization: Bearer ${token}`, '--method', 'tools/list', '--strict'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '', err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const code = await new Promise((resolve) => child.on('exit', resolve));
+  const problems = err.split('\n').filter((l) => /^(Warning|Error)/.test(l));
+  assert.equal(code, 0, `inspector exit ${code}\n${err}`);
+  assert.deepEqual(problems, [], err);
+  const { tools } = JSON.parse(out);
+  assert.ok(tools.length >= 9);
+  for (const t of tools) {
+    assert.ok(t.title, `${t.name}: title`);
+    assert.ok(t.annotations && typeof t.annotations.readOnlyHint === 'boolean', `${t.name}: annotations`);
+    assert.equal(t.outputSchema?.type, 'object', `${t.name}: outputSchema`);
+  }
+});
