@@ -3,8 +3,11 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatehouse/gatehouse/docs"
 )
 
 // Tool metadata (70-mcp.md "Tool metadata"): every tool has a title,
@@ -154,10 +157,34 @@ func withToolMeta(next mcp.MethodHandler) mcp.MethodHandler {
 				notes := m.notes
 				c.Title, c.Annotations, c.OutputSchema = m.title, &notes, outputSchemaOf(m)
 			}
+			if file, ok := publishedInputs[tl.Name]; ok {
+				c.InputSchema = publishedSchema(file)
+			}
 			out.Tools[i] = &c
 		}
 		return &out, nil
 	}
+}
+
+// publishedInputs are the tools whose input is one of the project's file
+// formats: their input schema is the published document itself
+// (docs/schemas), the one the parser is tested against.
+var publishedInputs = map[string]string{
+	"capture_process_scenario": "capture-scenario.schema.json",
+}
+
+// publishedSchema reads one published schema; the files are embedded, so
+// a failure is a build defect.
+func publishedSchema(file string) map[string]any {
+	b, err := docs.Schemas.ReadFile("schemas/" + file)
+	if err != nil {
+		panic(fmt.Sprintf("published schema %s: %v", file, err))
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		panic(fmt.Sprintf("published schema %s: %v", file, err))
+	}
+	return m
 }
 
 // schemaJSON is a schema as the wire has it (tests compile it).
