@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { BIN, WAIT, callApi, captureEnv, openApp, screenshot, startServer, tempDir } from './harness.mjs';
 
 const cleanups = [];
@@ -315,4 +316,51 @@ test('MCP Inspector CLI: tools/list --strict reports no problems; every tool has
     assert.ok(t.annotations && typeof t.annotations.readOnlyHint === 'boolean', `${t.name}: annotations`);
     assert.equal(t.outputSchema?.type, 'object', `${t.name}: outputSchema`);
   }
+});
+
+// Capture grants through elicitation: a client that advertises form
+// elicitation is asked through elicitation/create (the app dialog is
+// raised too; here no page is open, so the form decides).
+async function elicitingClient(srv, token, answer) {
+  const client = new Client({ name: 'ts-sdk-eliciting-agent', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+  const asked = [];
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    asked.push(req.params);
+    return answer;
+  });
+  const transport = new StreamableHTTPClientTransport(new URL(`${srv.origin}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+  await client.connect(transport);
+  cleanups.push(() => client.close().catch(() => {}));
+  return { client, asked };
+}
+
+test('elicitation: a capture grant accepted through the client\'s form runs the capture; declined refuses it; without elicitation or a window: permission_required at once', { timeout: 120_000 }, async () => {
+  const work = ws();
+  const srv = await server(captureEnv(work, { GATEHOUSE_PROCESS_CAPTURE_AUTO_GRANT: '0' }));
+  const scenario = { approved: true, executable: '/bin/sh', arguments: ['-c', 'echo elicited'], working_directory: work, timeout_ms: 5000 };
+
+  const a = await ui(srv, 'AddAgent', { name: 'elicit-yes', canExecuteSkills: true });
+  const yes = await elicitingClient(srv, a.token, { action: 'accept', content: { decision: 'once' } });
+  const ok = await yes.client.callTool({ name: 'capture_process_scenario', arguments: scenario }, undefined, { timeout: WAIT });
+  assert.equal(ok.isError, undefined, JSON.stringify(ok.structuredContent));
+  assert.match(ok.structuredContent.evidence_id, /^ev_/);
+  assert.equal(yes.asked.length, 1);
+  assert.equal(yes.asked[0].mode ?? 'form', 'form');
+  assert.match(yes.asked[0].message, /echo elicited/);
+  assert.deepEqual(yes.asked[0].requestedSchema.properties.decision.enum, ['once', 'session', 'deny']);
+
+  const b = await ui(srv, 'AddAgent', { name: 'elicit-no', canExecuteSkills: true });
+  const no = await elicitingClient(srv, b.token, { action: 'decline' });
+  const refused = await no.client.callTool({ name: 'capture_process_scenario', arguments: scenario }, undefined, { timeout: WAIT });
+  assert.equal(refused.isError, true);
+  assert.equal(refused.structuredContent.code, 'denied', JSON.stringify(refused.structuredContent));
+  assert.equal(no.asked.length, 1);
+
+  const c = await ui(srv, 'AddAgent', { name: 'no-elicit', canExecuteSkills: true });
+  const plain = await agentClient(srv, c.token);
+  const started = Date.now();
+  const blocked = await plain.callTool({ name: 'capture_process_scenario', arguments: scenario }, undefined, { timeout: WAIT });
+  assert.equal(blocked.structuredContent.code, 'permission_required', JSON.stringify(blocked.structuredContent));
+  assert.equal(blocked.structuredContent.retryable, true);
+  assert.ok(Date.now() - started < WAIT);
 });
