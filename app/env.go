@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/gatehouse/gatehouse/backend/artifact"
+	"github.com/gatehouse/gatehouse/backend/bundle"
 	"github.com/gatehouse/gatehouse/backend/proctree"
 	"github.com/gatehouse/gatehouse/backend/runner"
 	"github.com/gatehouse/gatehouse/backend/skills"
@@ -43,6 +44,7 @@ type Env struct {
 	PinErr  error
 
 	runtimeOnce sync.Once
+	inspected   bundle.InspectCache // content-keyed inspection results (cmd_skill.go)
 	runtimeErr  error
 }
 

@@ -29,14 +29,14 @@ type testServer struct {
 	done        chan struct{}
 }
 
-func startServer(t *testing.T) *testServer {
+func startServer(t testing.TB) *testServer {
 	t.Helper()
 	return startServerWith(t, consentWindow{})
 }
 
 // startServerWith starts the server with a consent clock of the test's
 // choosing (a fake clock makes expiry testable without waiting).
-func startServerWith(t *testing.T, window consentWindow) *testServer {
+func startServerWith(t testing.TB, window consentWindow) *testServer {
 	t.Helper()
 	var out, errb strings.Builder
 	dataDir := filepath.Join(t.TempDir(), "data")
