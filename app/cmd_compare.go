@@ -176,7 +176,7 @@ func writeCompareSummary(w iopkg.Writer, res compare.Result) {
 		fmt.Fprintf(w, "  left  %s\n", describeItem(fd.LeftLocation, fd.LeftAtMS, fd.Left))
 		fmt.Fprintf(w, "  right %s\n", describeItem(fd.RightLocation, fd.RightAtMS, fd.Right))
 		for _, line := range divergenceRows(fd) {
-			fmt.Fprintf(w, "  %s\n", sanitize(line))
+			fmt.Fprintf(w, "  %s\n", visibleText(line))
 		}
 	case compare.DivergenceUnknown:
 		fmt.Fprintf(w, "First divergence: unknown — %s\n", visibleText(fd.Reason))

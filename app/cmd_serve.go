@@ -20,6 +20,7 @@ func runServe(ctx context.Context, io IO, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:7420", "loopback address to listen on (port 0 picks a free port)")
 	open := fs.Bool("open", false, "open the URL in the default browser")
 	window := testConsentWindow(fs)
+	keepAlive := testMCPKeepAlive(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -45,6 +46,9 @@ func runServe(ctx context.Context, io IO, args []string) error {
 	srv, err := newServer(f, ln.Addr())
 	if err != nil {
 		return errorf("startup", CategoryInternal, "%v", err)
+	}
+	if d := keepAlive(); d > 0 {
+		srv.mcp.limits.KeepAlive = d
 	}
 	url := fmt.Sprintf("http://%s/?token=%s", ln.Addr(), srv.token)
 	removeRuntime, err := writeRuntimeFile(env, fmt.Sprintf("http://%s", ln.Addr()))

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/gatehouse/gatehouse/backend/artifact"
+	"github.com/gatehouse/gatehouse/backend/bundle"
 	"github.com/gatehouse/gatehouse/backend/policy"
 	"github.com/gatehouse/gatehouse/backend/proctree"
 	"github.com/gatehouse/gatehouse/backend/runner"
@@ -44,6 +45,7 @@ type Env struct {
 	PinErr  error
 
 	runtimeOnce sync.Once
+	inspected   bundle.InspectCache // content-keyed inspection results (cmd_skill.go)
 	runtimeErr  error
 }
 

@@ -249,6 +249,7 @@ func (s *server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	events, stop := s.facade.events.subscribe(256)
 	defer stop()
+	defer s.mcp.windows.open()() // a page following events can decide
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	io.WriteString(w, ": connected\n\n")

@@ -23,18 +23,21 @@ type testServer struct {
 	facade *Facade
 	mcp    *mcpService
 	srv    *server
-	cancel context.CancelFunc
-	done   chan struct{}
+	// closeWindow ends the stand-in for an open app page that the Go tests
+	// start with (they decide through the facade, as the page would).
+	closeWindow func()
+	cancel      context.CancelFunc
+	done        chan struct{}
 }
 
-func startServer(t *testing.T) *testServer {
+func startServer(t testing.TB) *testServer {
 	t.Helper()
 	return startServerWith(t, consentWindow{})
 }
 
 // startServerWith starts the server with a consent clock of the test's
 // choosing (a fake clock makes expiry testable without waiting).
-func startServerWith(t *testing.T, window consentWindow) *testServer {
+func startServerWith(t testing.TB, window consentWindow) *testServer {
 	t.Helper()
 	var out, errb strings.Builder
 	dataDir := filepath.Join(t.TempDir(), "data")
@@ -61,7 +64,7 @@ func startServerWith(t *testing.T, window consentWindow) *testServer {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	ts := &testServer{base: "http://" + ln.Addr().String(), token: srv.token, facade: f, mcp: srv.mcp, srv: srv, cancel: cancel, done: make(chan struct{})}
+	ts := &testServer{base: "http://" + ln.Addr().String(), token: srv.token, facade: f, mcp: srv.mcp, srv: srv, closeWindow: srv.mcp.windows.open(), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(ts.done)
 		serveUntil(ctx, ln, srv)

@@ -330,6 +330,16 @@ func (m *Manager) Consume(id string, b Binding) error {
 	return nil
 }
 
+// Cancel ends a live proposal because its requester gave up waiting
+// (the state is Cancelled, not a refusal).
+func (m *Manager) Cancel(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p, ok := m.props[id]; ok && !p.State.Terminal() {
+		m.setLocked(p, Cancelled)
+	}
+}
+
 // RefuseByPolicy ends a live proposal because the policy, re-read before
 // launch, no longer allows it.
 func (m *Manager) RefuseByPolicy(id string) {
