@@ -46,7 +46,7 @@ define apt
 	fi
 endef
 
-.PHONY: all build run test vet gotest nodetest frontend frontend-test e2e fuzz bench bench-mcp deps desktop desktop-smoke clean
+.PHONY: icons all build build-bin run test vet gotest nodetest frontend frontend-test e2e fuzz bench bench-mcp deps desktop desktop-smoke clean
 
 all: build
 
@@ -64,12 +64,22 @@ frontend: frontend/node_modules/.package-lock.json
 	cd frontend && npm run build
 
 ## build: bin/gatehouse (browser mode and CLI)
-build: deps frontend
+build: deps frontend build-bin
+
+build-bin:
 	$(GO) build -o bin/gatehouse .
 
-## run: build, then serve the UI in the browser on the default data directory
-run: build
-	./bin/gatehouse serve
+## run: the desktop window on the default data directory when a display
+## is present (DISPLAY or WAYLAND_DISPLAY), else browser mode with one line
+## saying why and how to get the window
+run: deps frontend
+	@if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then \
+	  $(MAKE) --no-print-directory desktop && exec ./bin/gatehouse-desktop desktop; \
+	else \
+	  $(MAKE) --no-print-directory build-bin && \
+	  echo "make run: no display (DISPLAY and WAYLAND_DISPLAY are unset), so this is browser mode; run \`make run\` in a desktop session for the window." && \
+	  exec ./bin/gatehouse serve; \
+	fi
 
 ## test: everything CI runs
 test: vet gotest nodetest frontend-test e2e fuzz
@@ -136,3 +146,9 @@ desktop-smoke: desktop
 
 clean:
 	rm -rf bin frontend/node_modules
+
+## icons: render build/appicon.png and build/icons/NxN.png from build/appicon.svg
+icons:
+	$(call apt,librsvg2-bin)
+	rsvg-convert -w 1024 -h 1024 build/appicon.svg -o build/appicon.png
+	for s in 16 22 24 32 48 64 128 256 512; do rsvg-convert -w $$s -h $$s build/appicon.svg -o build/icons/$${s}x$${s}.png; done
