@@ -46,7 +46,7 @@ define apt
 	fi
 endef
 
-.PHONY: icons all build build-bin run test vet gotest nodetest frontend frontend-test e2e fuzz bench bench-mcp deps desktop desktop-smoke clean
+.PHONY: icons all build build-bin run test vet gotest nodetest frontend frontend-test e2e fuzz bench bench-mcp deps desktop desktop-smoke desktop-attention clean
 
 all: build
 
@@ -143,6 +143,16 @@ desktop: deps frontend
 desktop-smoke: desktop
 	$(call apt,xvfb)
 	GATEHOUSE_DATA_DIR=$$(mktemp -d)/data xvfb-run -a -s "-screen 0 1280x800x24" ./bin/gatehouse-desktop desktop --smoke
+
+## desktop-attention: under Xvfb and a real D-Bus session bus, an agent's
+## request flags the unfocused window and reaches a test notification server
+desktop-attention: desktop
+	$(call apt,xvfb)
+	$(call apt,x11-utils)
+	$(call apt,xdotool)
+	$(call apt,dbus)
+	GATEHOUSE_DESKTOP_BIN=$(CURDIR)/bin/gatehouse-desktop xvfb-run -a -s "-screen 0 1280x800x24" \
+	  dbus-run-session -- $(GO) test -count=1 -run 'TestDesktopAttention|TestAttentionNotifiesOverDBus' ./app/
 
 clean:
 	rm -rf bin frontend/node_modules

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/wailsapp/wails/v2"
@@ -52,6 +53,11 @@ func runDesktop(ctx context.Context, io IO, args []string) error {
 	called := f.watchFirstCall()
 	smokeFailed := false
 	var wctx context.Context
+	var hookOnce sync.Once
+	// Attention starts before the window, so a request raised while the
+	// window is still loading is not missed (the window counts as not
+	// focused until GTK says otherwise).
+	f.onClose(startDesktopAttention(f, io))
 	err = wails.Run(&options.App{
 		Title: "Gatehouse", Width: 1280, Height: 800, MinWidth: 960, MinHeight: 600,
 		AssetServer: &assetserver.Options{Assets: frontend.Dist()},
@@ -73,7 +79,10 @@ func runDesktop(ctx context.Context, io IO, args []string) error {
 				showView(wctx, secondLaunch(io, d.Args).View)
 			},
 		},
-		OnDomReady: func(c context.Context) { showView(c, *opts.view) },
+		OnDomReady: func(c context.Context) {
+			showView(c, *opts.view)
+			hookOnce.Do(hookGTKWindow)
+		},
 		OnStartup: func(c context.Context) {
 			wctx = c
 			events, stop := f.events.subscribe(256)
@@ -104,6 +113,21 @@ func runDesktop(ctx context.Context, io IO, args []string) error {
 		os.Exit(1)
 	}
 	return nil
+}
+
+// startDesktopAttention flags the window and sends desktop notifications
+// for requests that arrive while it is not focused. Without a session bus
+// there are no notifications (said once on stderr); the urgency hint
+// still works.
+func startDesktopAttention(f *Facade, io IO) func() {
+	win := gtkWindow{}
+	n, err := newDBusNotifier()
+	if err != nil {
+		fmt.Fprintf(io.Stderr, "gatehouse: no desktop notifications: %v\n", err)
+		return startAttention(f, win, nil, io.Stderr)
+	}
+	stop := startAttention(f, win, n, io.Stderr)
+	return func() { stop(); n.Close() }
 }
 
 // showView routes the window to one of the known views (validView: the
