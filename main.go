@@ -9,8 +9,15 @@ import (
 	"os"
 
 	"github.com/gatehouse/gatehouse/app"
+	"github.com/gatehouse/gatehouse/backend/confine"
 )
 
 func main() {
+	// A launcher of a confined script never returns from here (package
+	// confine): it applies the confinement and executes the script.
+	confine.MaybeLaunch()
+	// The app is not dumpable: a script running as the same user cannot
+	// read its memory or environment through /proc.
+	confine.Harden()
 	os.Exit(app.Main(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }

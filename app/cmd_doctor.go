@@ -51,6 +51,7 @@ func runDoctor(ctx context.Context, io IO, args []string) error {
 		checks = append(checks, DoctorCheck{"sqlite", "error", err.Error()})
 	}
 	checks = append(checks, pinCheck(env.Pin, env.PinErr, env.RuntimeCheck()))
+	checks = append(checks, containmentChecks(ctx, env)...)
 	roots, err := env.Roots(ctx)
 	if err != nil {
 		checks = append(checks, DoctorCheck{"skill roots", "error", err.Error()})

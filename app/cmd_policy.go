@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/gatehouse/gatehouse/backend/policy"
+	"github.com/gatehouse/gatehouse/backend/runner"
 )
 
 const policyUsage = `policy get [--json] | policy set FILE|-
@@ -44,6 +45,12 @@ func runPolicy(ctx context.Context, io IO, args []string) error {
 			return &CLIError{Code: "invalid_policy", Category: CategoryInvalid, Message: ve.Error(), Details: ve.Fields}
 		}
 		if err != nil {
+			return errorf("policy", CategoryIO, "%v", err)
+		}
+		// Trusted scopes record the confinement they were approved under.
+		if _, err := withRunner(ctx, env, func(rn *runner.Runner) (struct{}, error) {
+			return struct{}{}, recordScopeConfinement(ctx, env, rn, p)
+		}); err != nil {
 			return errorf("policy", CategoryIO, "%v", err)
 		}
 		return printPolicy(io, p, true)

@@ -66,13 +66,14 @@ func runSkillRun(ctx context.Context, io IO, args []string) error {
 	}
 	defer sup.Close()
 	journal := runner.NewJournal(env.DB, func(err error) { fmt.Fprintf(io.Stderr, "gatehouse: warning: %v\n", err) })
-	rn, err := runner.New(runner.Config{Supervisor: sup, RunsDir: env.RunsDir(), Journal: journal, History: env.DB})
+	rn, err := runner.New(runner.Config{Supervisor: sup, RunsDir: env.RunsDir(), Journal: journal, History: env.DB, Settings: env.Confinement})
 	if err != nil {
 		return errorf("runner", CategoryInternal, "%v", err)
 	}
 	defer rn.Close()
 	mgr := consent.NewManager(consent.SystemClock())
-	pipeline := &consent.Pipeline{Policy: env.PolicyStore(), Agents: agents.New(env.DB, nil), Consent: mgr, Runner: rn, Journal: journal}
+	pipeline := &consent.Pipeline{Policy: env.PolicyStore(), Agents: agents.New(env.DB, nil), Consent: mgr, Runner: rn, Journal: journal,
+		ScopeConfinement: scopeConfinement(env, rn)}
 	runID := mgr.StartRun(agents.LocalID)
 	defer mgr.EndRun(runID)
 	req := &consent.Request{AgentID: agents.LocalID, RunID: runID, Skill: s.Name, Execution: ex, Invocation: invocation, Workspace: ws}
@@ -83,7 +84,7 @@ func runSkillRun(ctx context.Context, io IO, args []string) error {
 	// decision; without a terminal only a trusted scope can authorize.
 	if tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
 		defer tty.Close()
-		req.Asker = &terminalAsker{tty: tty, mgr: mgr, skill: s}
+		req.Asker = &terminalAsker{tty: tty, mgr: mgr, skill: s, runner: rn}
 	}
 	if !*asJSON && isTerminal(io.Stderr) {
 		req.OnProgress = func(p runner.Progress) { fmt.Fprint(io.Stderr, progressLine(p)) }
@@ -131,6 +132,9 @@ func printEnvelope(io IO, res runner.Result, quiet bool) error {
 		fmt.Fprintf(io.Stderr, "gatehouse: %s in %d ms", e.Status, e.ElapsedMs)
 		if e.Cleanup != nil {
 			fmt.Fprintf(io.Stderr, "; cleanup verified=%v by %s", e.Cleanup.Verified, e.Cleanup.Mechanism)
+		}
+		if e.Confinement != nil {
+			fmt.Fprintf(io.Stderr, "; confinement: %s", e.Confinement.Summary())
 		}
 		fmt.Fprintln(io.Stderr)
 		for _, i := range e.Errors {

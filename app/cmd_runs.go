@@ -2,9 +2,12 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/gatehouse/gatehouse/backend/runner"
 	"github.com/gatehouse/gatehouse/backend/store"
 )
 
@@ -45,4 +48,31 @@ func runRuns(ctx context.Context, io IO, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.StartedAt.Local().Format("2006-01-02 15:04:05"), visibleLine(r.Skill), r.Status, r.ElapsedMs, visibleLine(r.Agent), visibleLine(r.AuthorizedBy))
 	}
 	return tw.Flush()
+}
+
+// containmentColumns summarize a recorded envelope's confinement (as the
+// launcher reported it) and cleanup for the history table.
+func containmentColumns(envelope []byte) (confinement, cleanup string) {
+	var e runner.Envelope
+	if json.Unmarshal(envelope, &e) != nil {
+		return "?", "?"
+	}
+	confinement, cleanup = "-", "-"
+	if c := e.Confinement; c != nil {
+		switch {
+		case c.Confined() && len(c.NotEnforced) == 0:
+			confinement = "confined"
+		case len(c.Enforced) == 0:
+			confinement = "off"
+		default:
+			confinement = "partial (not " + strings.Join(c.NotEnforced, ",") + ")"
+		}
+	}
+	if c := e.Cleanup; c != nil {
+		cleanup = c.Mechanism
+		if !c.Verified {
+			cleanup += " (unverified)"
+		}
+	}
+	return confinement, cleanup
 }

@@ -15,23 +15,18 @@ import (
 	"github.com/gatehouse/gatehouse/backend/skills"
 )
 
-// fullTrustWarning is shown with every consent request: approval runs the
-// script with all of this user's permissions.
-const fullTrustWarning = "This script runs with YOUR full permissions: it can read and change your files,\n" +
-	"use the network and start programs. Gatehouse bounds its time and output and ends\n" +
-	"every process it starts, but it is not a sandbox. Approve only code you trust."
-
 // terminalAsker is the consent dialog of the command line: it shows the
 // proposal on the controlling terminal and records the answer.
 type terminalAsker struct {
-	tty   *os.File
-	mgr   *consent.Manager
-	skill *skills.Skill
+	tty    *os.File
+	mgr    *consent.Manager
+	skill  *skills.Skill
+	runner *runner.Runner
 }
 
 // Ask implements consent.Asker.
 func (a *terminalAsker) Ask(ctx context.Context, p consent.Proposal, r *consent.Request) error {
-	summary := consentSummary(a.skill, r, p)
+	summary := consentSummary(a.skill, r, p, consentWarning(ctx, a.runner, r.Workspace.Path))
 	approved, err := askConsent(a.tty, summary)
 	if err != nil {
 		return err
@@ -44,7 +39,7 @@ func (a *terminalAsker) Ask(ctx context.Context, p consent.Proposal, r *consent.
 
 // consentSummary is what the person sees before approving a run: the exact
 // skill, revision, files, runtime, workspace, limits and invocation.
-func consentSummary(s *skills.Skill, req *consent.Request, p consent.Proposal) string {
+func consentSummary(s *skills.Skill, req *consent.Request, p consent.Proposal, warning string) string {
 	var b strings.Builder
 	ex, invocation := req.Execution, req.Invocation
 	m := ex.Manifest
@@ -59,7 +54,7 @@ func consentSummary(s *skills.Skill, req *consent.Request, p consent.Proposal) s
 	fmt.Fprintf(&b, "  requested   by %s (run %s)\n", visibleText(req.AgentID), req.RunID)
 	fmt.Fprintf(&b, "  expires     %s (this approval is good for one launch)\n\n", p.ExpiresAt.Local().Format("15:04:05"))
 	fmt.Fprintf(&b, "Invocation (exact bytes, %d):\n%s\n\n", len(invocation), visibleText(string(invocation)))
-	fmt.Fprintf(&b, "%s\n\n", fullTrustWarning)
+	fmt.Fprintf(&b, "%s\n\n", warning)
 	return b.String()
 }
 

@@ -58,7 +58,7 @@ func newFacade(env *Env, shell string, window consentWindow) (*Facade, error) {
 		proposals: map[string]*ProposalView{}, planViews: map[string]*PlanView{}, grantViews: map[string]*GrantView{}, active: map[string]*activeRun{}}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	f.journal = runner.NewJournal(env.DB, func(err error) { fmt.Fprintf(env.Stderr, "gatehouse: warning: %v\n", err) })
-	f.runner, err = runner.New(runner.Config{Supervisor: sup, RunsDir: env.RunsDir(), Journal: f.journal, History: env.DB})
+	f.runner, err = runner.New(runner.Config{Supervisor: sup, RunsDir: env.RunsDir(), Journal: f.journal, History: env.DB, Settings: env.Confinement})
 	if err != nil {
 		sup.Close()
 		return nil, err
@@ -70,7 +70,8 @@ func newFacade(env *Env, shell string, window consentWindow) (*Facade, error) {
 	f.consent = consent.NewManager(clock)
 	f.policy = env.PolicyStore()
 	f.agents = agents.New(env.DB, nil)
-	f.pipeline = &consent.Pipeline{Policy: f.policy, Agents: f.agents, Consent: f.consent, Runner: f.runner, Journal: f.journal}
+	f.pipeline = &consent.Pipeline{Policy: f.policy, Agents: f.agents, Consent: f.consent, Runner: f.runner, Journal: f.journal,
+		ScopeConfinement: scopeConfinement(env, f.runner)}
 	f.forwardEvents()
 	return f, nil
 }

@@ -70,7 +70,7 @@ func planSteps(reqs []*consent.Request, roots []string) []PlanStepView {
 func (f *Facade) askPlan(agentID string, steps []PlanStepView) consent.PlanAsker {
 	return func(ctx context.Context, p consent.Plan) error {
 		v := PlanView{ID: p.ID, RunID: p.RunID, State: string(p.State), CreatedAt: p.CreatedAt, ExpiresAt: p.ExpiresAt,
-			Agent: f.agentRef(ctx, agentID), Steps: steps, Warning: fullTrustWarning}
+			Agent: f.agentRef(ctx, agentID), Steps: steps, Warning: planWarning(ctx, f.runner, steps)}
 		f.mu.Lock()
 		f.planViews[p.ID] = &v
 		f.mu.Unlock()

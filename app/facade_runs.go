@@ -176,6 +176,7 @@ type uiAsker struct {
 // Ask implements consent.Asker.
 func (a *uiAsker) Ask(ctx context.Context, p consent.Proposal, r *consent.Request) error {
 	v := proposalView(p, r, a.root)
+	v.Warning = consentWarning(ctx, a.f.runner, r.Workspace.Path)
 	if ag, err := a.f.agents.Get(ctx, r.AgentID); err == nil {
 		v.Agent.Name = ag.Name
 	}
@@ -194,7 +195,7 @@ func proposalView(p consent.Proposal, r *consent.Request, root string) ProposalV
 	v := ProposalView{ID: p.ID, RunID: p.RunID, State: string(p.State), CreatedAt: p.CreatedAt, ExpiresAt: p.ExpiresAt,
 		Agent: AgentRef{ID: r.AgentID, Name: r.AgentID}, Skill: r.Skill, SkillRoot: root, Revision: r.Execution.Revision,
 		Files: []FileSize{}, Runtime: runner.RuntimeInfo{Path: r.Pin.Path, Version: r.Pin.Version},
-		Workspace: r.Workspace.Path, Warning: fullTrustWarning}
+		Workspace: r.Workspace.Path}
 	if m := r.Execution.Manifest; m != nil {
 		v.Entrypoint, v.TimeoutMs, v.MaxOutputBytes = m.Entrypoint, m.TimeoutMs, m.MaxOutputBytes
 	}

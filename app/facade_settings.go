@@ -41,6 +41,9 @@ func (f *Facade) SetPolicy(a SetPolicyArgs) (policy.Execution, error) {
 	if err != nil {
 		return policy.Execution{}, fail("policy", CategoryIO, err)
 	}
+	if err := recordScopeConfinement(f.ctx, f.env, f.runner, p); err != nil {
+		return policy.Execution{}, fail("policy", CategoryIO, err)
+	}
 	f.events.publish("settings", map[string]string{"what": "policy"})
 	return p, nil
 }

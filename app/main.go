@@ -31,6 +31,7 @@ func commands() []command {
 		{"doctor", "report what is installed, pinned and configured", runDoctor},
 		{"runs", "show the run history (attempts and refusals)", runRuns},
 		{"policy", "show or set the skill execution policy", runPolicy},
+		{"security", "show or set the confinement of scripts (filesystem, network)", runSecurity},
 		{"agent", "add, list, disable or remove agent identities", runAgent},
 		{"mcp", "MCP over stdio, relayed to the running app (for agent hosts)", runMCP},
 		{"run-replay-machine", "run a replay machine against a list of events (no process, no socket)", runReplayMachine},

@@ -134,7 +134,8 @@ func TestSkillRunAsksOnTheTerminal(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.stdout), &e); err != nil || r.status != 0 || e["status"] != "succeeded" {
 			t.Fatalf("status %d stdout %s screen %s", r.status, r.stdout, r.screen)
 		}
-		for _, want := range []string{"sha256:", "scripts/run.mjs", ws, "timeout 5000 ms", `{"note":"hi"}`, "full permissions"} {
+		for _, want := range []string{"sha256:", "scripts/run.mjs", ws, "timeout 5000 ms", `{"note":"hi"}`,
+			"This script is confined: can write only", "and its own temporary folder; no network", "ends every process it starts"} {
 			if !strings.Contains(r.screen, want) {
 				t.Errorf("consent summary lacks %q:\n%s", want, r.screen)
 			}
@@ -259,8 +260,12 @@ setInterval(() => {}, 1000);
 	for _, pid := range rootNode {
 		waitGone(t, pid)
 	}
+	// With a PID namespace per attempt, the crash itself ends the
+	// grandchild (the root, the namespace's init, dies of its parent-death
+	// signal and the kernel ends the namespace); without one it outlives
+	// the crash until the next start sweeps it.
 	if len(processesWith(marker)) == 0 {
-		t.Fatal("fixture: the detached grandchild should outlive the crash until the next start")
+		t.Log("the grandchild ended with the crash (PID namespace)")
 	}
 	runs, _ := os.ReadDir(filepath.Join(data, "runs"))
 	if len(runs) == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gatehouse/gatehouse/backend/confine"
 
 	"github.com/gatehouse/gatehouse/backend/agents"
 	"github.com/gatehouse/gatehouse/backend/bundle"
@@ -53,6 +54,11 @@ type Pipeline struct {
 	// Journal, when set, receives the proposed, decided and consumed
 	// events of the run journal.
 	Journal *runner.Journal
+	// ScopeConfinement, when set, returns the confinement a trusted scope
+	// was approved under (by its receipt; nil when none was recorded). A
+	// scope matches only a run confined at least as much, and the runner
+	// re-checks that at launch.
+	ScopeConfinement func(ctx context.Context, receiptID string) (*confine.Report, error)
 }
 
 func (p *Pipeline) emit(ctx context.Context, r *Request, typ string, detail map[string]any) {
@@ -122,7 +128,7 @@ func (p *Pipeline) Execute(ctx context.Context, r *Request) runner.Result {
 
 	switch {
 	case pol.Mode == policy.ModeTrusted:
-		if scope, ok := pol.Match(b.Revision, b.AgentID, b.Workspace.Path, b.TimeoutMs, b.MaxOutputBytes); ok {
+		if scope, ok := pol.Match(b.Revision, b.AgentID, b.Workspace.Path, b.TimeoutMs, b.MaxOutputBytes); ok && p.scopeConfined(ctx, &base, *scope.ReceiptID) {
 			base.AuthorizedBy = "trusted scope " + *scope.ReceiptID
 			base.Authorize = func(ctx context.Context) error { return p.recheckScope(ctx, r, *scope.ReceiptID) }
 			return p.Runner.Run(ctx, base)
@@ -232,6 +238,30 @@ func (p *Pipeline) recheck(ctx context.Context, agentID string) error {
 		return &Error{Code: code, Msg: msg}
 	}
 	return nil
+}
+
+// scopeConfined reports whether a run now would be confined at least as
+// much as the trusted scope was approved under, and makes the runner
+// require it at launch. A scope that is not covered does not match (the
+// person is asked instead).
+func (p *Pipeline) scopeConfined(ctx context.Context, base *runner.Request, receipt string) bool {
+	if p.ScopeConfinement == nil {
+		return true
+	}
+	want, err := p.ScopeConfinement(ctx, receipt)
+	if err != nil {
+		return false
+	}
+	settings, err := p.Runner.CurrentConfinement(ctx)
+	if err != nil {
+		return false
+	}
+	have, err := p.Runner.Confinement(settings)
+	if err != nil || !have.Covers(want) {
+		return false
+	}
+	base.RequireConfinement = want
+	return true
 }
 
 // recheckScope additionally requires the trusted scope (same receipt) to

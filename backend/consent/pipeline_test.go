@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gatehouse/gatehouse/backend/confine"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,7 +26,10 @@ var (
 	pipeJournal *runner.Journal
 )
 
-func TestMain(m *testing.M) { os.Exit(testMain(m)) }
+func TestMain(m *testing.M) {
+	confine.MaybeLaunch() // this test binary is the launcher of its scripts
+	os.Exit(testMain(m))
+}
 
 func testMain(m *testing.M) int {
 	node, err := runner.FindNode(os.Getenv)
@@ -50,6 +54,7 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	defer sup.Close()
+	pipeSupervisor = sup
 	pipeJournal = runner.NewJournal(pipeDB, nil)
 	pipeRunner, err = runner.New(runner.Config{Supervisor: sup, RunsDir: filepath.Join(dir, "runs"), Journal: pipeJournal, History: pipeDB})
 	if err != nil {
@@ -59,6 +64,8 @@ func testMain(m *testing.M) int {
 	defer pipeRunner.Close()
 	return m.Run()
 }
+
+var pipeSupervisor *proctree.Supervisor
 
 type world struct {
 	p      *Pipeline
@@ -282,4 +289,27 @@ func TestWorkflowMode(t *testing.T) {
 	wantRefusal(t, w.run(t, r), "off_plan") // each step once
 	r.Invocation = []byte(`{"n":2}`)
 	wantRefusal(t, w.run(t, r), "off_plan")
+}
+
+// A trusted scope approved under full confinement does not match a run the
+// current Security setting would confine less: the person is asked.
+func TestTrustedScopeRequiresItsConfinement(t *testing.T) {
+	w := newWorld(t)
+	full, err := pipeRunner.Confinement(confine.Default())
+	if err != nil {
+		t.Skip(err)
+	}
+	w.p.ScopeConfinement = func(context.Context, string) (*confine.Report, error) { return full, nil }
+	w.setPolicy(t, fmt.Sprintf(`{"mode":"trusted_revisions","safeMode":false,"trusted":[{"revision":%q,"agentId":%q,"workspace":%q,"timeoutMsCeiling":5000,"maxOutputBytesCeiling":1024}]}`,
+		w.ex.Revision, w.agent.ID, w.ws.Path))
+	if res := w.run(t, w.request(nil)); res.Envelope.Status != runner.StatusSucceeded {
+		t.Fatalf("confined as approved: %+v", res.Envelope)
+	}
+	weaker, err := runner.New(runner.Config{Supervisor: pipeSupervisor, RunsDir: t.TempDir(), Journal: pipeJournal, History: pipeDB,
+		Confinement: confine.Settings{Filesystem: confine.FilesystemOff, Network: confine.NetworkAllow}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.p.Runner = weaker
+	wantRefusal(t, w.run(t, w.request(nil)), "permission_required")
 }

@@ -36,6 +36,16 @@ func findCgroupParent() (string, error) {
 	if _, err := os.Stat(filepath.Join(parent, "cgroup.procs")); err != nil {
 		return "", fmt.Errorf("cgroup v2 at %s is not usable: %w", parent, err)
 	}
+	// The directory may exist already (made by another user): this process
+	// must be able to make cgroups in it, and starting a child inside one
+	// needs write access to the cgroup.procs of the common ancestor, its
+	// own cgroup.
+	if err := unix.Access(parent, unix.W_OK|unix.X_OK); err != nil {
+		return "", fmt.Errorf("cgroup v2 at %s is not writable by this user: %w", parent, err)
+	}
+	if err := unix.Access(filepath.Join(mount, self, "cgroup.procs"), unix.W_OK); err != nil {
+		return "", fmt.Errorf("cgroup v2 at %s is not delegated to this user: %w", filepath.Join(mount, self), err)
+	}
 	return parent, nil
 }
 

@@ -2,6 +2,8 @@ package proctree
 
 import (
 	"fmt"
+
+	"golang.org/x/sys/unix"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,6 +97,9 @@ func TestEscapeSuiteUnderEachMechanism(t *testing.T) {
 				t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
 					if strings.Contains(script, "$2") && mount == "" {
 						t.Skip("no cgroup v2 mount")
+					}
+					if strings.Contains(name, "cgroup") && mech.name == MechanismSubreaper && unix.Access(filepath.Join(mount, own, "cgroup.procs"), unix.W_OK) != nil {
+						t.Skip("this user cannot move a process between cgroups here, so the escape cannot happen")
 					}
 					m := fmt.Sprintf("gatehouse-escape-%d", time.Now().UnixNano())
 					spec := shSpec(script, m, mount, filepath.Join(mount, own))

@@ -138,7 +138,13 @@ func TestConcurrentTrees(t *testing.T) {
 					t.Errorf("tree %d exit %d", i, code)
 				}
 				if c := tr.Terminate(Grace); !c.Verified || len(ScanMarked(m)) > 0 {
-					t.Errorf("tree %d: %+v", i, c)
+					var why []string
+					for _, p := range c.Remaining {
+						st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+						cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+						why = append(why, fmt.Sprintf("%s %q", st, cmd))
+					}
+					t.Errorf("tree %d: %+v %v", i, c, why)
 				}
 			}(i)
 		}

@@ -209,14 +209,16 @@ type Spec struct {
 	// (Args[0] included). No shell is involved.
 	Path string
 	Args []string
-	// Env is the complete environment; it must contain Marker.
+	// Env is the complete environment; it must contain Marker when set.
 	Env []string
 	// Dir is the working directory.
 	Dir string
 	// Files become the child's descriptors 0, 1, 2, 3, …
 	Files []*os.File
-	// Marker is a "KEY=value" environment entry unique to this tree; /proc
-	// scans use it to find members that left the session.
+	// Marker, if set, is a "KEY=value" environment entry of this tree.
+	// It is never used to decide membership (a tree can clear its
+	// environment); only start-up sweeps of a crashed instance's leftovers
+	// read such entries, as a best effort beside cgroups and namespaces.
 	Marker string
 	// Name, if set, names the tree's cgroup (after the instance tag).
 	Name string
@@ -248,7 +250,7 @@ func (s *Supervisor) Start(spec Spec) (*Tree, error) {
 	if !filepathIsAbs(spec.Path) {
 		return nil, fmt.Errorf("proctree: program path %q is not absolute", spec.Path)
 	}
-	if spec.Marker == "" || !contains(spec.Env, spec.Marker) {
+	if spec.Marker != "" && !contains(spec.Env, spec.Marker) {
 		return nil, errors.New("proctree: the environment must carry the tree's marker")
 	}
 	t := &Tree{sup: s, marker: spec.Marker, exit: make(chan struct{}), known: map[int]uint64{}, nsFD: -1}
@@ -296,7 +298,9 @@ func (s *Supervisor) Start(spec Spec) (*Tree, error) {
 	// Pdeathsig fires when the creating OS thread exits; keep this
 	// goroutine on one thread for the fork so that thread is a live one.
 	runtime.LockOSThread()
+	restore := dumpableForMaps(attr)
 	pid, err := syscall.ForkExec(spec.Path, spec.Args, &syscall.ProcAttr{Dir: spec.Dir, Env: spec.Env, Files: fds, Sys: attr})
+	restore()
 	runtime.UnlockOSThread()
 	if err != nil {
 		s.mu.Unlock()
@@ -321,6 +325,22 @@ func (s *Supervisor) Start(spec Spec) (*Tree, error) {
 		s.mu.Unlock()
 	}
 	return t, nil
+}
+
+// dumpableForMaps makes a non-dumpable process dumpable for the duration
+// of a fork that needs user namespace maps, and returns the undo. An
+// ordinary user writes the child's /proc/PID/uid_map, which belongs to
+// root while the child (a copy of this process) is not dumpable. Root
+// needs no such window. It runs under the supervisor's lock.
+func dumpableForMaps(attr *syscall.SysProcAttr) func() {
+	if os.Geteuid() == 0 || attr.UidMappings == nil {
+		return func() {}
+	}
+	if d, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err != nil || d != 0 {
+		return func() {}
+	}
+	unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0)
+	return func() { unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) }
 }
 
 // userNamespace makes attr start the child in a new user namespace where

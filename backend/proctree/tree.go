@@ -136,13 +136,7 @@ func (t *Tree) inNamespace(pid int) bool {
 //   - every descendant of all of these, by parent links.
 func (t *Tree) Members() []int {
 	self := t.sup.inst.Pid
-	pids, _ := allPids()
-	stats := make(map[int]procStat, len(pids))
-	for _, pid := range pids {
-		if st, err := readStat(pid); err == nil && live(st) && pid != self {
-			stats[pid] = st
-		}
-	}
+	stats := t.snapshot(self)
 	// Roots are registered under the supervisor's lock in the same
 	// critical section as their fork, so a root seen by the scan above is
 	// known by now.
@@ -202,6 +196,37 @@ func (t *Tree) Members() []int {
 	return out
 }
 
+// snapshot reads every live process's stat. /proc is not read atomically:
+// a process may be read with a parent that exited (so it is about to be
+// reparented, to this subreaper or a namespace's init) before the scan
+// reached it, and a whole chain would then look unrelated to the tree. A
+// scan where a process that may be the tree's has a parent missing from
+// the scan is repeated (a few times, briefly) until it is consistent.
+func (t *Tree) snapshot(self int) map[int]procStat {
+	var stats map[int]procStat
+	for try := 0; try < 50; try++ {
+		pids, _ := allPids()
+		stats = make(map[int]procStat, len(pids))
+		for _, pid := range pids {
+			if st, err := readStat(pid); err == nil && live(st) && pid != self {
+				stats[pid] = st
+			}
+		}
+		consistent := true
+		for _, st := range stats {
+			if _, ok := stats[st.ppid]; !ok && st.ppid != self && st.ppid > 0 && st.startTime >= t.rootStart {
+				consistent = false
+				break
+			}
+		}
+		if consistent {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return stats
+}
+
 // Cleanup is the result of ending a tree.
 type Cleanup struct {
 	// Verified is true only when no member remains and the mechanism in
@@ -244,8 +269,32 @@ func (t *Tree) Terminate(grace time.Duration) Cleanup {
 			time.Sleep(5 * time.Millisecond)
 			members = t.Members()
 		}
+		// SIGKILL rounds until a confirmed scan finds nothing: a scan can
+		// find a new member (an orphan of an overlapping tree, a late fork)
+		// right after one came up empty, so emptiness is confirmed by the
+		// kernel's own signal (the namespace init's exit, populated 0) and
+		// one more scan before it is believed.
 		deadline = time.Now().Add(killDeadline)
-		for len(members) > 0 && time.Now().Before(deadline) {
+		for {
+			if len(members) == 0 {
+				if t.pidns {
+					select { // the init's exit completes only once its namespace is empty
+					case <-t.exit:
+					case <-time.After(time.Until(deadline)):
+					}
+				}
+				if t.cg != nil && !t.cg.waitEmpty(deadline) {
+					members = t.cg.procsBelow()
+				} else {
+					members = t.Members()
+				}
+				if len(members) == 0 {
+					break
+				}
+			}
+			if !time.Now().Before(deadline) {
+				break
+			}
 			if t.cg != nil {
 				t.cg.kill()
 			}
@@ -254,19 +303,6 @@ func (t *Tree) Terminate(grace time.Duration) Cleanup {
 			t.signal(members, syscall.SIGKILL)
 			time.Sleep(2 * time.Millisecond)
 			members = t.Members()
-		}
-		if t.pidns {
-			// The init's exit completes only once its namespace is empty.
-			select {
-			case <-t.exit:
-			case <-time.After(killDeadline):
-			}
-		}
-		if t.cg != nil && !t.cg.waitEmpty(time.Now().Add(killDeadline)) {
-			members = append(members, t.cg.procsBelow()...)
-		}
-		if len(members) == 0 {
-			members = t.Members() // the final word comes from /proc, not bookkeeping
 		}
 	}
 	c.Remaining = members

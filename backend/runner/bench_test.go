@@ -31,13 +31,19 @@ func checkedRun(b *testing.B, dir string, files []string, req Request) {
 		b.Fatal(err)
 	}
 	req.Snapshot = snap
-	if r := testRunner.Run(context.Background(), req); r.Envelope.Status != StatusSucceeded {
+	r := testRunner.Run(context.Background(), req)
+	if r.Envelope.Status != StatusSucceeded {
 		b.Fatalf("%+v", r.Envelope)
+	}
+	// Measured with confinement and the strongest ownership on.
+	if mech, _ := testRunner.Ownership(); r.Envelope.Cleanup.Mechanism != mech || !r.Envelope.Confinement.Confined() {
+		b.Fatalf("benchmarked without full containment: %+v %+v", r.Envelope.Cleanup, r.Envelope.Confinement)
 	}
 }
 
-// BenchmarkCheckedVsBare alternates one bare run and one checked run per
-// iteration, so machine drift hits both equally, and reports the mean of
+// BenchmarkCheckedVsBare alternates one bare run and one checked run (with
+// Landlock confinement, network namespace and a PID namespace per attempt
+// where the machine offers them) per iteration, so machine drift hits both equally, and reports the mean of
 // each and their ratio (the goal is ≤ 1.15).
 func BenchmarkCheckedVsBare(b *testing.B) {
 	dir, ex := testBundle(b, "echo.mjs", nil)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/gatehouse/gatehouse/backend/bundle"
+	"github.com/gatehouse/gatehouse/backend/confine"
 	"github.com/gatehouse/gatehouse/backend/proctree"
 )
 
@@ -51,19 +52,22 @@ type RuntimeInfo struct {
 // contains environment values, secrets or raw stdout; Output is present
 // only on success and is the validated result value.
 type Envelope struct {
-	Status      Status            `json:"status"`
-	RunID       string            `json:"runId"`
-	AttemptID   string            `json:"attemptId"`
-	Revision    string            `json:"revision"`
-	Runtime     RuntimeInfo       `json:"runtime"`
-	ElapsedMs   int64             `json:"elapsedMs"`
-	ExitCode    *int              `json:"exitCode"`
-	Signal      *string           `json:"signal"`
-	Output      json.RawMessage   `json:"output,omitempty"`
-	Errors      []bundle.Issue    `json:"errors"`
-	Cleanup     *proctree.Cleanup `json:"cleanup"`
-	StderrBytes int               `json:"stderrBytes"`
-	Progress    *ProgressSummary  `json:"progress,omitempty"`
+	Status    Status            `json:"status"`
+	RunID     string            `json:"runId"`
+	AttemptID string            `json:"attemptId"`
+	Revision  string            `json:"revision"`
+	Runtime   RuntimeInfo       `json:"runtime"`
+	ElapsedMs int64             `json:"elapsedMs"`
+	ExitCode  *int              `json:"exitCode"`
+	Signal    *string           `json:"signal"`
+	Output    json.RawMessage   `json:"output,omitempty"`
+	Errors    []bundle.Issue    `json:"errors"`
+	Cleanup   *proctree.Cleanup `json:"cleanup"`
+	// Confinement is exactly what the launcher reported it enforced (nil
+	// when nothing was launched).
+	Confinement *confine.Report  `json:"confinement"`
+	StderrBytes int              `json:"stderrBytes"`
+	Progress    *ProgressSummary `json:"progress,omitempty"`
 	// ExecutionReceiver is always "ephemeral_process": a fresh process,
 	// staging copy, HOME and TMPDIR per attempt, all discarded afterwards.
 	ExecutionReceiver string `json:"execution_receiver"`

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -45,13 +44,13 @@ func TestEscapeSuite(t *testing.T) {
 			r := testRunner.Run(context.Background(), request(t, ex, string(in)))
 			wantStatus(t, r, c.status, "")
 			cl := r.Envelope.Cleanup
-			if cl == nil || !cl.Verified || cl.Mechanism != testSup.Mechanism() {
+			if mech, _ := testRunner.Ownership(); cl == nil || !cl.Verified || cl.Mechanism != mech {
 				t.Fatalf("cleanup %+v", cl)
 			}
 			if left := leftovers(marker); len(left) > 0 {
 				t.Fatalf("processes of the attempt survived: %v", left)
 			}
-			if c.status == StatusSucceeded && cl.Signalled == 0 {
+			if c.status == StatusSucceeded && cl.Signalled == 0 && cl.Mechanism != "pid_namespace" {
 				t.Fatal("escapees were not found (nothing was signalled)")
 			}
 		})
@@ -149,17 +148,9 @@ func TestNoLeaksAcrossManyAttempts(t *testing.T) {
 	if g := runtime.NumGoroutine(); g > gor0+2 {
 		t.Errorf("goroutines grew from %d to %d", gor0, g)
 	}
-	// Only the prepared, never-used receivers may remain, and they are empty.
-	entries, _ := os.ReadDir(testRunsDir)
-	if len(entries) > spareReceivers {
+	// Receivers are made per attempt and removed with it: none remains.
+	if entries, _ := os.ReadDir(testRunsDir); len(entries) > 0 {
 		t.Errorf("%d receiver directories left", len(entries))
-	}
-	for _, e := range entries {
-		for _, sub := range []string{"bundle", "home", "tmp"} {
-			if inner, err := os.ReadDir(filepath.Join(testRunsDir, e.Name(), sub)); err != nil || len(inner) != 0 {
-				t.Errorf("receiver %s/%s is not an unused spare: %v %v", e.Name(), sub, inner, err)
-			}
-		}
 	}
 	if kids := childrenOf(os.Getpid()); len(kids) != 0 {
 		t.Errorf("child processes left: %v", kids)

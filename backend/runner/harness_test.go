@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse/gatehouse/backend/bundle"
+	"github.com/gatehouse/gatehouse/backend/confine"
 	"github.com/gatehouse/gatehouse/backend/proctree"
 	"github.com/gatehouse/gatehouse/backend/store"
 )
@@ -26,6 +27,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	confine.MaybeLaunch()                    // this test binary is the launcher of its scripts
+	if err := confine.Harden(); err != nil { // as the gatehouse binary is
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	os.Exit(testMain(m))
 }
 

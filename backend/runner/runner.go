@@ -17,6 +17,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/backend/artifact"
 	"github.com/gatehouse/gatehouse/backend/bundle"
+	"github.com/gatehouse/gatehouse/backend/confine"
 	"github.com/gatehouse/gatehouse/backend/proctree"
 	"github.com/gatehouse/gatehouse/backend/store"
 )
@@ -35,6 +36,21 @@ type Config struct {
 	RunsDir string
 	Journal *Journal
 	History History
+	// Confinement is the default Security setting for requests that carry
+	// none (zero value: confine.Default(), workspace + deny).
+	Confinement confine.Settings
+	// Settings, when set, reads the current Security setting for each
+	// attempt that carries none (it overrides Confinement); an error
+	// refuses the attempt.
+	Settings func(ctx context.Context) (confine.Settings, error)
+	// Ownership caps the process-tree ownership mechanism: "" (the
+	// strongest the supervisor can make, a PID namespace per attempt),
+	// proctree.MechanismCgroup or proctree.MechanismSubreaper. Tests use it
+	// to force each mechanism.
+	Ownership string
+	// LandlockABILimit, when non-nil, makes confinement treat the kernel's
+	// Landlock ABI as at most this (a test seam simulating older kernels).
+	LandlockABILimit *int
 }
 
 // Runner launches checked attempts. It is safe for concurrent use.
@@ -43,14 +59,7 @@ type Runner struct {
 
 	mu       sync.Mutex
 	verified map[string]fileIdentity // runtime path → identity last verified
-
-	spares  chan string // prepared, never-used receiver folders
-	filling sync.WaitGroup
-	closed  chan struct{}
 }
-
-// spareReceivers is how many empty receiver folders are kept ready.
-const spareReceivers = 2
 
 // New returns a Runner.
 func New(cfg Config) (*Runner, error) {
@@ -60,29 +69,28 @@ func New(cfg Config) (*Runner, error) {
 	if err := os.MkdirAll(cfg.RunsDir, 0o700); err != nil {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
-	r := &Runner{cfg: cfg, verified: map[string]fileIdentity{}, spares: make(chan string, spareReceivers), closed: make(chan struct{})}
-	r.refill()
+	if cfg.Confinement == (confine.Settings{}) {
+		cfg.Confinement = confine.Default()
+	}
+	if err := cfg.Confinement.Validate(); err != nil {
+		return nil, fmt.Errorf("runner: confinement %w", err)
+	}
+	switch cfg.Ownership {
+	case "", proctree.MechanismCgroup, proctree.MechanismSubreaper:
+	default:
+		return nil, fmt.Errorf("runner: unknown ownership mechanism %q", cfg.Ownership)
+	}
+	r := &Runner{cfg: cfg, verified: map[string]fileIdentity{}}
 	return r, nil
 }
 
-// Close removes the prepared receiver folders. Attempts must have ended.
-func (r *Runner) Close() error {
-	close(r.closed)
-	r.filling.Wait()
-	for {
-		select {
-		case d := <-r.spares:
-			artifact.RemoveTree(d)
-		default:
-			return nil
-		}
-	}
-}
+// Close releases the runner. Attempts must have ended.
+func (r *Runner) Close() error { return nil }
 
 // A receiver folder holds one attempt: bundle/ (the staging copy), home/
-// and tmp/. Directory creation is the slowest filesystem operation on
-// some machines (about 0.6 ms each on ext4 here), so empty receivers are
-// made ahead of time, off the launch path; each is used once and deleted.
+// and tmp/. It is made at launch for that attempt only, under a random
+// name, and deleted afterwards; no receiver is prepared ahead of time, so
+// none can be planted in by an earlier attempt.
 func (r *Runner) makeReceiver() (string, error) {
 	dir := filepath.Join(r.cfg.RunsDir, r.cfg.Supervisor.Instance().Tag()+"."+newID())
 	for _, d := range []string{dir, filepath.Join(dir, "bundle"), filepath.Join(dir, "home"), filepath.Join(dir, "tmp")} {
@@ -92,41 +100,6 @@ func (r *Runner) makeReceiver() (string, error) {
 		}
 	}
 	return dir, nil
-}
-
-func (r *Runner) takeReceiver() (string, error) {
-	defer r.refill()
-	select {
-	case d := <-r.spares:
-		return d, nil
-	default:
-		return r.makeReceiver()
-	}
-}
-
-// refill tops up the spare receivers in the background.
-func (r *Runner) refill() {
-	select {
-	case <-r.closed:
-		return
-	default:
-	}
-	r.filling.Add(1)
-	go func() {
-		defer r.filling.Done()
-		if len(r.spares) >= spareReceivers {
-			return
-		}
-		d, err := r.makeReceiver()
-		if err != nil {
-			return
-		}
-		select {
-		case r.spares <- d:
-		default:
-			artifact.RemoveTree(d)
-		}
-	}()
 }
 
 // Request is one approved attempt.
@@ -147,6 +120,13 @@ type Request struct {
 	Authorize func(ctx context.Context) error
 	// OnProgress receives accepted fd 3 progress reports.
 	OnProgress func(Progress)
+	// Confinement is the Security setting for this attempt (zero value:
+	// the runner's default).
+	Confinement confine.Settings
+	// RequireConfinement, when non-nil, refuses the attempt unless its
+	// launch enforces at least what this report enforced (a trusted scope
+	// does not match a run with weaker confinement).
+	RequireConfinement *confine.Report
 }
 
 // Result is an envelope plus the script's diagnostics (shown to people,
@@ -232,6 +212,19 @@ func (a *attempt) run(ctx context.Context) (stderr string) {
 		a.env.fail(CodeCancelled, "$", "cancelled before the script started")
 		return ""
 	}
+	// The confinement this kernel can enforce is known before consent is
+	// consumed: a setting that cannot be met is refused, never downgraded.
+	settings, err := a.r.settings(ctx, req)
+	if err != nil {
+		return a.refuse(confine.CodeUnavailable, "confinement", err.Error())
+	}
+	expect, err := a.r.Confinement(settings)
+	if err != nil {
+		return a.refuse(confine.CodeUnavailable, "confinement", err.Error())
+	}
+	if !expect.Covers(req.RequireConfinement) {
+		return a.refuse(confine.CodeUnavailable, "confinement", "this run would be confined less than the trusted scope was approved under ("+expect.Summary()+")")
+	}
 	if req.Authorize != nil {
 		if err := req.Authorize(ctx); err != nil {
 			code := CodeNotAuthorized
@@ -245,7 +238,7 @@ func (a *attempt) run(ctx context.Context) (stderr string) {
 
 	// A fresh receiver: private attempt folder with the staged bundle and
 	// an empty HOME and TMPDIR, tagged with this instance for sweeping.
-	dir, err := a.r.takeReceiver()
+	dir, err := a.r.makeReceiver()
 	if err != nil {
 		return a.refuse(CodeStagingFailed, "$", err.Error())
 	}
@@ -265,7 +258,54 @@ func (a *attempt) run(ctx context.Context) (stderr string) {
 	if err := req.Workspace.Recheck(); err != nil {
 		return a.refuse(CodeWorkspaceChanged, "workspace", err.Error())
 	}
-	return a.launch(ctx, staging, outSchema, home, tmp)
+	return a.launch(ctx, staging, outSchema, settings, home, tmp)
+}
+
+func (r *Runner) settings(ctx context.Context, req Request) (confine.Settings, error) {
+	if req.Confinement != (confine.Settings{}) {
+		return req.Confinement, req.Confinement.Validate()
+	}
+	return r.CurrentConfinement(ctx)
+}
+
+// CurrentConfinement is the Security setting attempts get now.
+func (r *Runner) CurrentConfinement(ctx context.Context) (confine.Settings, error) {
+	if r.cfg.Settings == nil {
+		return r.cfg.Confinement, nil
+	}
+	s, err := r.cfg.Settings(ctx)
+	if err != nil {
+		return confine.Settings{}, fmt.Errorf("the Security setting is unreadable: %w", err)
+	}
+	return s, s.Validate()
+}
+
+// Confinement reports what a launch with settings would enforce on this
+// machine, or why it would be refused (a *confine.UnavailableError).
+func (r *Runner) Confinement(settings confine.Settings) (*confine.Report, error) {
+	limit := -1
+	if r.cfg.LandlockABILimit != nil {
+		limit = *r.cfg.LandlockABILimit
+	}
+	netns := settings.Network == confine.NetworkDeny && r.cfg.Supervisor.NetNamespaceUnavailable() == ""
+	return confine.Check(settings, netns, limit)
+}
+
+// Ownership names the mechanism an attempt's tree will have and, when it
+// cannot be verified, why.
+func (r *Runner) Ownership() (mechanism, unverifiable string) {
+	sup := r.cfg.Supervisor
+	if r.cfg.Ownership == "" && sup.PIDNamespaceUnavailable() == "" {
+		return proctree.MechanismPIDNamespace, ""
+	}
+	mech := sup.Mechanism()
+	if r.cfg.Ownership == proctree.MechanismSubreaper && mech == proctree.MechanismCgroup {
+		mech = proctree.MechanismSubreaper
+	}
+	if mech == proctree.MechanismProcessGroup {
+		return mech, "this process is not a child subreaper, so a process that double-forks leaves the attempt's ancestry"
+	}
+	return mech, ""
 }
 
 // environment is the complete, fixed environment of a script.
@@ -276,7 +316,7 @@ func environment(runID, home, tmp string) []string {
 	}
 }
 
-func (a *attempt) launch(ctx context.Context, staging *artifact.Staging, outSchema *bundle.Schema, home, tmp string) string {
+func (a *attempt) launch(ctx context.Context, staging *artifact.Staging, outSchema *bundle.Schema, settings confine.Settings, home, tmp string) string {
 	req := a.req
 	pipes, err := newPipes()
 	if err != nil {
@@ -284,17 +324,46 @@ func (a *attempt) launch(ctx context.Context, staging *artifact.Staging, outSche
 	}
 	defer pipes.closeAll()
 	entry := filepath.Join(staging.Dir(), filepath.FromSlash(path.Clean(req.Manifest.Entrypoint)))
-	tree, err := a.r.cfg.Supervisor.Start(proctree.Spec{
-		Path: req.Pin.Path, Args: []string{req.Pin.Path, entry},
-		Env: environment(req.RunID, home, tmp), Dir: req.Workspace.Path,
-		Files:  []*os.File{pipes.stdinR, pipes.stdoutW, pipes.stderrW, pipes.progressW},
-		Marker: "HOME=" + home, Name: a.env.AttemptID, Unprivileged: true,
+	sup := a.r.cfg.Supervisor
+	netns := settings.Network == confine.NetworkDeny && sup.NetNamespaceUnavailable() == ""
+	launch := confine.Request{
+		Settings: settings, ABILimit: -1, NetNamespace: netns,
+		ReadOnly:  []string{staging.Dir(), runtimePrefix(req.Pin.Path)},
+		ReadWrite: []string{req.Workspace.Path, home, tmp},
+		Path:      req.Pin.Path, Args: []string{req.Pin.Path, entry}, Env: environment(req.RunID, home, tmp),
+	}
+	if a.r.cfg.LandlockABILimit != nil {
+		launch.ABILimit = *a.r.cfg.LandlockABILimit
+	}
+	launcher, args, env, err := launch.Command()
+	if err != nil {
+		return a.refuse(CodeSpawnFailed, "$", err.Error())
+	}
+	tree, err := sup.Start(proctree.Spec{
+		Path: launcher, Args: args, Env: env, Dir: req.Workspace.Path,
+		Files: []*os.File{pipes.stdinR, pipes.stdoutW, pipes.stderrW, pipes.progressW, pipes.reportW},
+		Name:  a.env.AttemptID, Unprivileged: true,
+		PIDNamespace: a.r.cfg.Ownership == "", NetNamespace: netns, NoCgroup: a.r.cfg.Ownership == proctree.MechanismSubreaper,
 	})
 	if err != nil {
 		return a.refuse(CodeSpawnFailed, "$", err.Error())
 	}
 	pipes.closeChildEnds()
-	a.emit(ctx, EventSpawned, map[string]any{"pid": tree.Pid()})
+	// The launcher reports what it enforced, then executes the runtime
+	// (which closes the report pipe). Nothing of the script runs before
+	// the report is read.
+	rep, err := confine.ReadReport(pipes.reportR)
+	if err != nil {
+		cleanup := tree.Terminate(proctree.Grace)
+		<-tree.Exited()
+		a.env.Cleanup = &cleanup
+		if confine.IsUnavailable(err) {
+			return a.refuse(confine.CodeUnavailable, "confinement", err.Error())
+		}
+		return a.refuse(CodeSpawnFailed, "$", err.Error())
+	}
+	a.env.Confinement = rep
+	a.emit(ctx, EventSpawned, map[string]any{"pid": tree.Pid(), "confinement": rep})
 
 	limit := make(chan string, 2)
 	stdout := newBoundedBuffer(req.Manifest.MaxOutputBytes, func() { limit <- CodeStdoutLimit })
@@ -407,6 +476,19 @@ func (r *Runner) record(ctx context.Context, a *attempt, stderr string) {
 	if err != nil && r.cfg.Journal.errs != nil {
 		r.cfg.Journal.errs(err)
 	}
+}
+
+// runtimePrefix is the installation directory of the runtime binary at
+// path (the parent of its bin/), which a confined script may read.
+func runtimePrefix(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	dir := filepath.Dir(path)
+	if filepath.Base(dir) == "bin" {
+		return filepath.Dir(dir)
+	}
+	return dir
 }
 
 func newID() string {

@@ -21,7 +21,7 @@ func TestSucceedsWithMJSAndCJS(t *testing.T) {
 		wantStatus(t, r, StatusSucceeded, "")
 		e := r.Envelope
 		if !strings.Contains(string(e.Output), `"echo":{"hello":"wörld 😀"}`) || *e.ExitCode != 0 || e.Signal != nil ||
-			!e.Cleanup.Verified || e.Cleanup.Mechanism != testSup.Mechanism() || e.ExecutionReceiver != "ephemeral_process" ||
+			!e.Cleanup.Verified || e.Cleanup.Mechanism != "pid_namespace" || e.ExecutionReceiver != "ephemeral_process" ||
 			e.Runtime.Path != testPin.Path || !strings.HasPrefix(e.Revision, "sha256:") {
 			t.Fatalf("%s: %+v", script, e)
 		}

@@ -32,6 +32,8 @@ export const METHODS = [
   'SetSkillRoots',
   'GetCapturePolicy',
   'SetCapturePolicy',
+  'GetSecurity',
+  'SetSecurity',
   'ListEvidence',
   'GetEvidence',
   'ImportEvidence',

@@ -207,7 +207,8 @@ export interface Envelope {
   signal: string | null;
   output?: JSONValue;
   errors: Issue[];
-  cleanup: { verified: boolean; mechanism: string; signalled: number } | null;
+  cleanup: { verified: boolean; mechanism: string; reason: string | null; signalled: number } | null;
+  confinement?: ConfinementReport | null;
   stderrBytes: number;
   progress?: { completed: number; total?: number; lines: number; dropped: number };
   execution_receiver: string;
@@ -321,6 +322,28 @@ export interface PathError {
   code: string;
   path: string;
   message: string;
+}
+
+/** The Security setting: what scripts may touch (30-runner.md, Confinement). */
+export interface ConfinementSettings {
+  filesystem: 'workspace' | 'off';
+  network: 'deny' | 'allow';
+}
+
+/** What a launcher enforced (or would enforce), as the envelope states it. */
+export interface ConfinementReport extends ConfinementSettings {
+  abi: number;
+  enforced: string[];
+  not_enforced: string[];
+}
+
+/** GetSecurity: the setting, its enforcement here and process ownership. */
+export interface SecurityView {
+  confinement: ConfinementSettings;
+  enforcement: ConfinementReport | null;
+  unavailable?: string;
+  ownership: string;
+  ownershipUnverifiable?: string;
 }
 
 /** Field error of SetCapturePolicy (`invalid_capture_policy`). */
@@ -553,6 +576,8 @@ export interface ApiMethods {
   SetSkillRoots: { args: { roots: string[] }; result: SkillRootsResult };
   GetCapturePolicy: { args: Record<string, never>; result: CapturePolicyResult };
   SetCapturePolicy: { args: { settings: CaptureSettings }; result: CapturePolicyResult };
+  GetSecurity: { args: Record<string, never>; result: SecurityView };
+  SetSecurity: { args: ConfinementSettings; result: SecurityView };
   ListEvidence: { args: { limit?: number }; result: { evidence: EvidenceItem[] } };
   GetEvidence: { args: { id: string }; result: GetEvidenceResult };
   ImportEvidence: {

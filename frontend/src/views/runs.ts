@@ -321,6 +321,19 @@ export function runsView(): View {
           env.cleanup.signalled ? h('span', { class: 'muted' }, ` · ${env.cleanup.signalled} signalled`) : null,
         )
       : h('span', { class: 'muted' }, 'No process was started');
+    // Exactly what the launcher reported it enforced (never inferred here).
+    const c = env.confinement;
+    const confinement = c
+      ? h(
+          'span',
+          null,
+          c.not_enforced.length === 0 && c.enforced.length > 0
+            ? badge('Confined', 'ok', `filesystem ${c.filesystem}, network ${c.network}`)
+            : badge(c.enforced.length === 0 ? 'Full trust' : 'Partly confined', 'danger', `filesystem ${c.filesystem}, network ${c.network}`),
+          ' ',
+          h('span', { class: 'muted' }, `enforced: ${c.enforced.join(', ') || 'nothing'}${c.not_enforced.length ? ` · not enforced: ${c.not_enforced.join(', ')}` : ''} · Landlock ABI ${c.abi}`),
+        )
+      : h('span', { class: 'muted' }, 'Nothing was launched');
     const progress = env.progress
       ? `${env.progress.completed}${env.progress.total !== undefined ? ' of ' + env.progress.total : ''} · ${env.progress.lines} line${env.progress.lines === 1 ? '' : 's'}${env.progress.dropped ? `, ${env.progress.dropped} dropped` : ''}`
       : null;
@@ -334,6 +347,7 @@ export function runsView(): View {
         ['exit code', env.exitCode === null || env.exitCode === undefined ? '—' : String(env.exitCode)],
         ['signal', env.signal ?? '—'],
         ['cleanup', cleanup],
+        ['confinement', confinement],
         ['elapsed', formatDuration(env.elapsedMs)],
         ['runtime', env.runtime ? h('span', null, pathText(env.runtime.path), ' ', h('span', { class: 'muted' }, env.runtime.version)) : null],
         ['stderr', formatBytes(env.stderrBytes)],

@@ -1,0 +1,234 @@
+package confine
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// launchEnv carries the launch request into the re-executed launcher.
+const launchEnv = "GATEHOUSE_CONFINE_LAUNCH"
+
+// ReportFD is the launcher's descriptor for its report: the caller passes
+// the write end of a pipe there (after the four protocol descriptors).
+// It is closed when the target is executed.
+const ReportFD = 4
+
+// maxReport bounds what the parent reads from a launcher.
+const maxReport = 64 << 10
+
+// Request is one launch: the target program and what it may touch.
+type Request struct {
+	Settings Settings `json:"settings"`
+	// ReadOnly lists directories the target may read and execute from
+	// (the staged snapshot, the runtime's installation, system paths);
+	// missing ones are skipped.
+	ReadOnly []string `json:"read_only"`
+	// ReadWrite lists directories the target may read and change (the
+	// workspace, its own HOME and TMPDIR).
+	ReadWrite []string `json:"read_write"`
+	// NetNamespace says the tree was started in a network namespace of
+	// its own; the launcher checks it before counting UDP as denied.
+	NetNamespace bool `json:"net_namespace"`
+	// ABILimit, when ≥ 0, makes the launcher treat the kernel's Landlock
+	// ABI as at most this (a test seam simulating older kernels).
+	ABILimit int `json:"abi_limit"`
+	// Path, Args and Env are the target's exec.
+	Path string   `json:"path"`
+	Args []string `json:"args"`
+	Env  []string `json:"env"`
+}
+
+// SystemReadOnly are the system paths a Node runtime needs to read: its
+// libraries, /etc for TLS roots, time zones and the resolver.
+var systemReadOnly = []string{"/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc"}
+
+// SystemReadOnly returns the system directories every confined launch may
+// read (a copy).
+func SystemReadOnly() []string { return append([]string(nil), systemReadOnly...) }
+
+// devices the target may use: /dev/null read-write (child_process uses it
+// for ignored stdio), the random and zero devices read-only.
+var devRW, devRO = []string{"/dev/null"}, []string{"/dev/zero", "/dev/urandom", "/dev/random"}
+
+// Command returns how to start the request through the launcher: this
+// executable (/proc/self/exe), with the request as its only environment.
+// The caller gives the started process the protocol descriptors 0–3 and
+// the write end of a report pipe as ReportFD, then calls ReadReport.
+func (r Request) Command() (path string, args, env []string, err error) {
+	if err := r.Settings.Validate(); err != nil {
+		return "", nil, nil, err
+	}
+	if !strings.HasPrefix(r.Path, "/") || len(r.Args) == 0 {
+		return "", nil, nil, errors.New("confine: the target needs an absolute path and an argv")
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	// The -test.run argument makes a Go test binary that forgot to call
+	// MaybeLaunch run no test (and end without a report, so the launch
+	// fails) instead of running its whole suite again.
+	return "/proc/self/exe", []string{"gatehouse-launcher", "-test.run=^$"}, []string{launchEnv + "=" + string(b)}, nil
+}
+
+// launchReply is the launcher's one line on ReportFD.
+type launchReply struct {
+	Report      *Report `json:"report,omitempty"`
+	Error       string  `json:"error,omitempty"`
+	Unavailable bool    `json:"unavailable,omitempty"`
+}
+
+// ReadReport reads the launcher's report from the read end of its pipe
+// until EOF (the target was executed, or the launcher ended). It returns
+// the report when the target was executed under it, an UnavailableError
+// when the confinement could not be enforced, and another error when the
+// launch failed.
+func ReadReport(r io.Reader) (*Report, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxReport))
+	if err != nil {
+		return nil, fmt.Errorf("confine: read the launcher's report: %w", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var rep *Report
+	for _, line := range lines {
+		if line == "" {
+			continue
+		}
+		var reply launchReply
+		if err := json.Unmarshal([]byte(line), &reply); err != nil {
+			return nil, fmt.Errorf("confine: malformed launcher report %q", line)
+		}
+		switch {
+		case reply.Unavailable:
+			return nil, &UnavailableError{Reason: reply.Error}
+		case reply.Error != "":
+			return nil, fmt.Errorf("confine: launcher: %s", reply.Error)
+		case reply.Report != nil:
+			rep = reply.Report
+		}
+	}
+	if rep == nil {
+		return nil, errors.New("confine: the launcher ended without a report")
+	}
+	return rep, nil
+}
+
+// MaybeLaunch runs the launcher and never returns when this process was
+// started as one (by Request.Command); otherwise it returns at once. Call
+// it first thing in main and in TestMain.
+func MaybeLaunch() {
+	v, ok := os.LookupEnv(launchEnv)
+	if !ok {
+		return
+	}
+	// Exec happens from this thread, which holds the Landlock domain and
+	// no_new_privs: it is never unlocked.
+	runtime.LockOSThread()
+	report := os.NewFile(ReportFD, "report")
+	reply := func(r launchReply) {
+		b, _ := json.Marshal(r)
+		report.Write(append(b, '\n'))
+	}
+	var req Request
+	if err := json.Unmarshal([]byte(v), &req); err != nil {
+		reply(launchReply{Error: "malformed launch request: " + err.Error()})
+		os.Exit(126)
+	}
+	rep, err := enforce(req)
+	if err != nil {
+		reply(launchReply{Error: err.Error(), Unavailable: IsUnavailable(err)})
+		os.Exit(126)
+	}
+	reply(launchReply{Report: rep})
+	// The target inherits only 0–3: everything above, the report pipe
+	// included, closes on exec.
+	if err := unix.CloseRange(ReportFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		reply(launchReply{Error: "close_range: " + err.Error()})
+		os.Exit(126)
+	}
+	err = syscall.Exec(req.Path, req.Args, req.Env)
+	reply(launchReply{Error: fmt.Sprintf("exec %s: %v", req.Path, err)})
+	os.Exit(127)
+}
+
+// enforce sets no_new_privs and applies the Landlock ruleset of the
+// request on this thread, and returns what is enforced.
+func enforce(req Request) (*Report, error) {
+	netns := req.NetNamespace && onlyLoopback()
+	abi := limitABI(KernelABI(), req.ABILimit)
+	rep, err := plan(req.Settings, abi, netns)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return nil, fmt.Errorf("no_new_privs: %w", err)
+	}
+	cfg, any := config(req.Settings, abi)
+	if !any {
+		return rep, nil
+	}
+	var rules []landlock.Rule
+	if cfg.HandledAccessFS != 0 {
+		rules = append(rules,
+			landlock.RODirs(append(SystemReadOnly(), req.ReadOnly...)...).IgnoreIfMissing(),
+			landlock.RWDirs(req.ReadWrite...),
+			landlock.RWFiles(devRW...).IgnoreIfMissing(),
+			landlock.ROFiles(devRO...).IgnoreIfMissing(),
+		)
+	}
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return nil, &UnavailableError{Reason: "Landlock ruleset: " + err.Error()}
+	}
+	if fd >= 0 {
+		defer unix.Close(fd)
+		if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+			return nil, &UnavailableError{Reason: "Landlock restrict_self: " + err.Error()}
+		}
+	}
+	return rep, nil
+}
+
+// onlyLoopback reports whether this process's network namespace has no
+// interface but lo (so it is a fresh one, with no route anywhere).
+func onlyLoopback() bool {
+	f, err := os.Open("/proc/self/net/dev")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		name, _, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue // the two header lines
+		}
+		if strings.TrimSpace(name) != "lo" {
+			return false
+		}
+		n++
+	}
+	return n == 1
+}
+
+// Harden makes this process non-dumpable, so a process of the same user
+// (a script it launched included) cannot read its memory or environment
+// through /proc or attach to it with ptrace.
+func Harden() error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("confine: PR_SET_DUMPABLE: %w", err)
+	}
+	return nil
+}
