@@ -24,7 +24,7 @@ func TestConsentWarningIsExact(t *testing.T) {
 		unverifiable string
 		want, not    []string
 	}{
-		{"enforced", all, nil, "", []string{`confined: can write only /home/u/project\u202e and its own temporary folder; no network`, "ends every process it starts"}, []string{"full permissions", "\u202e"}},
+		{"enforced", all, nil, "", []string{`confined: can write only /home/u/project⟨U+202E⟩ and its own temporary folder; no network`, "ends every process it starts"}, []string{"full permissions", "\u202e"}},
 		{"udp not covered", noUDP, nil, "", []string{"YOUR full permissions", "not enforced: udp"}, []string{"confined:"}},
 		{"off", off, nil, "", []string{"YOUR full permissions", "not enforced: filesystem, tcp, udp"}, []string{"confined:"}},
 		{"unavailable", nil, &confine.UnavailableError{Reason: "no Landlock"}, "", []string{"YOUR full permissions", "refused"}, []string{"confined:"}},
