@@ -61,6 +61,10 @@ const (
 	maxChunkMessage = 1 << 20
 )
 
+// minColumns is xterm.js's smallest column count: a narrower terminal is
+// rendered this wide (session.go records the limitation).
+const minColumns = 2
+
 // screen is a screen rendered by xterm.js in the renderer helper.
 // Writes and resizes are sent without waiting; a snapshot waits for the
 // frame of everything sent before it. It is used by one goroutine.

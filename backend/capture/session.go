@@ -226,6 +226,13 @@ func (s *session) noteMechanism(sup *proctree.Supervisor) {
 		r.Limitations = append(r.Limitations, "process ownership: session, process group and environment marker scans of /proc only (cgroup unavailable: "+sup.CgroupUnavailable()+")")
 		r.ResidualUnknowns = append(r.ResidualUnknowns, ResidualUnknown{Scope: "process", Reason: "processes were sampled every 50 ms without a cgroup or subreaper; short-lived or early-detached descendants may be missed"})
 	}
+	narrow := s.sc.Terminal.Columns < minColumns
+	for _, ev := range s.sc.Events {
+		narrow = narrow || (ev.Type == EventResize && ev.Columns < minColumns)
+	}
+	if narrow {
+		r.Limitations = append(r.Limitations, fmt.Sprintf("rendered frames: xterm.js has at least %d columns, so the screens of a narrower terminal are %d columns wide (the PTY had the scenario's size)", minColumns, minColumns))
+	}
 	r.Limitations = append(r.Limitations,
 		"rendered frames come from xterm.js itself ("+s.rec.scr.version+") in a helper process run by the pinned Node, the viewer's terminal engine",
 		"rendered frames: serialized_state restores, in a reset xterm.js terminal of the frame's size, the visible screen (characters, colours, attributes), the active buffer, the cursor (a pending wrap included), its visibility and the modes xterm.js exposes; not scrollback, the normal buffer beneath an active alternate one, scroll margins, tab stops, character sets, hyperlinks, the pen or the saved cursor",
