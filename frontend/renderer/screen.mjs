@@ -49,28 +49,41 @@ function trailing(line, x) {
 function lastCell(line, cols, cell) {
   for (let x = cols - 1; x >= 0; x--) {
     line.getCell(x, cell);
-    if (cell.getChars() !== '' || sgr(cell) !== DEFAULT) return x;
+    if (cell.getChars() !== '' || !cell.isAttributeDefault()) return x;
   }
   return -1;
 }
 
 // row writes the cells of line up to column last, each cell's attributes
-// and characters, and returns the text and the column after it.
+// (an SGR only where they change: cells with the same fg and bg words of
+// xterm.js's cell data have the same SGR) and characters, and returns the
+// text and the column after it.
 function row(line, last, cell) {
   let out = '';
   let pen = DEFAULT;
-  let x = 0;
-  for (; x <= last; x++) {
+  let fg = 0;
+  let bg = 0;
+  let prevWidth = 1;
+  let end = 0;
+  for (let x = 0; x <= last; x++) {
     line.getCell(x, cell);
-    if (trailing(line, x)) continue;
-    const attrs = sgr(cell);
-    if (attrs !== pen) out += attrs;
-    pen = attrs;
+    const width = cell.getWidth();
+    if (width === 0 && prevWidth === 2) {
+      prevWidth = 0;
+      continue; // the second half of a wide character
+    }
+    prevWidth = width;
+    if (cell.fg !== fg || cell.bg !== bg) {
+      const attrs = sgr(cell);
+      if (attrs !== pen) out += attrs;
+      pen = attrs;
+      fg = cell.fg;
+      bg = cell.bg;
+    }
     out += cell.getChars() || ' ';
+    end = x + Math.max(1, width);
   }
-  line.getCell(last, cell);
-  const end = last + Math.max(1, cell.getWidth());
-  return { text: pen === DEFAULT ? out : out + DEFAULT, end };
+  return { text: pen === DEFAULT ? out : out + DEFAULT, end: Math.max(end, last + 1) };
 }
 
 // cursorHidden reads DECTCEM from xterm.js's core service: no public API
