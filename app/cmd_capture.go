@@ -122,8 +122,12 @@ func captureAndSave(ctx context.Context, env *Env, sup *proctree.Supervisor, sc 
 		return nil, nil, nil, "", errorf("capture_failed", CategoryIO, "%v", err)
 	}
 	defer os.RemoveAll(tmp)
+	rh, err := rendererHelper(env, sup)
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
 	rec, err := capture.Capture(ctx, sup, sc, capture.Options{
-		Policy: pol, GatehouseVersion: Version, ProviderVersion: Version, TempDir: tmp,
+		Policy: pol, GatehouseVersion: Version, ProviderVersion: Version, TempDir: tmp, Node: rh.Node,
 		LookupEnv: func(name string) (string, bool) { v := env.Getenv(name); return v, v != "" },
 	})
 	if err != nil {

@@ -389,7 +389,11 @@ type ImportAsciicastResult struct {
 // origin "imported". A rejected file (code invalid_asciicast) lists every
 // problem with its line and path; nothing is saved then.
 func (f *Facade) ImportAsciicast(a ImportAsciicastArgs) (ImportAsciicastResult, error) {
-	rec, err := asciicast.Import([]byte(a.Text), a.Name)
+	rh, err := rendererHelper(f.env, f.sup)
+	if err != nil {
+		return ImportAsciicastResult{}, err
+	}
+	rec, err := asciicast.Import(rh, []byte(a.Text), a.Name)
 	if err != nil {
 		return ImportAsciicastResult{}, asciicastError(err)
 	}

@@ -16,8 +16,9 @@
 // historical-reference, and a record whose non-terminal dimensions
 // (interaction, exit, filesystem, protocol, process, shim) are "unknown",
 // each with a residual unknown saying so. The raw frames are the "o"
-// events; rendered frames are rebuilt with the emulator Capture uses
-// (capture.Renderer), one after each "o" and each "r" event, so the
+// events; rendered frames are rebuilt with the renderer Capture uses
+// (capture.Renderer: xterm.js in a helper process), one after each "o"
+// and each "r" event, so the
 // viewer can seek and compare screens as it does for captures.
 //
 // Import is strict and bounded: the input is refused above MaxInputBytes

@@ -20,7 +20,7 @@ func BenchmarkImport(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Import(data, "bench.cast"); err != nil {
+		if _, err := Import(th, data, "bench.cast"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -29,7 +29,7 @@ func BenchmarkImport(b *testing.B) {
 // BenchmarkExportRecording measures writing the same recording back as
 // asciicast v2 (the export path of captures shares write()).
 func BenchmarkExportRecording(b *testing.B) {
-	rec, err := Import(benchCast(2000), "bench.cast")
+	rec, err := Import(th, benchCast(2000), "bench.cast")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func FuzzImport(f *testing.F) {
 		if len(data) > 1<<16 {
 			return
 		}
-		rec, err := Import(data, "fuzz.cast")
+		rec, err := Import(th, data, "fuzz.cast")
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) || len(e.Issues) == 0 || len(e.Issues) > MaxIssues {
@@ -36,7 +36,7 @@ func FuzzImport(f *testing.F) {
 		if err != nil {
 			t.Fatalf("export: %v", err)
 		}
-		again, err := Import(out, "again.cast")
+		again, err := Import(th, out, "again.cast")
 		if err != nil {
 			t.Fatalf("re-import of the export: %v\n%s", err, out)
 		}

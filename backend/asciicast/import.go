@@ -17,11 +17,13 @@ import (
 const maxNameBytes = 255
 
 // Import reads the asciicast v1, v2 or v3 file data, named name (a label such
-// as "demo.cast", 1–255 bytes, no control characters), into a Recording.
+// as "demo.cast", 1–255 bytes, no control characters), into a Recording,
+// its screens rendered by xterm.js in the renderer helper h says how to
+// run (capture.NewRenderer), as a capture's are.
 // It fails with an *Error listing every problem (each with its line and
 // path) and returns nothing partial. See the package documentation for
 // the limits.
-func Import(data []byte, name string) (*Recording, error) {
+func Import(h capture.RendererHelper, data []byte, name string) (*Recording, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
@@ -46,14 +48,14 @@ func Import(data []byte, name string) (*Recording, error) {
 		Limitations: []string{
 			fmt.Sprintf("Imported from the asciicast v%d file %q (sha256 %s): a terminal recording made outside Gatehouse, not Process Capture Evidence.", c.version, name, hex.EncodeToString(sum[:])),
 			"Only the terminal was recorded; interaction, exit, filesystem, protocol, process and shim are unknown.",
-			"Rendered frames were rebuilt by Gatehouse's terminal emulator from the recorded output; the original terminal may have drawn them differently.",
+			"Rendered frames were rebuilt by xterm.js (the viewer's terminal engine, as for captures) from the recorded output; the original terminal may have drawn them differently.",
 		},
 	}
 	rec.Limitations = append(rec.Limitations, c.tolerated.limitations()...)
 	for _, u := range unknownDimensions {
 		rec.ResidualUnknowns = append(rec.ResidualUnknowns, capture.ResidualUnknown{Scope: u.scope, Reason: u.reason})
 	}
-	if err := rec.render(c.events); err != nil {
+	if err := rec.render(h, c.events); err != nil {
 		return nil, err
 	}
 	return rec, nil
@@ -77,7 +79,7 @@ func checkName(name string) error {
 // smallest that fits; the last one always): the raw frames stay complete
 // and a viewer rebuilds the screens in between from them, and a
 // limitation says so.
-func (rec *Recording) render(events []event) error {
+func (rec *Recording) render(h capture.RendererHelper, events []event) error {
 	screens := 0
 	for _, ev := range events {
 		if ev.code == "o" || ev.code == "r" {
@@ -85,7 +87,7 @@ func (rec *Recording) render(events []event) error {
 		}
 	}
 	for stride := 1; ; stride *= 2 {
-		fits, err := rec.renderEvery(events, stride, screens)
+		fits, err := rec.renderEvery(h, events, stride, screens)
 		if err != nil {
 			return err
 		}
@@ -122,10 +124,13 @@ func ordinalSuffix(n int) string {
 // "o"/"r" event (and the last); it reports false, with rec's frame lists
 // reset, as soon as the kept screens exceed MaxRenderedBytes, and an
 // error naming the event's line when the terminal emulator failed on it.
-func (rec *Recording) renderEvery(events []event, stride, screens int) (bool, error) {
+func (rec *Recording) renderEvery(h capture.RendererHelper, events []event, stride, screens int) (bool, error) {
 	rec.Frames, rec.RenderedFrames = rec.Frames[:0], rec.RenderedFrames[:0]
 	rec.InteractionEvents, rec.Markers = rec.InteractionEvents[:0], rec.Markers[:0]
-	r := capture.NewRenderer(capture.Terminal{Columns: rec.Terminal.Columns, Rows: rec.Terminal.Rows, Scrollback: 1000})
+	r, err := capture.NewRenderer(h, capture.Terminal{Columns: rec.Terminal.Columns, Rows: rec.Terminal.Rows, Scrollback: 1000})
+	if err != nil {
+		return false, &Error{Issues: []Issue{{Line: 0, Path: "$", Code: CodeUnrenderable, Message: err.Error() + "; nothing was imported"}}}
+	}
 	defer r.Close()
 	renderedBytes, seen := 0, 0
 	snapshot := func(ev event) bool {

@@ -15,7 +15,7 @@ const v2Head = `{"version": 2, "width": 20, "height": 4}` + "\n"
 // rejected imports data and returns the issues, failing if it was accepted.
 func rejected(t *testing.T, data string) []Issue {
 	t.Helper()
-	rec, err := Import([]byte(data), "t.cast")
+	rec, err := Import(th, []byte(data), "t.cast")
 	var e *Error
 	if !errors.As(err, &e) {
 		t.Fatalf("accepted (%v): %+v", err, rec)
@@ -96,11 +96,11 @@ func TestEveryBadLineIsReported(t *testing.T) {
 
 func TestNameIsChecked(t *testing.T) {
 	for _, name := range []string{"", "a\nb", strings.Repeat("n", 256)} {
-		if _, err := Import([]byte(v2Head), name); err == nil || !strings.Contains(err.Error(), "name") {
+		if _, err := Import(th, []byte(v2Head), name); err == nil || !strings.Contains(err.Error(), "name") {
 			t.Errorf("name %q: %v", name, err)
 		}
 	}
-	if _, err := Import([]byte(v2Head), strings.Repeat("n", 255)); err != nil {
+	if _, err := Import(th, []byte(v2Head), strings.Repeat("n", 255)); err != nil {
 		t.Errorf("255-byte name: %v", err)
 	}
 }
@@ -115,7 +115,7 @@ func TestV3IntervalsCommentsMarkersAndExit(t *testing.T) {
 [0.000, "i", "q"]
 [0.887, "x", "3"]
 `
-	rec, err := Import([]byte(data), "demo.cast")
+	rec, err := Import(th, []byte(data), "demo.cast")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestLimitsAtTheLimitAndOnePast(t *testing.T) {
 	marker := func(int) string { return `[0, "m", ""]` }
 
 	t.Run("events", func(t *testing.T) {
-		if _, err := Import(events(tiny, MaxEvents, marker), "t"); err != nil {
+		if _, err := Import(th, events(tiny, MaxEvents, marker), "t"); err != nil {
 			t.Fatalf("at the limit: %v", err)
 		}
 		is := rejected(t, string(events(tiny, MaxEvents+1, marker)))
@@ -170,7 +170,7 @@ func TestLimitsAtTheLimitAndOnePast(t *testing.T) {
 	t.Run("output bytes", func(t *testing.T) {
 		chunk := strings.Repeat(`\r`, MaxOutputBytes/10) // one byte each, cheap for the emulator
 		out := func(int) string { return `[0, "o", "` + chunk + `"]` }
-		if _, err := Import(events(tiny, 10, out), "t"); err != nil {
+		if _, err := Import(th, events(tiny, 10, out), "t"); err != nil {
 			t.Fatalf("at the limit: %v", err)
 		}
 		data := events(tiny, 10, out)
@@ -186,7 +186,10 @@ func TestLimitsAtTheLimitAndOnePast(t *testing.T) {
 		// MaxRenderedBytes and n+1 do not. The size comes from the
 		// renderer itself, not from a guess about its format.
 		line := strings.Repeat("─", 524)
-		r := capture.NewRenderer(capture.Terminal{Columns: 1000, Rows: 1, Scrollback: 1000})
+		r, err := capture.NewRenderer(th, capture.Terminal{Columns: 1000, Rows: 1, Scrollback: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := r.Write([]byte(line)); err != nil {
 			t.Fatal(err)
 		}
@@ -204,13 +207,13 @@ func TestLimitsAtTheLimitAndOnePast(t *testing.T) {
 			}
 			return `[0, "o", ""]`
 		}
-		rec, err := Import(events(wide, n, ev), "t")
+		rec, err := Import(th, events(wide, n, ev), "t")
 		if err != nil || len(rec.RenderedFrames) != n || len(rec.Limitations) != 3 {
 			t.Fatalf("at the limit (%d frames of %d bytes): every screen kept: %v", n, size, err)
 		}
 		// One past: every second screen is kept (and the last), the raw
 		// frames stay complete, and a limitation says so.
-		rec, err = Import(events(wide, n+1, ev), "t")
+		rec, err = Import(th, events(wide, n+1, ev), "t")
 		if err != nil {
 			t.Fatalf("one past: %v", err)
 		}
@@ -226,7 +229,7 @@ func TestLimitsAtTheLimitAndOnePast(t *testing.T) {
 		for i := len(tiny); i < len(at); i++ {
 			at[i] = ' ' // blank event lines: a valid, empty recording
 		}
-		if _, err := Import(at, "t"); err != nil {
+		if _, err := Import(th, at, "t"); err != nil {
 			t.Fatalf("at the limit: %v", err)
 		}
 		is := rejected(t, string(append(at, ' ')))
@@ -236,7 +239,7 @@ func TestLimitsAtTheLimitAndOnePast(t *testing.T) {
 	})
 	t.Run("duration", func(t *testing.T) {
 		at := fmt.Sprintf(`[%d.000, "m", ""]`, MaxDurationMS/1000)
-		if _, err := Import([]byte(tiny+at), "t"); err != nil {
+		if _, err := Import(th, []byte(tiny+at), "t"); err != nil {
 			t.Fatalf("at the limit: %v", err)
 		}
 	})
@@ -249,7 +252,7 @@ func TestLimitsAtTheLimitAndOnePast(t *testing.T) {
 }
 
 func TestParseRecordingRejectsClaims(t *testing.T) {
-	rec, err := Import([]byte(v2Head+`[0.5, "o", "hi"]`), "t.cast")
+	rec, err := Import(th, []byte(v2Head+`[0.5, "o", "hi"]`), "t.cast")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func importFixture(t *testing.T, name string) (*Recording, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := Import(data, name)
+	rec, err := Import(th, data, name)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -113,7 +113,7 @@ func TestToleranceNamesAreQuotedAndBounded(t *testing.T) {
 		ev, _ := json.Marshal([]any{0, c, ""})
 		b.Write(append(ev, '\n'))
 	}
-	rec, err := Import(b.Bytes(), "t.cast")
+	rec, err := Import(th, b.Bytes(), "t.cast")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestExportParsesBackByteExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := Import(out, "export.cast")
+		back, err := Import(th, out, "export.cast")
 		if err != nil {
 			t.Fatalf("%s: the export does not import: %v\n%s", name, err, out)
 		}

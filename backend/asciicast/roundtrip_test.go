@@ -13,7 +13,6 @@ import (
 	"github.com/gatehouse/gatehouse/backend/capture"
 	"github.com/gatehouse/gatehouse/backend/evidence"
 	"github.com/gatehouse/gatehouse/backend/policy"
-	"github.com/gatehouse/gatehouse/backend/proctree"
 )
 
 // realCapture runs /bin/sh -c script under a real PTY with the scenario
@@ -23,11 +22,7 @@ func realCapture(t *testing.T, script string, events []map[string]any) *capture.
 	if runtime.GOOS != "linux" {
 		t.Skip("process capture runs on Linux")
 	}
-	sup, err := proctree.NewSupervisor(proctree.Options{}) // the only one of this test process at a time
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sup.Close()
+	sup := th.Supervisor // the only one of this test process (main_test.go)
 	doc, _ := json.Marshal(map[string]any{
 		"approved": true, "executable": "/bin/sh", "arguments": []string{"-c", script},
 		"working_directory": t.TempDir(), "environment": map[string]string{"PATH": "/usr/bin:/bin"},
@@ -41,7 +36,7 @@ func realCapture(t *testing.T, script string, events []map[string]any) *capture.
 	pol.Enabled, pol.AllowExternalNetwork = true, true
 	pol.ExecutableRoots, pol.WorkingRoots, pol.AllowedEnv = []string{"/"}, []string{"/"}, []string{"PATH"}
 	rec, err := capture.Capture(context.Background(), sup, sc, capture.Options{
-		Policy: pol, TempDir: t.TempDir(), GatehouseVersion: "test", ProviderVersion: "test",
+		Policy: pol, TempDir: t.TempDir(), GatehouseVersion: "test", ProviderVersion: "test", Node: th.Node,
 		RunID: fmt.Sprintf("asciicast-test-%d-%d", os.Getpid(), time.Now().UnixNano()),
 	})
 	if err != nil {
@@ -82,7 +77,7 @@ func TestRoundTripRealCapture(t *testing.T) {
 		!strings.HasPrefix(text, `{"version":2,"width":40,"height":8,`) || !strings.Contains(text, `"m", "checkpoint before"]`) {
 		t.Fatalf("export:\n%s", text)
 	}
-	got, err := Import(cast, "capture.cast")
+	got, err := Import(th, cast, "capture.cast")
 	if err != nil {
 		t.Fatalf("import of the export: %v\n%s", err, text)
 	}
@@ -131,7 +126,7 @@ func TestRoundTripRealCapture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	re, err := Import(again, "again.cast")
+	re, err := Import(th, again, "again.cast")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -411,7 +411,7 @@ func TestBehaviourEveryPolicyDenialReason(t *testing.T) {
 			sc := parseOK(t, mustJSON(t, obj{"approved": true, "executable": "/bin/sh", "arguments": []any{"-c", "touch " + marker},
 				"working_directory": work, "environment": obj{"PATH": "/usr/bin:/bin"}, "filesystem_roots": []any{fsRoot}}))
 			tmp := t.TempDir()
-			opts := Options{Policy: allowed(), TempDir: tmp, RunID: fmt.Sprintf("policy-test-%d-%d", os.Getpid(), i)}
+			opts := Options{Policy: allowed(), TempDir: tmp, Node: testNode(t), RunID: fmt.Sprintf("policy-test-%d-%d", os.Getpid(), i)}
 			if i == 0 { // the unedited scenario and policy are allowed
 				if _, err := Capture(context.Background(), sup, sc, opts); err != nil {
 					t.Fatalf("allowed capture: %v", err)

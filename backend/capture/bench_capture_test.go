@@ -153,7 +153,7 @@ func TestCaptureBenchChild(t *testing.T) {
 	sc := parseOK(t, mustJSON(t, obj{"approved": true, "executable": "/bin/sh", "arguments": []any{"-c", benchCommand},
 		"working_directory": work, "environment": obj{"PATH": "/usr/bin:/bin"},
 		"limits": obj{"output_bytes": benchOutputBytes, "frames": 100000}}))
-	opts := Options{Policy: openPolicy(), TempDir: work, RunID: fmt.Sprintf("capture-bench-%d", os.Getpid())}
+	opts := Options{Policy: openPolicy(), TempDir: work, Node: testNode(t), RunID: fmt.Sprintf("capture-bench-%d", os.Getpid())}
 	sup := newSupervisor(t)
 	start := time.Now()
 	rec, err := Capture(context.Background(), sup, sc, opts)

@@ -38,6 +38,10 @@ type Options struct {
 	LookupEnv func(string) (string, bool)
 	// Now is the wall clock of started_at and completed_at (nil = time.Now).
 	Now func() time.Time
+	// Node is the absolute path of the pinned Node runtime, which runs
+	// the renderer helper (xterm.js) that renders rendered_frames; a
+	// capture without it is refused before launch.
+	Node string
 	// RunID is the value of GATEHOUSE_PROCESS_RUN_ID in the target's
 	// environment ("" = crypto/rand.Text()). It must be unique among live
 	// captures.

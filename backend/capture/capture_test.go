@@ -45,7 +45,7 @@ func shScenario(t *testing.T, script string, edit func(m obj)) (*Scenario, Optio
 	}
 	tmp := t.TempDir()
 	return parseOK(t, mustJSON(t, m)), Options{
-		Policy: openPolicy(), TempDir: tmp, GatehouseVersion: "test", ProviderVersion: "test",
+		Policy: openPolicy(), TempDir: tmp, GatehouseVersion: "test", ProviderVersion: "test", Node: testNode(t),
 		RunID: fmt.Sprintf("capture-test-%d-%d", os.Getpid(), time.Now().UnixNano()),
 	}
 }

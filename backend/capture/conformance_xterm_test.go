@@ -5,16 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"image/color"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
-
-	uv "github.com/charmbracelet/ultraviolet"
-	"github.com/charmbracelet/x/ansi"
 )
 
 // corpusDir holds the rendering conformance corpus: cases.json and the
@@ -23,17 +17,14 @@ const corpusDir = "testdata/render-corpus"
 
 // corpusCase is one stream of the corpus, rendered at Columns x Rows.
 // Exactly one of File (a recorded stream in corpusDir) and Text holds the
-// bytes. KnownDifference, when set, says why Go's screen differs from
-// xterm.js's for this stream; such a case must still differ (the test
-// fails when it starts to match, so the list stays true).
+// bytes.
 type corpusCase struct {
-	Name            string `json:"name"`
-	Columns         int    `json:"columns"`
-	Rows            int    `json:"rows"`
-	File            string `json:"file,omitempty"`
-	Text            string `json:"text,omitempty"`
-	Source          string `json:"source"`
-	KnownDifference string `json:"known_difference,omitempty"`
+	Name    string `json:"name"`
+	Columns int    `json:"columns"`
+	Rows    int    `json:"rows"`
+	File    string `json:"file,omitempty"`
+	Text    string `json:"text,omitempty"`
+	Source  string `json:"source"`
 	// Resize, when set, resizes the terminal after the bytes, and Then is
 	// written after the resize.
 	Resize *struct {
@@ -89,10 +80,15 @@ type view struct {
 }
 
 // diff lists every way got differs from want, naming the row or field.
+// Attributes and cursor visibility are compared when both views have
+// them (a rendered frame has neither).
 func (want view) diff(got view) []string {
 	var d []string
 	if want.Error != "" || got.Error != "" {
-		return []string{fmt.Sprintf("xterm.js threw: %q (want) %q (got)", want.Error, got.Error)}
+		if (want.Error == "") != (got.Error == "") {
+			return []string{fmt.Sprintf("xterm.js threw: %q (want) %q (got)", want.Error, got.Error)}
+		}
+		return nil // both threw
 	}
 	if len(got.Lines) != len(want.Lines) {
 		return []string{fmt.Sprintf("%d rows, want %d", len(got.Lines), len(want.Lines))}
@@ -119,107 +115,80 @@ func (want view) diff(got view) []string {
 	return d
 }
 
-// goView renders data with the capture's screen at columns x rows, then
-// applies the case's resize and writes its Then bytes, if any.
-func goView(columns, rows int, data []byte, resize ...corpusCase) (view, RenderedFrame) {
-	s := newScreen(Terminal{Columns: columns, Rows: rows, Scrollback: 1000})
-	defer s.close()
-	s.write(data)
-	for _, c := range resize {
-		if c.Resize != nil {
-			s.resize(c.Resize.Columns, c.Resize.Rows)
-			s.write([]byte(c.Then))
-			columns, rows = c.Resize.Columns, c.Resize.Rows
-		}
-	}
-	f, err := s.snapshot()
-	if err != nil { // differs from every xterm.js screen
-		return view{Lines: []string{err.Error()}}, f
-	}
-	hidden := s.front.hidden
-	v := view{Lines: f.Lines, CursorX: f.CursorX, CursorY: f.CursorY, ActiveBuffer: f.ActiveBuffer, CursorHidden: &hidden}
-	for y := range rows {
-		v.Attrs = append(v.Attrs, goRowAttrs(s, y, columns))
-	}
-	return v, f
+// frameView is the view of a rendered frame (no attributes).
+func frameView(f RenderedFrame) view {
+	return view{Lines: f.Lines, CursorX: f.CursorX, CursorY: f.CursorY, ActiveBuffer: f.ActiveBuffer}
 }
 
-// goRowAttrs is render.mjs's rowAttrs for an x/vt row: runs of cell
-// signatures "fg/bg/flags".
-func goRowAttrs(s *screen, y, cols int) string {
-	var runs []string
-	prev, count := "", 0
-	var wide *uv.Cell // the wide cell whose trailing half comes next
-	for x := range cols {
-		c := s.emu.CellAt(x, y)
-		switch {
-		case c != nil && c.Width == 0 && c.Content == "" && wide != nil:
-			c, wide = wide, nil // xterm.js gives the trailing half its wide cell's attributes
-		case c != nil && c.Width > 1:
-			wide = c
-		default:
-			wide = nil
-		}
-		sig := "//"
-		if c != nil {
-			sig = goSignature(c.Style, !c.Link.IsZero())
-		}
-		if sig == prev {
-			count++
-			continue
-		}
-		if count > 0 {
-			runs = append(runs, prev+"*"+strconv.Itoa(count))
-		}
-		prev, count = sig, 1
-	}
-	if count > 0 {
-		runs = append(runs, prev+"*"+strconv.Itoa(count))
-	}
-	return strings.Join(runs, "|")
+// helperRun is one stream for the capture's renderer: written in parts
+// (as a PTY delivers it), then resized and Then written when Resize is
+// set.
+type helperRun struct {
+	Columns, Rows int
+	Parts         [][]byte
+	Resize        *xtermSize
+	Then          []byte
 }
 
-// goSignature is render.mjs's cellSignature of a cell with style s; a cell
-// of an OSC 8 hyperlink counts as underlined, as xterm.js reports it.
-func goSignature(s uv.Style, linked bool) string {
-	flags := ""
-	for _, f := range []struct {
-		on   bool
-		code string
-	}{
-		{s.Attrs&uv.AttrBold != 0, "b"}, {s.Attrs&uv.AttrFaint != 0, "d"}, {s.Attrs&uv.AttrItalic != 0, "i"},
-		{s.Underline != uv.UnderlineNone || linked, "u"}, {s.Attrs&uv.AttrBlink != 0, "k"}, {s.Attrs&uv.AttrReverse != 0, "r"},
-		{s.Attrs&uv.AttrConceal != 0, "h"}, {s.Attrs&uv.AttrStrikethrough != 0, "s"},
-	} {
-		if f.on {
-			flags += f.code
+// helperFrames renders runs with the capture's renderer helper and
+// returns the last frame of each, or the renderer's error. One helper
+// renders many runs, each on a fresh terminal of its size (reset), which
+// keeps thousands of streams fast; a helper that failed (xterm.js threw)
+// is replaced for the next run.
+func helperFrames(t testing.TB, h RendererHelper, runs []helperRun) ([]RenderedFrame, []error) {
+	t.Helper()
+	frames, errs := make([]RenderedFrame, len(runs)), make([]error, len(runs))
+	var s *screen
+	defer func() {
+		if s != nil {
+			s.close()
 		}
+	}()
+	for i, r := range runs {
+		if s == nil || s.err != nil {
+			if s != nil {
+				s.close()
+			}
+			var err error
+			if s, err = startScreen(h, Terminal{Columns: r.Columns, Rows: r.Rows, Scrollback: 1000}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.reset(Terminal{Columns: r.Columns, Rows: r.Rows, Scrollback: 1000})
+		for _, p := range r.Parts {
+			s.write(p)
+		}
+		if r.Resize != nil {
+			s.resize(r.Resize.Columns, r.Resize.Rows)
+			s.write(r.Then)
+		}
+		frames[i], errs[i] = s.snapshot()
 	}
-	return goColor(s.Fg) + "/" + goColor(s.Bg) + "/" + flags
+	return frames, errs
 }
 
-func goColor(c color.Color) string {
-	switch c := c.(type) {
-	case nil:
-		return ""
-	case ansi.BasicColor:
-		return "p" + strconv.Itoa(int(c))
-	case ansi.IndexedColor:
-		return "p" + strconv.Itoa(int(c))
-	default:
-		r, g, b, _ := c.RGBA()
-		return fmt.Sprintf("r%02x%02x%02x", r>>8, g>>8, b>>8)
+// splitParts cuts data into pieces of 1 to 64 bytes chosen by seed, so
+// sequences and UTF-8 characters are split across writes as a PTY splits
+// them.
+func splitParts(data []byte, seed int) [][]byte {
+	var parts [][]byte
+	for i, n := 0, 0; i < len(data); i += n {
+		n = min(1+(seed*31+i*7)%64, len(data)-i)
+		parts = append(parts, data[i:i+n])
 	}
+	return parts
 }
 
 // xtermItem is one stream for render.mjs.
 type xtermItem struct {
-	ID         string     `json:"id"`
-	Columns    int        `json:"columns"`
-	Rows       int        `json:"rows"`
-	DataBase64 string     `json:"data_base64"`
-	Resize     *xtermSize `json:"resize,omitempty"`
-	ThenBase64 string     `json:"then_base64,omitempty"`
+	ID         string `json:"id"`
+	Columns    int    `json:"columns"`
+	Rows       int    `json:"rows"`
+	DataBase64 string `json:"data_base64"`
+	// PartsBase64, when set, are the writes to make instead of one
+	PartsBase64 []string   `json:"parts_base64,omitempty"`
+	Resize      *xtermSize `json:"resize,omitempty"`
+	ThenBase64  string     `json:"then_base64,omitempty"`
 }
 
 type xtermSize struct {

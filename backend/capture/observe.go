@@ -20,8 +20,9 @@ type recorder struct {
 
 	rawBytes      int
 	renderedBytes int
-	rawFull       bool // raw frames stopped at a limit
-	renderedFull  bool // rendered frames stopped at a limit
+	rawFull       bool  // raw frames stopped at a limit
+	renderedFull  bool  // rendered frames stopped at a limit
+	screenErr     error // the renderer failed (screenFailed)
 	samplesFull   bool
 	seen          map[int]string // pid → identity of its last sample
 	fs            *checkpoints   // filesystem checkpoints (checkpoints.go)
@@ -87,8 +88,13 @@ func (r *recorder) render(text string, at time.Duration) {
 	r.rendered(at)
 }
 
-// screenFailed stops rendered frames when the terminal emulator failed.
+// screenFailed stops rendered frames when the renderer failed, and keeps
+// the error: the capture then fails with it (run), since a renderer
+// failure is a defect, never an accepted truncation.
 func (r *recorder) screenFailed(err error) {
+	if r.screenErr == nil {
+		r.screenErr = err
+	}
 	if !r.renderedFull {
 		r.renderedFull = true
 		r.truncate(fmt.Sprintf("rendered frames stopped: %v; later screens were not recorded", err))

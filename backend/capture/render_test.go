@@ -1,65 +1,49 @@
 package capture
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/backend/proctree"
 )
 
-func TestScreenRendersAndAnswersQueriesWithoutBlocking(t *testing.T) {
-	s := newScreen(Terminal{Columns: 6, Rows: 2, Scrollback: 10})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		// A cursor-position query and a device-attributes query make the
-		// emulator write replies; without the drainer Write would block.
-		for range 100 {
-			s.write([]byte("\x1b[6n\x1b[c"))
-		}
-		s.write([]byte("ab\r\n日x"))
-	}()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("emulator write blocked")
-	}
-	f := snap(t, s)
-	if f.Lines[0] != "ab    " || f.Lines[1] != "日x   " {
-		t.Fatalf("lines %q", f.Lines)
-	}
-	if f.CursorX != 3 || f.CursorY != 1 || f.ActiveBuffer != BufferNormal || f.SerializedState != "\x1bcab\x1b[2H日x" {
-		t.Fatalf("frame %+v", f)
-	}
-	s.write([]byte("\x1b[?1049h"))
-	if snap(t, s).ActiveBuffer != BufferAlternate {
-		t.Fatal("alternate screen not reported")
-	}
-	s.resize(3, 1)
-	if f := snap(t, s); f.Columns != 3 || f.Rows != 1 || len(f.Lines) != 1 {
-		t.Fatalf("after resize %+v", f)
-	}
-	s.close()
-}
-
 // FuzzScreen feeds arbitrary bytes, in two writes and across a resize, to
-// the capture's screen: it must never panic or block, and every frame must
-// have the screen's size.
+// the capture's screen (xterm.js in the renderer helper): it must never
+// hang, and every frame must have the screen's size with the cursor on
+// it. The only error allowed is xterm.js itself throwing on the input,
+// reported as such (the capture then fails with that message); any other
+// failure of the helper's plumbing fails the target.
 func FuzzScreen(f *testing.F) {
 	for _, seed := range []string{"abc\x1b[2;9r\x1bM", "日本\u0301\x1b[?1049h\x1b[4h😀", "\x1b[?7labcdef\x1b[1J\x1b[2J", "\x1b]8;;u\x1b\\l\x1b[s\x1b[u\x1b#8"} {
 		f.Add([]byte(seed), uint8(3), uint8(5), uint8(2))
 	}
+	node := testNode(f)
+	sup, err := proctree.NewSupervisor(proctree.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { sup.Close() })
+	h := RendererHelper{Node: node, Supervisor: sup}
 	f.Fuzz(func(t *testing.T, data []byte, split, cols, rows uint8) {
 		c, r := 1+int(cols)%40, 1+int(rows)%12
-		s := newScreen(Terminal{Columns: c, Rows: r, Scrollback: 10})
+		s, err := startScreen(h, Terminal{Columns: c, Rows: r, Scrollback: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
 		defer s.close()
 		cut := int(split) % (len(data) + 1)
 		done := make(chan string, 1)
 		go func() {
 			defer close(done)
 			s.write(data[:cut])
-			if f, err := s.snapshot(); err != nil || len(f.Lines) != r || f.Columns != c {
-				done <- fmt.Sprintf("frame %dx%d with %d lines, want %dx%d (%v)", f.Columns, f.Rows, len(f.Lines), c, r, err)
+			// xterm.js has at least minColumns columns (a limitation the
+			// capture records)
+			if f, err := s.snapshot(); err != nil || len(f.Lines) != r || f.Columns != max(c, minColumns) {
+				done <- fmt.Sprintf("frame %dx%d with %d lines, want %dx%d (%v)", f.Columns, f.Rows, len(f.Lines), max(c, minColumns), r, err)
 				return
 			}
 			s.resize(max(c/2, 1), r+1)
@@ -70,68 +54,59 @@ func FuzzScreen(f *testing.F) {
 		}()
 		select {
 		case msg, ok := <-done:
-			if ok {
+			if ok && !strings.Contains(msg, "xterm.js failed: ") {
 				t.Fatal(msg)
 			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("rendering %q (%dx%d, split at %d) did not finish in 10 s", data, c, r, cut)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("rendering %q (%dx%d, split at %d) did not finish in 20 s", data, c, r, cut)
 		}
 	})
 }
 
-// snap is s.snapshot for tests: the emulator must not have failed.
-func snap(t testing.TB, s *screen) RenderedFrame {
-	t.Helper()
-	f, err := s.snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
-// TestScreenFailureIsContained makes the emulator fail (it panics on a
-// nil cell buffer here; in the wild, on output x/vt mis-handles) and
-// checks that the failure is an error of the screen, sticky, and that a
-// capture's recorder stops rendered frames with a limitation saying why
-// while raw frames go on.
+// TestScreenFailureIsContained kills the renderer helper in the middle of
+// a recording: raw frames go on, rendered frames stop with a limitation
+// saying why, and the recorder keeps the error the capture then fails
+// with.
 func TestScreenFailureIsContained(t *testing.T) {
-	s := newScreen(Terminal{Columns: 10, Rows: 2, Scrollback: 10})
-	if err := s.write([]byte("ok")); err != nil {
-		t.Fatal(err)
-	}
-	emu := s.front.emu
-	s.front.emu = nil // every use panics
-	if err := s.write([]byte("boom")); err == nil || !strings.Contains(err.Error(), "terminal emulator failed") {
-		t.Fatalf("write after failure: %v", err)
-	}
-	s.front.emu = emu
-	if _, err := s.snapshot(); err == nil {
-		t.Fatal("a failed screen must stay failed")
-	}
-	if err := s.resize(4, 4); err == nil {
-		t.Fatal("a failed screen must stay failed")
-	}
-	s.close()
-
+	h := testHelper(t)
 	sc := parseOK(t, mustJSON(t, obj{"approved": true, "executable": "/bin/sh", "working_directory": "/"}))
 	norm, err := newNormalizer(sc, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := &Record{}
-	scr := newScreen(sc.Terminal)
-	defer scr.close()
+	scr := startTestScreen(t, h, sc.Terminal)
 	r := &recorder{rec: rec, limits: sc.Limits, norm: norm, text: stream{literals: norm.literals}, scr: scr}
 	r.chunk([]byte("first\r\n"), 0)
-	good := scr.front.emu
-	scr.front.emu = nil
+	syscall.Kill(scr.tree.Pid(), syscall.SIGKILL)
+	<-scr.tree.Exited()
 	r.chunk([]byte("second\r\n"), time.Millisecond)
-	scr.front.emu = good
 	r.chunk([]byte("third\r\n"), 2*time.Millisecond)
 	if len(rec.Frames) != 3 || len(rec.RenderedFrames) != 1 || !rec.Truncated {
 		t.Fatalf("frames %d, rendered %d, truncated %v", len(rec.Frames), len(rec.RenderedFrames), rec.Truncated)
 	}
-	if l := rec.Limitations[len(rec.Limitations)-1]; !strings.Contains(l, "rendered frames stopped: the terminal emulator failed") {
+	if l := rec.Limitations[len(rec.Limitations)-1]; !strings.Contains(l, "rendered frames stopped: the terminal renderer (xterm.js helper) failed") {
 		t.Fatalf("limitation %q", l)
+	}
+	if r.screenErr == nil {
+		t.Fatal("the recorder forgot the renderer's failure")
+	}
+}
+
+// TestCaptureFailsWithoutItsRenderer: a capture whose renderer cannot
+// start is refused before launch with an error naming the renderer, and a
+// capture whose renderer fails during the run returns that error (with
+// the record, for diagnosis), never a record that merely looks shorter.
+func TestCaptureFailsWithoutItsRenderer(t *testing.T) {
+	sc, opts := shScenario(t, `echo hi`, nil)
+	sup := newSupervisor(t)
+	opts.Node = "/bin/false"
+	rec, err := Capture(context.Background(), sup, sc, opts)
+	if err == nil || rec != nil || !strings.Contains(err.Error(), "terminal renderer (xterm.js helper) failed") {
+		t.Fatalf("record %v, err %v", rec != nil, err)
+	}
+	opts.Node = ""
+	if _, err := Capture(context.Background(), sup, sc, opts); err == nil || !strings.Contains(err.Error(), "pinned Node") {
+		t.Fatalf("err %v", err)
 	}
 }

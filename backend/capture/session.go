@@ -2,6 +2,7 @@ package capture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -90,12 +91,15 @@ func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, tg target,
 	if err != nil {
 		return err
 	}
+	scr, err := startScreen(RendererHelper{Node: opts.Node, Supervisor: sup}, sc.Terminal)
+	if err != nil {
+		return fmt.Errorf("capture: %w", err)
+	}
+	defer scr.close()
 	master, tty, err := openPTY(sc.Terminal.Columns, sc.Terminal.Rows)
 	if err != nil {
 		return err
 	}
-	scr := newScreen(sc.Terminal)
-	defer scr.close()
 	cps := newCheckpoints(ctx, sc, tg.roots, norm)
 	cps.takeBefore() // the "before" checkpoint is taken before launch
 	marker := MarkerVariable + "=" + opts.RunID
@@ -134,6 +138,9 @@ func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, tg target,
 	s.noteMechanism(sup)
 	err = s.observe(ctx)
 	rx.finish(ctx)
+	if s.rec.screenErr != nil {
+		err = errors.Join(err, fmt.Errorf("capture: %w", s.rec.screenErr))
+	}
 	return err
 }
 
@@ -223,9 +230,16 @@ func (s *session) noteMechanism(sup *proctree.Supervisor) {
 		r.Limitations = append(r.Limitations, "process ownership: /proc parent-link scans of /proc only, without a child subreaper, so absence is not verified (cgroup unavailable: "+sup.CgroupUnavailable()+")")
 		r.ResidualUnknowns = append(r.ResidualUnknowns, ResidualUnknown{Scope: "process", Reason: "processes were sampled every 50 ms without a cgroup or subreaper; short-lived or early-detached descendants may be missed"})
 	}
+	narrow := s.sc.Terminal.Columns < minColumns
+	for _, ev := range s.sc.Events {
+		narrow = narrow || (ev.Type == EventResize && ev.Columns < minColumns)
+	}
+	if narrow {
+		r.Limitations = append(r.Limitations, fmt.Sprintf("rendered frames: xterm.js has at least %d columns, so the screens of a narrower terminal are %d columns wide (the PTY had the scenario's size)", minColumns, minColumns))
+	}
 	r.Limitations = append(r.Limitations,
-		"rendered frames come from github.com/charmbracelet/x/vt behind fix-ups that follow xterm.js (its default Unicode 6 widths); their conformance with @xterm/headless is measured on a corpus of streams, not on this capture's bytes",
-		"rendered frames: serialized_state restores the visible screen (cells, colours, attributes, hyperlinks), the active buffer, the cursor, its visibility and autowrap in xterm.js; not scrollback, the normal buffer beneath an active alternate one, other modes, scroll margins, tab stops, character sets or the saved cursor",
+		"rendered frames come from xterm.js itself ("+s.rec.scr.version+") in a helper process run by the pinned Node, the viewer's terminal engine",
+		"rendered frames: serialized_state restores, in a reset xterm.js terminal of the frame's size, the visible screen (characters, colours, attributes), the active buffer, the cursor (a pending wrap included), its visibility and the modes xterm.js exposes; not scrollback, the normal buffer beneath an active alternate one, scroll margins, tab stops, character sets, hyperlinks, the pen or the saved cursor",
 		"terminal query replies (DA, DSR, CPR) are not sent to the target",
 		"normalization: literal replacements (secrets, sensitive input, paths, pids) hold across raw chunk boundaries, pids only once sampled; regular-expression patterns apply within one raw chunk or rendered row")
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -66,8 +68,13 @@ func captureSh(t *testing.T, sup *proctree.Supervisor, workdir string, bucketMS 
 	pol.Enabled, pol.AllowExternalNetwork = true, true
 	pol.ExecutableRoots, pol.WorkingRoots = []string{"/"}, []string{"/"}
 	pol.AllowedEnv = []string{"PATH"}
+	node, err := exec.LookPath("node") // the renderer helper runs on Node
+	if err != nil {
+		t.Skip("node is not on PATH")
+	}
+	node, _ = filepath.Abs(node)
 	rec, err := capture.Capture(context.Background(), sup, sc, capture.Options{
-		Policy: pol, TempDir: t.TempDir(), GatehouseVersion: "test", ProviderVersion: "test",
+		Policy: pol, TempDir: t.TempDir(), GatehouseVersion: "test", ProviderVersion: "test", Node: node,
 		RunID: fmt.Sprintf("compare-race-%d-%d", os.Getpid(), time.Now().UnixNano()),
 	})
 	if err != nil {

@@ -1,9 +1,12 @@
 // Renders byte streams with @xterm/headless (the engine behind the viewer's
 // xterm.js) and prints what the screen shows, so Go's renderer can be
-// compared with it (backend/capture/conformance_test.go).
+// compared with it (backend/capture/conformance_test.go): the capture's
+// renderer helper and this independent run must agree.
 //
 // Input (stdin): a JSON array of {id, columns, rows, data_base64} with,
-// optionally, resize: {columns, rows} and then_base64: the terminal is
+// optionally, parts_base64 (the data as the writes to make, in order:
+// xterm.js's screen can depend on where writes split a UTF-8 character),
+// resize: {columns, rows} and then_base64: the terminal is
 // resized after the data and then_base64 is written after that.
 // Output (stdout): a JSON array, in the same order, of
 //   {id, lines, trimmed, attrs, cursor_x, cursor_y, active_buffer, cursor_hidden}
@@ -31,8 +34,7 @@ async function readStdin() {
 // cellSignature is a cell's colours and flags: "fg/bg/flags" where a
 // colour is "" (default), "p<n>" (palette) or "r<rrggbb>" (truecolor) and
 // the flags are b(old) d(im) i(talic) u(nderline) k (blink) r(everse)
-// h(idden) s(trikethrough) o(verline). backend/capture computes the same
-// signature from x/vt's cells.
+// h(idden) s(trikethrough) o(verline).
 function color(isDefault, isPalette, value) {
   if (isDefault) return '';
   if (isPalette) return `p${value}`;
@@ -100,7 +102,11 @@ async function render(item) {
     allowProposedApi: true,
   });
   try {
-    await write(term, new Uint8Array(Buffer.from(item.data_base64, 'base64')));
+    if (item.parts_base64) {
+      for (const p of item.parts_base64) await write(term, new Uint8Array(Buffer.from(p, 'base64')));
+    } else {
+      await write(term, new Uint8Array(Buffer.from(item.data_base64, 'base64')));
+    }
     if (item.resize) {
       term.resize(item.resize.columns, item.resize.rows);
       await write(term, new Uint8Array(Buffer.from(item.then_base64 || '', 'base64')));

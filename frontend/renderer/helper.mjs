@@ -1,5 +1,5 @@
 // The capture's terminal renderer: @xterm/headless (the engine of the
-// viewer's @xterm/xterm, same version) and @xterm/addon-serialize, run by
+// viewer's @xterm/xterm, same version) and screen.mjs's frames, run by
 // the pinned Node as a helper process the capture owns. It is bundled into
 // one script (`make renderer`, rolldown) that backend/capture embeds.
 //
@@ -12,24 +12,25 @@
 //       'r' resize: u16 columns, u16 rows (little endian)
 //       's' snapshot: answered with one 'f' once everything sent before
 //           it has been parsed
-//   out 'h' hello (payload: "@xterm/headless V @xterm/addon-serialize V"),
-//           once, first
+//       'n' a fresh terminal: u16 columns, u16 rows, u32 scrollback, once
+//           everything sent before has been parsed (the old one is
+//           disposed)
+//   out 'h' hello (payload: "@xterm/headless VERSION"), once, first
 //       'f' frame: JSON {c, r, x, y, a, l, s}: columns, rows, cursor
 //           column and row (the column is the column count while a wrap
 //           is pending, as xterm.js reports it), a: 1 when the alternate
 //           buffer is active, l: the visible rows as text padded to the
 //           column count (translateToString), s: the serialized state
+//           (screen.mjs)
 //       'e' error (payload: message); the helper then exits 1
 // Input is applied in order: a resize or a snapshot waits for the writes
 // before it, and the reader never waits for the parser (xterm.js queues
 // the writes), so the capture can send chunk n+1 before frame n is back.
 import pkg from '@xterm/headless';
-import ser from '@xterm/addon-serialize';
 import headlessPkg from '@xterm/headless/package.json' with { type: 'json' };
-import serializePkg from '@xterm/addon-serialize/package.json' with { type: 'json' };
+import { frame } from './screen.mjs';
 
 const { Terminal } = pkg;
-const { SerializeAddon } = ser;
 
 function fail(msg) {
   const b = Buffer.from(String(msg).slice(0, 2000), 'utf8');
@@ -45,50 +46,23 @@ process.on('uncaughtException', (err) => fail(`xterm.js failed: ${err && err.sta
 const [cols, rows, scrollback] = process.argv.slice(-3).map((a) => Number.parseInt(a, 10));
 if (!(cols >= 1 && rows >= 1 && scrollback >= 0)) fail('usage: helper.js COLUMNS ROWS SCROLLBACK');
 
-const term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
-const serializer = new SerializeAddon();
-term.loadAddon(serializer);
+let term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
+// held: messages that arrived after an 'n' while the old terminal was
+// still parsing; they are applied to the new one
+let held = null;
 
 function send(type, payload) {
   const h = Buffer.alloc(5);
   h[0] = type;
   h.writeUInt32LE(payload.length, 1);
-  process.stdout.write(h);
-  process.stdout.write(payload);
-}
-
-// cursorHidden reads DECTCEM from xterm.js's core service: no public API
-// exposes it, and addon-serialize does not write it.
-function cursorHidden() {
-  const core = term._core;
-  return Boolean(core && core.coreService && core.coreService.isCursorHidden);
-}
-
-function frame() {
-  const buf = term.buffer.active;
-  const lines = new Array(term.rows);
-  for (let y = 0; y < term.rows; y++) {
-    const line = buf.getLine(buf.viewportY + y);
-    // a line can be longer than the terminal (xterm.js does not shorten
-    // the alternate buffer's lines when it narrows): only the visible
-    // columns count
-    const pad = line ? Math.max(0, term.cols - line.length) : term.cols;
-    lines[y] = (line ? line.translateToString(false, 0, term.cols) : '') + ' '.repeat(pad);
-  }
-  let state = serializer.serialize({ scrollback: 0 });
-  if (cursorHidden()) state += '\x1b[?25l';
-  return {
-    c: term.cols,
-    r: term.rows,
-    x: buf.cursorX,
-    y: buf.cursorY,
-    a: buf.type === 'alternate' ? 1 : 0,
-    l: lines,
-    s: state,
-  };
+  process.stdout.write(Buffer.concat([h, payload]));
 }
 
 function handle(type, payload) {
+  if (held) {
+    held.push([type, payload]);
+    return;
+  }
   switch (type) {
     case 0x77: // 'w'
       term.write(payload);
@@ -103,8 +77,25 @@ function handle(type, payload) {
       break;
     }
     case 0x73: // 's'
-      term.write(new Uint8Array(0), () => send(0x66, Buffer.from(JSON.stringify(frame()), 'utf8')));
+      term.write(new Uint8Array(0), () => send(0x66, Buffer.from(JSON.stringify(frame(term)), 'utf8')));
       break;
+    case 0x6e: {
+      // 'n'
+      if (payload.length !== 8) return fail('new terminal: payload must be 8 bytes');
+      const c = payload.readUInt16LE(0);
+      const r = payload.readUInt16LE(2);
+      const sb = payload.readUInt32LE(4);
+      if (c < 1 || r < 1) return fail(`new terminal: ${c}x${r}`);
+      held = [];
+      term.write(new Uint8Array(0), () => {
+        term.dispose();
+        term = new Terminal({ cols: c, rows: r, scrollback: sb, allowProposedApi: true });
+        const queued = held;
+        held = null;
+        for (const [t, p] of queued) handle(t, p);
+      });
+      break;
+    }
     default:
       fail(`unknown message type ${type}`);
   }
@@ -131,4 +122,4 @@ process.stdin.on('data', (chunk) => {
 // the capture closes stdin to end the helper: finish what was queued
 process.stdin.on('end', () => term.write(new Uint8Array(0), () => process.exit(0)));
 
-send(0x68, Buffer.from(`@xterm/headless ${headlessPkg.version} @xterm/addon-serialize ${serializePkg.version}`, 'utf8'));
+send(0x68, Buffer.from(`@xterm/headless ${headlessPkg.version}`, 'utf8'));
