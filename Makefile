@@ -21,6 +21,7 @@ FUZZ_TARGETS := \
 	./backend/skills:FuzzParseFrontmatter \
 	./backend/policy:FuzzParseExecution \
 	./backend/policy:FuzzParseCaptureSettings \
+	./backend/policy:FuzzDecodeStoredPolicy \
 	./backend/evidence:FuzzParse \
 	./backend/evidence:FuzzCanonicalize \
 	./backend/capture:FuzzParseScenario \
