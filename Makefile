@@ -21,6 +21,7 @@ FUZZ_TARGETS := \
 	./backend/skills:FuzzParseFrontmatter \
 	./backend/policy:FuzzParseExecution \
 	./backend/policy:FuzzParseCaptureSettings \
+	./backend/policy:FuzzDecodeStoredPolicy \
 	./backend/evidence:FuzzParse \
 	./backend/evidence:FuzzCanonicalize \
 	./backend/capture:FuzzParseScenario \
@@ -120,6 +121,7 @@ frontend-test: frontend/node_modules/.package-lock.json
 ## e2e: Playwright in Debian's Chromium against a test build of `gatehouse serve`
 e2e: deps frontend
 	$(call apt,chromium)
+	$(call apt,sqlite3)
 	$(GO) build -tags e2e -o bin/gatehouse-e2e .
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/run.mjs
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/mcp.mjs

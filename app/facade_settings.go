@@ -17,8 +17,15 @@ import (
 const MaxSkillRoots = 32
 
 // GetPolicy returns the execution policy.
+// A stored value that no longer validates (corrupted, hand-edited, or with
+// a receipt Gatehouse cannot verify) is the error policy_invalid with the
+// field issues: every script is refused until a valid policy is saved.
 func (f *Facade) GetPolicy(Empty) (policy.Execution, error) {
 	p, err := f.policy.Get(f.ctx)
+	var se *policy.StoredPolicyError
+	if errors.As(err, &se) {
+		return policy.Execution{}, &CLIError{Code: "policy_invalid", Category: CategoryIO, Message: se.Error(), Details: se.Fields}
+	}
 	if err != nil {
 		return policy.Execution{}, fail("policy", CategoryIO, err)
 	}

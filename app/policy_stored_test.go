@@ -35,8 +35,8 @@ func TestForgedReceiptApprovesNothing(t *testing.T) {
 		t.Fatalf("forged receipt: %v", env)
 	}
 	_, err = ts.facade.GetPolicy(Empty{})
-	if err == nil || !strings.Contains(err.Error(), "unverified_receipt") || !strings.Contains(err.Error(), "no script runs") {
-		t.Fatalf("GetPolicy error %v, want the reason", err)
+	if codeOf(err) != "policy_invalid" || !strings.Contains(err.Error(), "unverified_receipt") || !strings.Contains(err.Error(), "no script runs") {
+		t.Fatalf("GetPolicy error %v, want policy_invalid with the reason", err)
 	}
 	// The person saving the same scope issues a genuine receipt: it runs.
 	if _, err := ts.facade.SetPolicy(SetPolicyArgs{Policy: json.RawMessage(fmt.Sprintf(`{"mode":"trusted_revisions","safeMode":false,"trusted":[{"revision":%q,"agentId":%q,"workspace":%q,"timeoutMsCeiling":5000,"maxOutputBytesCeiling":16384}]}`,

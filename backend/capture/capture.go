@@ -162,6 +162,23 @@ type target struct {
 	roots           []string
 }
 
+// unchanged re-resolves the checked paths immediately before launch: a
+// component swapped for a symlink since the policy check (so the kernel
+// would now reach something else) refuses the capture. It narrows, not
+// closes, the window between check and exec.
+func (t target) unchanged() error {
+	for _, p := range append([]string{t.executable, t.dir}, t.roots...) {
+		if r, err := policy.ResolvePath(p); err != nil || r != p {
+			return &PolicyError{Reason: ReasonPathChanged, Message: fmt.Sprintf("%q changed (a symlink appeared) after the policy checked it; nothing was run", p)}
+		}
+	}
+	return nil
+}
+
+// ReasonPathChanged refuses a capture whose checked path no longer
+// resolves to itself at launch.
+const ReasonPathChanged = "path_changed"
+
 func newRecord(sc *Scenario, opts Options, c Commitments, exeSum string) *Record {
 	return &Record{
 		SchemaVersion: RecordSchemaVersion,

@@ -104,3 +104,28 @@ func TestCaptureExecutesResolvedPaths(t *testing.T) {
 		t.Fatalf("executable digest %s, want %s (%v)", rec.Manifest.ExecutableSHA256, want, err)
 	}
 }
+
+// TestTargetUnchangedCatchesALateSymlink: a working directory swapped for
+// a symlink after the policy check is caught at launch.
+func TestTargetUnchangedCatchesALateSymlink(t *testing.T) {
+	dir, _, pol := pathTree(t)
+	judged, reason, msg := pol.ResolveCapture(policy.CaptureRequest{Approved: true, ExternalNetwork: true,
+		Executable: dir + "/bin/tool", WorkingDir: dir + "/ws/sub"})
+	if reason != "" {
+		t.Fatalf("%s: %s", reason, msg)
+	}
+	tg := target{executable: judged.Executable, dir: judged.WorkingDir}
+	if err := tg.unchanged(); err != nil {
+		t.Fatalf("unchanged paths refused: %v", err)
+	}
+	if err := os.Rename(dir+"/ws/sub", dir+"/ws/sub.moved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../outside", dir+"/ws/sub"); err != nil {
+		t.Fatal(err)
+	}
+	var pe *PolicyError
+	if err := tg.unchanged(); !errors.As(err, &pe) || pe.Reason != ReasonPathChanged {
+		t.Fatalf("late symlink: %v, want %s", err, ReasonPathChanged)
+	}
+}

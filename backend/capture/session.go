@@ -103,6 +103,11 @@ func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, tg target,
 	cps := newCheckpoints(ctx, sc, tg.roots, norm)
 	cps.takeBefore() // the "before" checkpoint is taken before launch
 	marker := MarkerVariable + "=" + opts.RunID
+	if err := tg.unchanged(); err != nil {
+		master.Close()
+		tty.Close()
+		return err
+	}
 	started := opts.Now().UTC()
 	start := time.Now()
 	tree, err := sup.Start(proctree.Spec{

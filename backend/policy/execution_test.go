@@ -315,3 +315,26 @@ func FuzzParseExecution(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeStoredPolicy: whatever the settings row holds, reading it
+// never panics, and an accepted value has only receipts this key issued.
+func FuzzDecodeStoredPolicy(f *testing.F) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	st := &Store{key: key}
+	f.Add(policyJSON("trusted_revisions", scopeJSON(rev1, "local", "/w", 5000, 100, `,"receiptId":"6f1c2e4a-1111-4222-8333-444455556666","approvedAt":"2026-11-30T12:00:00Z"`)))
+	f.Add([]byte(`{"mode":"ask","safeMode":true,"trusted":[]}`))
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	sc := Scope{Revision: rev1, AgentID: "local", Workspace: "/w", TimeoutMsCeiling: 5000, MaxOutputBytesCeiling: 100}
+	f.Add(policyJSON("trusted_revisions", scopeJSON(rev1, "local", "/w", 5000, 100, fmt.Sprintf(`,"receiptId":%q,"approvedAt":%q`, issueReceipt(key, sc, at), at.Format(time.RFC3339)))))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := st.decodeStored(data)
+		if err != nil {
+			return
+		}
+		for _, s := range p.Trusted {
+			if s.ReceiptID != nil && !verifyReceipt(key, s) {
+				t.Fatalf("accepted an unverified receipt: %+v", s)
+			}
+		}
+	})
+}

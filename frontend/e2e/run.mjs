@@ -16,6 +16,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { SHOTS, clearShots, pageApi, screenshot, tempDir, until, withApp } from './harness.mjs';
@@ -444,6 +445,34 @@ group('malformed-settings', {}, async ({ page, api, shot }) => {
   assert.equal(await shownReceipt(page.getByTestId('scope-row').first()), stored.trusted[0].receiptId);
   assert.equal(await page.getByTestId('policy-errors').count(), 0);
   assert.deepEqual(await api('GetPolicy', {}), stored, 'the stored policy is unchanged after reload');
+});
+
+group('forged-receipt', {}, async ({ srv, page, api, shot }) => {
+  // Someone with write access to the SQLite file swaps the receipt of a
+  // trusted scope for a hand-written one: nothing is approved, Security
+  // says why, and the person can replace the bad value.
+  const rev = await revisionOf(api);
+  const ws = workspace('forged');
+  await api('SetPolicy', { policy: { mode: 'trusted_revisions', safeMode: false, trusted: [{ revision: rev, agentId: 'local', workspace: ws, timeoutMsCeiling: 5000, maxOutputBytesCeiling: 16384 }] } });
+  const db = path.join(srv.dataDir, 'gatehouse.db');
+  execFileSync('sqlite3', [db, `UPDATE settings SET value = json_set(value, '$.trusted[0].receiptId', '0b9e2a4c-5f1d-4e7a-9c3b-2d8f6a1e4b7c') WHERE key = 'skill_execution_policy'`]);
+  const before = await attemptIds(api);
+  await startRunFromUI(page, { ws });
+  const { row } = await newRunRow(page, before, 'refused');
+  const env = await openEnvelope(page, row);
+  assert.ok(env.codes.includes('policy_unreadable'), `a forged receipt approves nothing (codes ${JSON.stringify(env.codes)})`);
+  await nav(page, 'security');
+  const card = page.getByTestId('policy-invalid');
+  await card.waitFor();
+  await shot('invalid-policy', card);
+  const text = await card.innerText();
+  assert.match(text, /unverified_receipt/, `Security shows the reason: ${text}`);
+  assert.match(text, /\$\.trusted\[0\]\.receiptId/, 'with the path of the problem');
+  await page.getByTestId('policy-reset').click();
+  await page.getByTestId('security-mode-ask').waitFor();
+  assert.equal(await page.getByTestId('security-safe-mode').isChecked(), true, 'the replacement turns safe mode on');
+  const policy = await api('GetPolicy', {});
+  assert.deepEqual(policy, { mode: 'ask', safeMode: true, trusted: [] });
 });
 
 group('untrusted-text', {}, async ({ page, shot }) => {

@@ -7,7 +7,7 @@
 // The load / render / save / "changed elsewhere" scaffold the sections
 // share is SettingsSection in security_section.ts.
 
-import { api, onEvent } from '../api/client';
+import { api, ApiError, onEvent } from '../api/client';
 import type { Agent, CaptureFieldError, CapturePolicyResult, CaptureSettings, PathError, Policy, PolicyMode, RuntimeResult, Scope, SkillRootsResult, SkillSummary } from '../api/types';
 import { h, icon, replace, uid } from '../lib/dom';
 import { formatBytes, formatDateTime, shortHash } from '../lib/format';
@@ -166,7 +166,30 @@ function policySection(root: HTMLElement) {
     }
   }
 
+  /** The stored policy failed validation on read (corrupted, hand-edited,
+   * or with a receipt Gatehouse cannot verify): every script is refused
+   * until a valid policy is saved. Shows why, and offers a safe reset. */
+  function invalidStored(e: ApiError): HTMLElement {
+    const issues = Array.isArray(e.details) ? (e.details as { code: string; path: string; message: string }[]) : [];
+    const reset = async () => {
+      await sec.save(async () => {
+        await api.SetPolicy({ policy: { mode: 'ask', safeMode: true, trusted: [] } });
+      }, () => false);
+      await sec.load();
+    };
+    return card(
+      'Execution policy',
+      { testid: 'policy-invalid' },
+      errorBox(e, 'The stored policy is not valid, so no script runs.'),
+      issues.length ? h('ul', { class: 'issues small' }, issues.map((i) => h('li', null, h('code', { class: 'mono' }, i.path), ' ', i.message, h('span', { class: 'code-tag' }, i.code)))) : null,
+      h('p', { class: 'muted small' }, 'Replacing it discards the stored value, trusted scopes included; add them again afterwards.'),
+      sec.saveError ? errorBox(sec.saveError, 'Nothing was saved.') : null,
+      h('button', { type: 'button', class: 'btn', 'data-testid': 'policy-reset', disabled: sec.saving, onclick: () => void reset() }, 'Replace with: ask mode, safe mode on, no trusted scopes'),
+    );
+  }
+
   function view(): HTMLElement {
+    if (sec.loadError instanceof ApiError && sec.loadError.code === 'policy_invalid') return invalidStored(sec.loadError);
     if (sec.loadError || !draft || !saved) return sec.placeholder('Execution policy', 'Could not load the policy.', 'Loading the policy…');
     const d = draft;
     const modeErr = errors.get('mode');
