@@ -69,7 +69,7 @@ func TestCaptureRefusesPathEscapes(t *testing.T) {
 				m["filesystem_roots"] = c.roots
 			}
 			sc := parseOK(t, mustJSON(t, m))
-			_, err := Capture(context.Background(), newSupervisor(t), sc, Options{Policy: pol, TempDir: t.TempDir(), RunID: "paths-" + strings.ReplaceAll(c.name, " ", "-")})
+			_, err := Capture(context.Background(), newSupervisor(t), sc, Options{Policy: pol, TempDir: t.TempDir(), Node: testNode(t), RunID: "paths-" + strings.ReplaceAll(c.name, " ", "-")})
 			var pe *PolicyError
 			if !errors.As(err, &pe) || pe.Reason != c.want {
 				t.Fatalf("err = %v, want policy reason %s", err, c.want)
@@ -90,7 +90,7 @@ func TestCaptureExecutesResolvedPaths(t *testing.T) {
 	m := obj{"approved": true, "executable": exe, "working_directory": dir + "/ws/inlink",
 		"environment": obj{"PATH": "/usr/bin:/bin"}, "filesystem_roots": []string{dir + "/ws/inlink/state"}}
 	sc := parseOK(t, mustJSON(t, m))
-	opts := Options{Policy: pol, TempDir: t.TempDir(), RunID: "paths-resolved", GatehouseVersion: "test", ProviderVersion: "test"}
+	opts := Options{Policy: pol, TempDir: t.TempDir(), Node: testNode(t), RunID: "paths-resolved", GatehouseVersion: "test", ProviderVersion: "test"}
 	rec := capture(t, sc, opts)
 	out := output(rec)
 	if !strings.Contains(out, "cwd="+dir+"/ws/sub") && !strings.Contains(out, "cwd="+PlaceholderWorkingDirectory) {

@@ -165,7 +165,7 @@ func captureProgram(t *testing.T, sup *proctree.Supervisor, workdir, root string
 	pol.ExecutableRoots, pol.WorkingRoots = []string{"/"}, []string{"/"}
 	pol.AllowedEnv = []string{"PATH", "ROOT"}
 	rec, err := capture.Capture(context.Background(), sup, sc, capture.Options{
-		Policy: pol, TempDir: t.TempDir(), GatehouseVersion: "test", ProviderVersion: "test",
+		Policy: pol, TempDir: t.TempDir(), GatehouseVersion: "test", ProviderVersion: "test", Node: rendererNode(t),
 		RunID: fmt.Sprintf("compare-behavior-%d-%d", os.Getpid(), time.Now().UnixNano()),
 	})
 	if err != nil {

@@ -68,11 +68,7 @@ func captureSh(t *testing.T, sup *proctree.Supervisor, workdir string, bucketMS 
 	pol.Enabled, pol.AllowExternalNetwork = true, true
 	pol.ExecutableRoots, pol.WorkingRoots = []string{"/"}, []string{"/"}
 	pol.AllowedEnv = []string{"PATH"}
-	node, err := exec.LookPath("node") // the renderer helper runs on Node
-	if err != nil {
-		t.Skip("node is not on PATH")
-	}
-	node, _ = filepath.Abs(node)
+	node := rendererNode(t)
 	rec, err := capture.Capture(context.Background(), sup, sc, capture.Options{
 		Policy: pol, TempDir: t.TempDir(), GatehouseVersion: "test", ProviderVersion: "test", Node: node,
 		RunID: fmt.Sprintf("compare-race-%d-%d", os.Getpid(), time.Now().UnixNano()),
@@ -195,4 +191,16 @@ func TestRacingWritersOfRealCaptures(t *testing.T) {
 	if d := tr.Diagnostic; d == nil || d.Kind != DiagEdge || d.Side != "right" || strings.Join(d.EventIDs, ",") != "one,two" || len(d.Locations) != 2 {
 		t.Errorf("diagnostic %+v", tr.Diagnostic)
 	}
+}
+
+// rendererNode is the Node that a test capture's renderer helper runs on:
+// the one on PATH, as an absolute path (the test is skipped without it).
+func rendererNode(t testing.TB) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH")
+	}
+	node, _ = filepath.Abs(node)
+	return node
 }
