@@ -77,6 +77,10 @@ type ComparisonView struct {
 	Left       ComparisonSide  `json:"left"`
 	Right      ComparisonSide  `json:"right"`
 	TraceSpec  json.RawMessage `json:"trace_spec"`
+	// DivergenceFields names the members in which the first divergence's
+	// two items differ under the mode (null when they are not objects or
+	// the comparison was not recomputed).
+	DivergenceFields []string `json:"divergence_fields"`
 	// Recomputed, for an opened comparison, says whether comparing the two
 	// captures again gave the same result: "match", "mismatch" or
 	// "unavailable" (a capture is not in the library). "" for a fresh one.
@@ -125,6 +129,7 @@ func (f *Facade) CompareCaptures(a CompareCapturesArgs) (ComparisonView, error) 
 	view := ComparisonView{PredicateType: env.PredicateType, Result: env.NormalizedResult, TraceSpec: trace,
 		Left: cmpSide(left, lraw), Right: cmpSide(right, rraw)}
 	view.Dimensions = cmpRows(env.NormalizedResult, res.Diffs)
+	view.DivergenceFields = res.DivergenceFields
 	if a.Save {
 		if err := f.cmpSave(env, res); err != nil {
 			return ComparisonView{}, err
@@ -225,6 +230,7 @@ func (f *Facade) OpenComparison(a OpenComparisonArgs) (ComparisonView, error) {
 	var diffs []compare.DimensionDiff
 	if res, err := compare.Compare(envs[0], envs[1], opts); err == nil {
 		diffs = res.Diffs
+		view.DivergenceFields = res.DivergenceFields
 		if again, err := compare.Envelope(res, envs[0], envs[1]); err == nil && cmpCanonicalEqual(again.NormalizedResult, env.NormalizedResult) {
 			view.Recomputed = "match"
 		}

@@ -106,6 +106,10 @@ type Result struct {
 	// Diffs are the differing items per dimension when Options.DiffLimit
 	// is positive (see Diffs); they are not part of the Evidence.
 	Diffs []DimensionDiff `json:"-"`
+	// DivergenceFields names the members in which the first divergence's
+	// two objects differ under the mode (see DiffItem.DifferingFields);
+	// not part of the Evidence.
+	DivergenceFields []string `json:"-"`
 
 	counts [numDims][2]int // observations per dimension, left and right
 	params parameters
@@ -419,6 +423,33 @@ func (p obsPair) equal() bool {
 	return equalSkipping(p.l.value, p.r.value, p.l.skip)
 }
 
+// differingFields names the top-level members in which the two sides'
+// objects differ under the pair's mode (the members it ignores left out),
+// sorted; nil unless both sides are objects.
+func (p obsPair) differingFields() []string {
+	if p.l == nil || p.r == nil {
+		return nil
+	}
+	x, okX := p.l.value.(map[string]any)
+	y, okY := p.r.value.(map[string]any)
+	if !okX || !okY {
+		return nil
+	}
+	out := []string{}
+	for k, xv := range x {
+		if yv, ok := y[k]; !p.l.skip[k] && (!ok || !equalJSON(xv, yv)) {
+			out = append(out, k)
+		}
+	}
+	for k := range y {
+		if _, ok := x[k]; !ok && !p.l.skip[k] {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // dimObs is one dimension's comparison list and the number of
 // observations compared on each side.
 type dimObs struct {
@@ -680,6 +711,7 @@ func firstDivergence(res *Result, diffs [numDims]difference, dims [numDims]dimOb
 	i := diffs[best].index
 	dv := Divergence{Status: DivergenceFound, Dimension: dimNames[best], Index: i}
 	lItem, rItem := dims[best].pairs[i].l, dims[best].pairs[i].r
+	res.DivergenceFields = dims[best].pairs[i].differingFields()
 	if lItem != nil {
 		dv.Left, dv.LeftLocation = lItem.value, lItem.location(rItem)
 		if lItem.hasAt {

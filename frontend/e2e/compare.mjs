@@ -295,7 +295,10 @@ test('compare two real captures, jump to the first divergence, trace spec, ascii
     await until('the last page', async () => (await range.textContent()) === 'Items 2001–2200 of 2200');
     assert.equal(await page.locator('[data-testid="diff-item"]').last().getAttribute('data-index'), '2199');
     assert.ok(await page.locator('[data-testid="diff-next"]').isDisabled());
-    // Field-level highlight: the path differs, the method does not.
+    // Field-level highlight: the path differs, the method does not, and
+    // times are not differences in behaviour mode.
+    assert.equal(await page.locator('[data-testid="diff-item"]').last().locator('tr.is-diff[data-field="at_ms"]').count(), 0);
+    assert.match(await page.locator('[data-testid="divergence-words"]').textContent(), /^Protocol item 1: path '\/a\/1' → '\/b\/1'$/);
     assert.ok((await page.locator('[data-testid="diff-item"]').last().locator('tr.is-diff[data-field="path"] mark').count()) > 0);
     assert.equal(await page.locator('[data-testid="diff-item"]').last().locator('tr.is-diff[data-field="method"]').count(), 0);
     await page.locator('[data-testid="diff-prev"]').click();

@@ -33,8 +33,8 @@ type SideName = (typeof SIDES)[number];
 
 /** Plain names of the two sides; the spec's terms stay as secondary text. */
 export const SIDE_LABEL: Record<SideName, { label: string; term: string }> = {
-  left: { label: 'Reference run', term: 'left · authority' },
-  right: { label: 'Run checked against it', term: 'right · reconstruction' },
+  left: { label: 'Reference run', term: 'authority' },
+  right: { label: 'Checked run', term: 'reconstruction' },
 };
 
 /** Differing items fetched per page. */
@@ -204,7 +204,7 @@ export class ComparisonPanel {
         'div',
         { class: 'cmp-divergence-text' },
         h('strong', null, 'First divergence'),
-        h('span', { class: 'cmp-divergence-words', 'data-testid': 'divergence-words' }, divergenceWords(fd)),
+        h('span', { class: 'cmp-divergence-words', 'data-testid': 'divergence-words' }, divergenceWords(fd, this.view.divergence_fields)),
         h('span', { class: 'muted small', 'data-testid': 'divergence-text' }, divergenceText(fd, formatMs)),
       ),
       jump,
@@ -492,7 +492,7 @@ export class ComparisonPanel {
                   onclick: () => void this.seekItem(row.name, it),
                 },
                 h('span', { class: 'cmp-item-head' }, h('strong', null, `#${it.index + 1}`), first ? badge('first divergence', 'danger') : null, h('span', { class: 'muted small' }, this.itemWhere(it))),
-                itemBody(it.left, it.right),
+                itemBody(it.left, it.right, it.differing_fields),
               ),
             );
           }),
@@ -679,7 +679,7 @@ function isRow(v: unknown): v is RowItem {
 /** Both sides of a differing item: screen rows with their differing
  * characters marked, JSON objects field by field (differing fields
  * highlighted, strings marked character by character), else one line. */
-function itemBody(left: unknown, right: unknown): HTMLElement {
+function itemBody(left: unknown, right: unknown, differing?: string[]): HTMLElement {
   const side = (tag: string, content: HTMLElement | string) => h('span', { class: 'cmp-item-val' }, h('span', { class: 'cmp-lr' }, tag), content);
   if (isRow(left) || isRow(right)) {
     const one = (v: unknown) => (isRow(v) ? h('span', null, h('span', { class: 'muted small' }, `row ${v.row + 1} `), markedText(v.text, v.ranges ?? [])) : h('span', { class: 'muted small' }, '(no row)'));
@@ -699,7 +699,7 @@ function itemBody(left: unknown, right: unknown): HTMLElement {
     };
     return h('span', { class: 'cmp-item-body' }, side('L', one(left)), side('R', one(right)));
   }
-  const fields = fieldDiffs(left, right);
+  const fields = fieldDiffs(left, right, differing);
   if (fields && left && right) {
     return h(
       'table',
