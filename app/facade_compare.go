@@ -231,7 +231,7 @@ func (f *Facade) OpenComparison(a OpenComparisonArgs) (ComparisonView, error) {
 	if res, err := compare.Compare(envs[0], envs[1], opts); err == nil {
 		diffs = res.Diffs
 		view.DivergenceFields = res.DivergenceFields
-		if again, err := compare.Envelope(res, envs[0], envs[1]); err == nil && cmpCanonicalEqual(again.NormalizedResult, env.NormalizedResult) {
+		if again, err := compare.Envelope(res, envs[0], envs[1]); err == nil && cmpCanonicalEqual(cmpWithoutMode(again.NormalizedResult, params.Mode == ""), env.NormalizedResult) {
 			view.Recomputed = "match"
 		}
 	}
@@ -514,6 +514,25 @@ func (f *Facade) cmpSave(env *evidence.Envelope, res compare.Result) error {
 	_, err = saveAndIndexEvidence(f.ctx, f.env, store.EvidenceEntry{EvidenceID: env.EvidenceID, PredicateType: env.PredicateType,
 		Operation: env.Operation, Summary: summary}, out)
 	return err
+}
+
+// cmpWithoutMode is result without its "mode" member when drop is set: a
+// comparison recorded before modes existed has none, and its recomputed
+// (exact) result must match it otherwise.
+func cmpWithoutMode(result json.RawMessage, drop bool) json.RawMessage {
+	if !drop {
+		return result
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(result, &m) != nil {
+		return result
+	}
+	delete(m, "mode")
+	out, err := json.Marshal(m)
+	if err != nil {
+		return result
+	}
+	return out
 }
 
 // cmpCanonicalEqual compares two JSON values by their RFC 8785 forms.
