@@ -293,7 +293,7 @@ export class ComparisonPanel {
         h(
           'div',
           { class: 'cmp-side-title' },
-          h('span', { class: 'cmp-side-tag' }, SIDE_LABEL[s].label, h('span', { class: 'muted small cmp-side-term' }, ` (${SIDE_LABEL[s].term})`)),
+          h('span', { class: 'cmp-side-tag', title: `${SIDE_LABEL[s].label} (${s}, the ${SIDE_LABEL[s].term})` }, SIDE_LABEL[s].label),
           hashChip(side.evidence_id, { what: 'evidence id', len: 10 }),
           side.available ? h('a', { href: `#/evidence/${side.evidence_id}`, class: 'small', title: 'Open this capture with its panels in the Evidence view' }, 'Details') : null,
         ),
@@ -303,7 +303,7 @@ export class ComparisonPanel {
       side.available
         ? box
         : h('div', { class: 'alert tone-warn cmp-missing' }, icon('warn'), h('div', null, h('strong', null, 'Not in this library. '), side.problem ?? 'Import this capture to replay it.')),
-      h('footer', { class: 'cmp-side-foot muted small' }, 'at ', time, side.started_at ? ` · captured ${side.started_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}` : ''),
+      h('footer', { class: 'cmp-side-foot muted small' }, 'at ', time, side.started_at ? ` · captured ${side.started_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}` : '', h('span', { class: 'cmp-side-term' }, ` · ${s} side, the ${SIDE_LABEL[s].term}`)),
     );
   }
 
@@ -431,7 +431,7 @@ export class ComparisonPanel {
     return h(
       'section',
       { class: 'card cmp-diffs', 'aria-labelledby': 'cmp-diffs-h', 'data-testid': 'diff-list' },
-      h('header', { class: 'card-head' }, h('div', null, h('h2', { id: 'cmp-diffs-h' }, 'Differences by dimension'), h('p', { class: 'card-desc' }, 'Items compared index by index (RFC 8785 equality). Click one to show both sides at its time.'))),
+      h('header', { class: 'card-head' }, h('div', null, h('h2', { id: 'cmp-diffs-h' }, 'Differences by dimension'), h('p', { class: 'card-desc' }, this.view.result.mode === 'behavior' ? 'What differs under behaviour mode (times and chunking ignored): the terminal stream and final screen, the other lists item by item. Click one to show both sides there.' : 'Items compared index by index, times included (RFC 8785 equality). Click one to show both sides at its time.'))),
       this.diffHost,
     );
   }
