@@ -276,6 +276,13 @@ test('compare two real captures, jump to the first divergence, trace spec, ascii
     assert.match(await refused.textContent(), /evidence_integrity_mismatch.*\$\.evidence_id/s);
     assert.equal(await page.locator('[data-testid="comparison"]').count(), 0, 'nothing is shown as a comparison');
 
+    // The exact mode keeps the item-by-item rules: the raw frames compared
+    // index by index, the first divergence the third one.
+    await page.goto(new URL(`/#/compare/${alpha.ev.evidence_id}/${bravo.ev.evidence_id}/exact`, srv.url).href);
+    await until('the exact comparison', async () => (await page.locator('[data-testid="compare-mode"]').getAttribute('data-mode').catch(() => null)) === 'exact');
+    assert.match(await page.locator('[data-testid="divergence-text"]').textContent(), /Terminal diverges first, item 2 at 0:00\.000 \(left frames\[2\], right frames\[2\]\)/);
+    assert.ok(await page.locator('[data-testid="compare-mode-exact"]').isChecked());
+
     // Paging: 1,100 requests whose paths differ are 2,200 protocol
     // differences; every page is reachable, none cut off.
     const replay = { replay: { http: [{ method: 'GET', path: '/x', response: { body: 'x' } }] } };
