@@ -237,9 +237,18 @@ const ReasonTruncated = "At least one capture is truncated."
 // Compare does not recompute the envelopes' evidence_id: obtain them from
 // evidence.Parse, which does, or from evidence.Seal.
 //
-// Observations, compared index by index with RFC 8785 equality (member
-// order irrelevant, numbers as doubles), and the time each carries for the
-// first divergence:
+// opts.Mode selects the rules (ModeBehavior by default); the Result and
+// the comparison Evidence's parameters record it. In behavior mode
+// (behavior.go, terminal.go) the terminal is the concatenated raw stream
+// plus the final rendered screen, located at the first differing byte with
+// the differing rows of the screen rendered after the chunk holding it on
+// each side (and their character ranges); interaction, protocol and shim
+// lists compare without their times and sequences, exit and settlement
+// without elapsed_ms, checkpoints by name without at_ms, processes as the
+// set of command-line paths of the tree. Times still order the first
+// divergence. In exact mode the observations are compared index by index
+// with RFC 8785 equality (member order irrelevant, numbers as doubles);
+// they, and the time each carries for the first divergence, are:
 //
 //   - terminal: frames and rendered_frames merged by (at_ms, raw first,
 //     sequence); at_ms.
