@@ -77,6 +77,10 @@ type ComparisonView struct {
 	Left       ComparisonSide  `json:"left"`
 	Right      ComparisonSide  `json:"right"`
 	TraceSpec  json.RawMessage `json:"trace_spec"`
+	// DivergenceFields names the members in which the first divergence's
+	// two items differ under the mode (null when they are not objects or
+	// the comparison was not recomputed).
+	DivergenceFields []string `json:"divergence_fields"`
 	// Recomputed, for an opened comparison, says whether comparing the two
 	// captures again gave the same result: "match", "mismatch" or
 	// "unavailable" (a capture is not in the library). "" for a fresh one.
@@ -125,6 +129,7 @@ func (f *Facade) CompareCaptures(a CompareCapturesArgs) (ComparisonView, error) 
 	view := ComparisonView{PredicateType: env.PredicateType, Result: env.NormalizedResult, TraceSpec: trace,
 		Left: cmpSide(left, lraw), Right: cmpSide(right, rraw)}
 	view.Dimensions = cmpRows(env.NormalizedResult, res.Diffs)
+	view.DivergenceFields = res.DivergenceFields
 	if a.Save {
 		if err := f.cmpSave(env, res); err != nil {
 			return ComparisonView{}, err
@@ -225,7 +230,8 @@ func (f *Facade) OpenComparison(a OpenComparisonArgs) (ComparisonView, error) {
 	var diffs []compare.DimensionDiff
 	if res, err := compare.Compare(envs[0], envs[1], opts); err == nil {
 		diffs = res.Diffs
-		if again, err := compare.Envelope(res, envs[0], envs[1]); err == nil && cmpCanonicalEqual(again.NormalizedResult, env.NormalizedResult) {
+		view.DivergenceFields = res.DivergenceFields
+		if again, err := compare.Envelope(res, envs[0], envs[1]); err == nil && cmpCanonicalEqual(cmpWithoutMode(again.NormalizedResult, params.Mode == ""), env.NormalizedResult) {
 			view.Recomputed = "match"
 		}
 	}
@@ -512,6 +518,25 @@ func (f *Facade) cmpSave(env *evidence.Envelope, res compare.Result) error {
 	_, err = saveAndIndexEvidence(f.ctx, f.env, store.EvidenceEntry{EvidenceID: env.EvidenceID, PredicateType: env.PredicateType,
 		Operation: env.Operation, Summary: summary}, out)
 	return err
+}
+
+// cmpWithoutMode is result without its "mode" member when drop is set: a
+// comparison recorded before modes existed has none, and its recomputed
+// (exact) result must match it otherwise.
+func cmpWithoutMode(result json.RawMessage, drop bool) json.RawMessage {
+	if !drop {
+		return result
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(result, &m) != nil {
+		return result
+	}
+	delete(m, "mode")
+	out, err := json.Marshal(m)
+	if err != nil {
+		return result
+	}
+	return out
 }
 
 // cmpCanonicalEqual compares two JSON values by their RFC 8785 forms.

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/gatehouse/gatehouse/backend/capture"
+	"github.com/gatehouse/gatehouse/backend/compare"
+	"github.com/gatehouse/gatehouse/backend/evidence"
 	"github.com/gatehouse/gatehouse/backend/policy"
 )
 
@@ -272,6 +274,35 @@ func TestCompareModesAndDiffPages(t *testing.T) {
 	_, status, e := apiCall[ComparisonView](t, ts, "CompareCaptures", map[string]any{"left": alpha, "right": bravo, "mode": "fuzzy"})
 	if status == 200 || e.Code != "invalid_arguments" || detailPaths(t, e) != "$.mode" {
 		t.Errorf("bad mode: %d %+v", status, e)
+	}
+
+	// A comparison recorded before modes existed (no mode in its result or
+	// parameters) still re-checks as a match: it used the exact rules.
+	le, _, err := ts.facade.cmpLoadCapture(alpha, "left")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re, _, _ := ts.facade.cmpLoadCapture(bravo, "right")
+	res, err := compare.Compare(le, re, compare.Options{Mode: compare.ModeExact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := compare.Envelope(res, le, re)
+	strip := func(raw json.RawMessage) json.RawMessage {
+		var m map[string]json.RawMessage
+		json.Unmarshal(raw, &m)
+		delete(m, "mode")
+		b, _ := json.Marshal(m)
+		return b
+	}
+	old.NormalizedResult, old.Parameters, old.EvidenceID = strip(old.NormalizedResult), strip(old.Parameters), ""
+	if err := evidence.Seal(old); err != nil {
+		t.Fatal(err)
+	}
+	oldText, _ := json.Marshal(old)
+	o, status, e := apiCall[ComparisonView](t, ts, "OpenComparison", map[string]any{"text": string(oldText)})
+	if status != 200 || o.Recomputed != "match" || strings.Contains(string(o.Result), `"mode"`) {
+		t.Errorf("pre-mode comparison: %d %+v recomputed %q", status, e, o.Recomputed)
 	}
 
 	page, status, e := apiCall[DimensionRow](t, ts, "CompareDiffPage", map[string]any{"left": alpha, "right": bravo, "mode": "exact", "dimension": "terminal", "offset": 1, "limit": 1})

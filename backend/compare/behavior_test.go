@@ -344,3 +344,19 @@ func TestBehaviorHugeScreenDiffIsBoundedAndComplete(t *testing.T) {
 		t.Errorf("last row %v ranges %s", last["row"], rangesOf(last))
 	}
 }
+
+// Differing fields are named under the mode: behavior leaves times out.
+func TestDifferingFieldsFollowTheMode(t *testing.T) {
+	a, b := baseRecord(), baseRecord()
+	b["interaction_events"] = arr{interaction(0, 35, "y\r")}
+	ea, eb := env(t, a), env(t, b)
+	for mode, want := range map[Mode]string{ModeBehavior: `["data"]`, ModeExact: `["data","dispatched_at_ms","scheduled_at_ms"]`} {
+		res := mustCompare(t, ea, eb, Options{Mode: mode, DiffLimit: 10})
+		if got := fmtJSON(res.Diffs[dimInteraction].Items[0].DifferingFields); got != want {
+			t.Errorf("%s: diff fields %s, want %s", mode, got, want)
+		}
+		if got := fmtJSON(res.DivergenceFields); res.FirstDivergence.Dimension != "interaction" || got != want {
+			t.Errorf("%s: divergence %s fields %s", mode, res.FirstDivergence.Dimension, got)
+		}
+	}
+}

@@ -3,7 +3,9 @@ package compare
 import (
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // BenchmarkCompare compares two captures of n journaled events that differ
@@ -23,6 +25,7 @@ func benchCompare(b *testing.B, mode Mode) {
 			l, r := env(b, lr), env(b, rr)
 			b.SetBytes(int64(len(l.NormalizedResult) + len(r.NormalizedResult)))
 			b.ResetTimer()
+			defer reportCPU(b)()
 			for b.Loop() {
 				res, err := Compare(l, r, Options{Mode: mode})
 				if err != nil {
@@ -33,6 +36,21 @@ func benchCompare(b *testing.B, mode Mode) {
 				}
 			}
 		})
+	}
+}
+
+// reportCPU reports the process CPU time (user + system, all threads)
+// per iteration as cpu-ms/op when the returned function runs: on a
+// machine shared with other work, wall time mostly measures the others.
+func reportCPU(b *testing.B) func() {
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	start := cpu()
+	return func() {
+		b.ReportMetric(float64(cpu()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 	}
 }
 
@@ -83,6 +101,7 @@ func benchCompareWithTrace(b *testing.B, mode Mode) {
 			l, r := env(b, lr), env(b, rr)
 			spec := bigTraceSpec(b)
 			b.ResetTimer()
+			defer reportCPU(b)()
 			for b.Loop() {
 				res, err := Compare(l, r, Options{Mode: mode, Trace: spec})
 				if err != nil {

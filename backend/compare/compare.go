@@ -106,6 +106,10 @@ type Result struct {
 	// Diffs are the differing items per dimension when Options.DiffLimit
 	// is positive (see Diffs); they are not part of the Evidence.
 	Diffs []DimensionDiff `json:"-"`
+	// DivergenceFields names the members in which the first divergence's
+	// two objects differ under the mode (see DiffItem.DifferingFields);
+	// not part of the Evidence.
+	DivergenceFields []string `json:"-"`
 
 	counts [numDims][2]int // observations per dimension, left and right
 	params parameters
@@ -233,9 +237,18 @@ const ReasonTruncated = "At least one capture is truncated."
 // Compare does not recompute the envelopes' evidence_id: obtain them from
 // evidence.Parse, which does, or from evidence.Seal.
 //
-// Observations, compared index by index with RFC 8785 equality (member
-// order irrelevant, numbers as doubles), and the time each carries for the
-// first divergence:
+// opts.Mode selects the rules (ModeBehavior by default); the Result and
+// the comparison Evidence's parameters record it. In behavior mode
+// (behavior.go, terminal.go) the terminal is the concatenated raw stream
+// plus the final rendered screen, located at the first differing byte with
+// the differing rows of the screen rendered after the chunk holding it on
+// each side (and their character ranges); interaction, protocol and shim
+// lists compare without their times and sequences, exit and settlement
+// without elapsed_ms, checkpoints by name without at_ms, processes as the
+// set of command-line paths of the tree. Times still order the first
+// divergence. In exact mode the observations are compared index by index
+// with RFC 8785 equality (member order irrelevant, numbers as doubles);
+// they, and the time each carries for the first divergence, are:
 //
 //   - terminal: frames and rendered_frames merged by (at_ms, raw first,
 //     sequence); at_ms.
@@ -417,6 +430,33 @@ func (p obsPair) equal() bool {
 		return equalJSON(p.l.value, p.r.value)
 	}
 	return equalSkipping(p.l.value, p.r.value, p.l.skip)
+}
+
+// differingFields names the top-level members in which the two sides'
+// objects differ under the pair's mode (the members it ignores left out),
+// sorted; nil unless both sides are objects.
+func (p obsPair) differingFields() []string {
+	if p.l == nil || p.r == nil {
+		return nil
+	}
+	x, okX := p.l.value.(map[string]any)
+	y, okY := p.r.value.(map[string]any)
+	if !okX || !okY {
+		return nil
+	}
+	out := []string{}
+	for k, xv := range x {
+		if yv, ok := y[k]; !p.l.skip[k] && (!ok || !equalJSON(xv, yv)) {
+			out = append(out, k)
+		}
+	}
+	for k := range y {
+		if _, ok := x[k]; !ok && !p.l.skip[k] {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // dimObs is one dimension's comparison list and the number of
@@ -680,6 +720,7 @@ func firstDivergence(res *Result, diffs [numDims]difference, dims [numDims]dimOb
 	i := diffs[best].index
 	dv := Divergence{Status: DivergenceFound, Dimension: dimNames[best], Index: i}
 	lItem, rItem := dims[best].pairs[i].l, dims[best].pairs[i].r
+	res.DivergenceFields = dims[best].pairs[i].differingFields()
 	if lItem != nil {
 		dv.Left, dv.LeftLocation = lItem.value, lItem.location(rItem)
 		if lItem.hasAt {

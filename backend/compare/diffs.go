@@ -13,6 +13,11 @@ type DiffItem struct {
 	RightLocation *string `json:"right_location"`
 	Left          any     `json:"left"`
 	Right         any     `json:"right"`
+	// DifferingFields names the top-level members in which two objects
+	// differ under the comparison's mode (members the mode ignores, such
+	// as times in behavior mode, are not named); nil unless both sides
+	// are objects.
+	DifferingFields []string `json:"differing_fields,omitempty"`
 }
 
 // DimensionDiff lists the differing items of one dimension, in index
@@ -65,7 +70,7 @@ func diffDims(dims [numDims]dimObs, offset, limit int) []DimensionDiff {
 			if dd.Total <= offset || len(dd.Items) == limit {
 				continue
 			}
-			it := DiffItem{Index: i}
+			it := DiffItem{Index: i, DifferingFields: p.differingFields()}
 			if li := p.l; li != nil {
 				it.Left, it.LeftLocation = li.value, strOrNil(li.location(p.r))
 				if li.hasAt {

@@ -276,6 +276,13 @@ test('compare two real captures, jump to the first divergence, trace spec, ascii
     assert.match(await refused.textContent(), /evidence_integrity_mismatch.*\$\.evidence_id/s);
     assert.equal(await page.locator('[data-testid="comparison"]').count(), 0, 'nothing is shown as a comparison');
 
+    // The exact mode keeps the item-by-item rules: the raw frames compared
+    // index by index, the first divergence the third one.
+    await page.goto(new URL(`/#/compare/${alpha.ev.evidence_id}/${bravo.ev.evidence_id}/exact`, srv.url).href);
+    await until('the exact comparison', async () => (await page.locator('[data-testid="compare-mode"]').getAttribute('data-mode').catch(() => null)) === 'exact');
+    assert.match(await page.locator('[data-testid="divergence-text"]').textContent(), /Terminal diverges first, item 2 at 0:00\.000 \(left frames\[2\], right frames\[2\]\)/);
+    assert.ok(await page.locator('[data-testid="compare-mode-exact"]').isChecked());
+
     // Paging: 1,100 requests whose paths differ are 2,200 protocol
     // differences; every page is reachable, none cut off.
     const replay = { replay: { http: [{ method: 'GET', path: '/x', response: { body: 'x' } }] } };
@@ -295,7 +302,10 @@ test('compare two real captures, jump to the first divergence, trace spec, ascii
     await until('the last page', async () => (await range.textContent()) === 'Items 2001–2200 of 2200');
     assert.equal(await page.locator('[data-testid="diff-item"]').last().getAttribute('data-index'), '2199');
     assert.ok(await page.locator('[data-testid="diff-next"]').isDisabled());
-    // Field-level highlight: the path differs, the method does not.
+    // Field-level highlight: the path differs, the method does not, and
+    // times are not differences in behaviour mode.
+    assert.equal(await page.locator('[data-testid="diff-item"]').last().locator('tr.is-diff[data-field="at_ms"]').count(), 0);
+    assert.match(await page.locator('[data-testid="divergence-words"]').textContent(), /^Protocol item 1: path '\/a\/1' → '\/b\/1'$/);
     assert.ok((await page.locator('[data-testid="diff-item"]').last().locator('tr.is-diff[data-field="path"] mark').count()) > 0);
     assert.equal(await page.locator('[data-testid="diff-item"]').last().locator('tr.is-diff[data-field="method"]').count(), 0);
     await page.locator('[data-testid="diff-prev"]').click();

@@ -507,6 +507,9 @@ export interface DiffItem {
   right_location: string | null;
   left: unknown;
   right: unknown;
+  /** The members in which two objects differ under the mode (times are
+   * not named in behaviour mode); absent unless both sides are objects. */
+  differing_fields?: string[];
 }
 
 export interface DimensionRow {
@@ -542,6 +545,8 @@ export interface ComparisonView {
   right: ComparisonSide;
   trace_spec: unknown;
   recomputed?: 'match' | 'mismatch' | 'unavailable';
+  /** The members in which the first divergence's items differ under the mode. */
+  divergence_fields?: string[] | null;
 }
 
 export interface ImportAsciicastResult {

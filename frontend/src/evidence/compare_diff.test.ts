@@ -40,6 +40,9 @@ describe('field-level differences', () => {
     const f = fieldDiffs({ command: 'git', working_directory: 'a', x: 1 }, { working_directory: 'b', command: 'git', y: 2 })!;
     expect(f.map((x) => [x.key, x.differs])).toEqual([['command', false], ['working_directory', true], ['x', true], ['y', true]]);
     expect(fieldDiffs('a', 'b')).toBeNull();
+    // The backend's list (under the mode) decides: times differ but are not named.
+    const g = fieldDiffs({ at_ms: 1, path: '/a' }, { at_ms: 2, path: '/b' }, ['path'])!;
+    expect(g.map((x) => [x.key, x.differs])).toEqual([['at_ms', false], ['path', true]]);
   });
 });
 
@@ -60,6 +63,7 @@ describe('the first divergence in words', () => {
     );
     expect(divergenceWords({ ...base, dimension: 'process', left: null, right: { command: 'curl x', parent_commands: [] } })).toMatch(/^Processes: only the right run has /);
     expect(divergenceWords({ status: 'none' })).toMatch(/Nothing differs/);
+    expect(divergenceWords({ ...base, dimension: 'protocol', left: { at_ms: 30, path: '/a/1' }, right: { at_ms: 60, path: '/b/1' } }, ['path'])).toBe("Protocol item 1: path '/a/1' → '/b/1'");
   });
   it('never passes control characters through', () => {
     const fd: FirstDivergence = {

@@ -123,8 +123,10 @@ export function canonical(v: unknown): string {
 }
 
 /** The fields of two items side by side, differing ones marked; null
- * when either side is not a JSON object. */
-export function fieldDiffs(left: unknown, right: unknown): FieldDiff[] | null {
+ * when either side is not a JSON object. `differing`, when the backend
+ * named them, decides which fields differ (under the comparison's mode,
+ * e.g. times ignored in behaviour mode); else canonical equality does. */
+export function fieldDiffs(left: unknown, right: unknown, differing?: readonly string[] | null): FieldDiff[] | null {
   const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
   if (!isObj(left) && !isObj(right)) return null;
   const l = isObj(left) ? left : {};
@@ -133,7 +135,8 @@ export function fieldDiffs(left: unknown, right: unknown): FieldDiff[] | null {
   return keys.map((key) => {
     const inLeft = key in l;
     const inRight = key in r;
-    return { key, left: l[key], right: r[key], inLeft, inRight, differs: inLeft !== inRight || canonical(l[key]) !== canonical(r[key]) };
+    const differs = differing ? differing.includes(key) : inLeft !== inRight || canonical(l[key]) !== canonical(r[key]);
+    return { key, left: l[key], right: r[key], inLeft, inRight, differs };
   });
 }
 
@@ -165,7 +168,7 @@ function rowsOf(v: unknown): RowValue[] {
 /** The first divergence in words: what differs, e.g. "row 4: '✔ build
  * succeeded' → '✘ build failed'", or the differing fields of the two
  * items. */
-export function divergenceWords(fd: FirstDivergence): string {
+export function divergenceWords(fd: FirstDivergence, differing?: readonly string[] | null): string {
   if (fd.status === 'none') return 'Nothing differs: every dimension is unchanged.';
   if (fd.status === 'unknown') return fd.reason;
   const dim = DIMENSION_LABEL[fd.dimension];
@@ -196,7 +199,7 @@ export function divergenceWords(fd: FirstDivergence): string {
   }
   if (fd.left === null || fd.left === undefined) return `${dim}: only the right run has ${valueText(fd.right, 160)}`;
   if (fd.right === null || fd.right === undefined) return `${dim}: only the left run has ${valueText(fd.left, 160)}`;
-  const fields = fieldDiffs(fd.left, fd.right);
+  const fields = fieldDiffs(fd.left, fd.right, differing);
   if (fields) {
     const diff = fields.filter((f) => f.differs);
     const shown = diff.slice(0, 2).map((f) => `${f.key} ${valueText(f.left, 60)} → ${valueText(f.right, 60)}`);

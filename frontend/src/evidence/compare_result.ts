@@ -34,8 +34,8 @@ type SideName = (typeof SIDES)[number];
 
 /** Plain names of the two sides; the spec's terms stay as secondary text. */
 export const SIDE_LABEL: Record<SideName, { label: string; term: string }> = {
-  left: { label: 'Reference run', term: 'left · authority' },
-  right: { label: 'Run checked against it', term: 'right · reconstruction' },
+  left: { label: 'Reference run', term: 'authority' },
+  right: { label: 'Checked run', term: 'reconstruction' },
 };
 
 /** Differing items fetched per page. */
@@ -206,7 +206,7 @@ export class ComparisonPanel {
         'div',
         { class: 'cmp-divergence-text' },
         h('strong', null, 'First divergence'),
-        h('span', { class: 'cmp-divergence-words', 'data-testid': 'divergence-words' }, divergenceWords(fd)),
+        h('span', { class: 'cmp-divergence-words', 'data-testid': 'divergence-words' }, divergenceWords(fd, this.view.divergence_fields)),
         h('span', { class: 'muted small', 'data-testid': 'divergence-text' }, divergenceText(fd, formatMs)),
       ),
       jump,
@@ -295,7 +295,7 @@ export class ComparisonPanel {
         h(
           'div',
           { class: 'cmp-side-title' },
-          h('span', { class: 'cmp-side-tag' }, SIDE_LABEL[s].label, h('span', { class: 'muted small cmp-side-term' }, ` (${SIDE_LABEL[s].term})`)),
+          h('span', { class: 'cmp-side-tag', title: `${SIDE_LABEL[s].label} (${s}, the ${SIDE_LABEL[s].term})` }, SIDE_LABEL[s].label),
           hashChip(side.evidence_id, { what: 'evidence id', len: 10 }),
           side.available ? h('a', { href: `#/evidence/${side.evidence_id}`, class: 'small', title: 'Open this capture with its panels in the Evidence view' }, 'Details') : null,
         ),
@@ -305,7 +305,7 @@ export class ComparisonPanel {
       side.available
         ? box
         : h('div', { class: 'alert tone-warn cmp-missing' }, icon('warn'), h('div', null, h('strong', null, 'Not in this library. '), side.problem ?? 'Import this capture to replay it.')),
-      h('footer', { class: 'cmp-side-foot muted small' }, 'at ', time, side.started_at ? ` · captured ${side.started_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}` : ''),
+      h('footer', { class: 'cmp-side-foot muted small' }, 'at ', time, side.started_at ? ` · captured ${side.started_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}` : '', h('span', { class: 'cmp-side-term' }, ` · ${s} side, the ${SIDE_LABEL[s].term}`)),
     );
   }
 
@@ -433,7 +433,7 @@ export class ComparisonPanel {
     return h(
       'section',
       { class: 'card cmp-diffs', 'aria-labelledby': 'cmp-diffs-h', 'data-testid': 'diff-list' },
-      h('header', { class: 'card-head' }, h('div', null, h('h2', { id: 'cmp-diffs-h' }, 'Differences by dimension'), h('p', { class: 'card-desc' }, 'Items compared index by index (RFC 8785 equality). Click one to show both sides at its time.'))),
+      h('header', { class: 'card-head' }, h('div', null, h('h2', { id: 'cmp-diffs-h' }, 'Differences by dimension'), h('p', { class: 'card-desc' }, this.view.result.mode === 'behavior' ? 'What differs under behaviour mode (times and chunking ignored): the terminal stream and final screen, the other lists item by item. Click one to show both sides there.' : 'Items compared index by index, times included (RFC 8785 equality). Click one to show both sides at its time.'))),
       this.diffHost,
     );
   }
@@ -494,7 +494,7 @@ export class ComparisonPanel {
                   onclick: () => void this.seekItem(row.name, it),
                 },
                 h('span', { class: 'cmp-item-head' }, h('strong', null, `#${it.index + 1}`), first ? badge('first divergence', 'danger') : null, h('span', { class: 'muted small' }, this.itemWhere(it))),
-                itemBody(it.left, it.right),
+                itemBody(it.left, it.right, it.differing_fields),
               ),
             );
           }),
@@ -681,7 +681,7 @@ function isRow(v: unknown): v is RowItem {
 /** Both sides of a differing item: screen rows with their differing
  * characters marked, JSON objects field by field (differing fields
  * highlighted, strings marked character by character), else one line. */
-function itemBody(left: unknown, right: unknown): HTMLElement {
+function itemBody(left: unknown, right: unknown, differing?: string[]): HTMLElement {
   const side = (tag: string, content: HTMLElement | string) => h('span', { class: 'cmp-item-val' }, h('span', { class: 'cmp-lr' }, tag), content);
   if (isRow(left) || isRow(right)) {
     const one = (v: unknown) => (isRow(v) ? h('span', null, h('span', { class: 'muted small' }, `row ${v.row + 1} `), markedText(v.text, v.ranges ?? [])) : h('span', { class: 'muted small' }, '(no row)'));
@@ -701,7 +701,7 @@ function itemBody(left: unknown, right: unknown): HTMLElement {
     };
     return h('span', { class: 'cmp-item-body' }, side('L', one(left)), side('R', one(right)));
   }
-  const fields = fieldDiffs(left, right);
+  const fields = fieldDiffs(left, right, differing);
   if (fields && left && right) {
     return h(
       'table',

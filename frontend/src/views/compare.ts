@@ -256,7 +256,7 @@ export function compareView(): View {
               h('a', { href: '#/evidence', class: 'btn' }, 'Open the Evidence library'),
             )
           : null,
-        h('div', { class: 'cmp-pick-row' }, select('left', left, 'Reference run', 'left · authority'), swap, select('right', right, 'Run checked against it', 'right · reconstruction')),
+        h('div', { class: 'cmp-pick-row' }, select('left', left, 'Reference run', 'left · authority'), swap, select('right', right, 'Checked run', 'right · reconstruction')),
         contract,
         modeSwitch,
         same ? h('p', { class: 'field-msg field-warn' }, 'Both sides are the same capture: every dimension will be unchanged.') : null,
