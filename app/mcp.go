@@ -123,7 +123,7 @@ func (s *mcpService) serverFor(agentID, id string) (*mcpTools, *mcp.Server) {
 		},
 	})
 	t.srv = srv
-	srv.AddReceivingMiddleware(withToolMeta)
+	srv.AddReceivingMiddleware(withToolMeta, withProgressToken)
 	srv.AddTool(&mcp.Tool{Name: "list_skills", Description: "List the skills Gatehouse knows, with whether each has a runnable script.",
 		InputSchema: objectSchema(nil, nil)}, t.listSkills)
 	srv.AddTool(&mcp.Tool{Name: "read_skill", Description: "Read a skill: its SKILL.md instructions, resources and inspection. Never executes anything.",
