@@ -171,6 +171,7 @@ func withToolMeta(next mcp.MethodHandler) mcp.MethodHandler {
 // (docs/schemas), the one the parser is tested against.
 var publishedInputs = map[string]string{
 	"capture_process_scenario": "capture-scenario.schema.json",
+	"run_replay_machine":       "replay-run.schema.json",
 }
 
 // publishedSchema reads one published schema; the files are embedded, so
