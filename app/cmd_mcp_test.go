@@ -163,11 +163,21 @@ func TestBridgeAppGoneReported(t *testing.T) {
 	br.send(t, bridgeInit)
 	br.next(t)
 	br.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	br.send(t, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	if m := br.next(t); m["id"] != float64(2) || m["result"] == nil { // the notification was delivered before it
+		t.Fatalf("ping: %v", m)
+	}
 	ts.cancel() // the app stops
 	<-ts.done
-	br.send(t, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
-	if m := br.next(t); m["id"] != float64(2) || m["error"] == nil {
-		t.Fatalf("ping to a stopped app: %v", m)
+	go io.WriteString(br.in, `{"jsonrpc":"2.0","id":3,"method":"ping"}`+"\n") // the bridge may have ended: never block on it
+	// The ping is answered with an error, unless the bridge noticed the
+	// app was gone earlier (on its event stream) and ended first.
+	if br.out.Scan() {
+		var m map[string]any
+		json.Unmarshal(br.out.Bytes(), &m)
+		if m["id"] != float64(3) || m["error"] == nil {
+			t.Fatalf("ping to a stopped app: %v", m)
+		}
 	}
 	select {
 	case err := <-br.done:

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -122,7 +123,7 @@ func (s *mcpService) serverFor(agentID, id string) (*mcpTools, *mcp.Server) {
 		},
 	})
 	t.srv = srv
-	srv.AddReceivingMiddleware(withToolMeta)
+	srv.AddReceivingMiddleware(withToolMeta, withProgressToken)
 	srv.AddTool(&mcp.Tool{Name: "list_skills", Description: "List the skills Gatehouse knows, with whether each has a runnable script.",
 		InputSchema: objectSchema(nil, nil)}, t.listSkills)
 	srv.AddTool(&mcp.Tool{Name: "read_skill", Description: "Read a skill: its SKILL.md instructions, resources and inspection. Never executes anything.",
@@ -195,7 +196,17 @@ func jsonResult(v any, isError bool) *mcp.CallToolResult {
 		return failed(completeFailure(v))
 	}
 	body, _ := json.Marshal(v)
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}, StructuredContent: v}
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}, StructuredContent: v}
+	// A result that names an Evidence resource links it, so a host can
+	// fetch or show it without parsing the JSON.
+	if m, ok := v.(map[string]any); ok {
+		if uri, ok := m["resource"].(string); ok && strings.HasPrefix(uri, evidenceURIPrefix) {
+			id := strings.TrimPrefix(uri, evidenceURIPrefix)
+			res.Content = append(res.Content, &mcp.ResourceLink{URI: uri, Name: "capture " + id, Title: "Process capture Evidence " + id,
+				Description: "Process Capture v4 Evidence made by this call (resources/read returns it)", MIMEType: "application/json"})
+		}
+	}
+	return res
 }
 
 // maxListedDescription bounds a description in list_skills (read_skill

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatehouse/gatehouse/backend/consent"
+	"github.com/gatehouse/gatehouse/backend/runner"
 )
 
 // copyTree copies the files of src into dst.
@@ -150,5 +154,77 @@ func TestMCPInspectionCacheSeesChanges(t *testing.T) {
 	os.WriteFile(script, orig, 0o644)
 	if ok, issue := runnable(); !ok {
 		t.Fatalf("the original bytes are refused: %v", issue)
+	}
+}
+
+// trustedBench prepares a server whose policy trusts text-metrics for a
+// new agent in ws, and a connected MCP client of that agent.
+func trustedBench(b *testing.B) (*testServer, *mcp.ClientSession, string, string) {
+	ts := startServer(b)
+	ws := b.TempDir()
+	res, err := ts.facade.AddAgent(AddAgentArgs{Name: "bench", CanExecuteSkills: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ins, _ := ts.facade.InspectSkill(InspectSkillArgs{Name: "text-metrics"})
+	real, _ := resolveForTest(ws)
+	if _, err := ts.facade.SetPolicy(SetPolicyArgs{Policy: json.RawMessage(fmt.Sprintf(`{"mode":"trusted_revisions","safeMode":false,"trusted":[{"revision":%q,"agentId":%q,"workspace":%q,"timeoutMsCeiling":5000,"maxOutputBytesCeiling":16384}]}`,
+		ins.Execution.Revision, res.Agent.ID, real))}); err != nil {
+		b.Fatal(err)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.base + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer{token: res.Token, base: http.DefaultTransport}}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	return ts, cs, res.Agent.ID, ws
+}
+
+// BenchmarkRunSkillTrustedMCP is run_skill of a trusted skill over MCP;
+// compare with BenchmarkRunSkillTrustedInProcess (the same pipeline
+// called directly): the ratio is the MCP overhead.
+func BenchmarkRunSkillTrustedMCP(b *testing.B) {
+	_, cs, _, ws := trustedBench(b)
+	call := func() {
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_skill", Arguments: map[string]any{
+			"name": "text-metrics", "input": map[string]any{"text": "one two three"}, "workspace": ws}})
+		if err != nil || r.IsError {
+			b.Fatalf("%v %v", err, r)
+		}
+	}
+	call()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		call()
+	}
+}
+
+// BenchmarkRunSkillTrustedInProcess runs the same trusted request through
+// the consent pipeline and runner in this process.
+func BenchmarkRunSkillTrustedInProcess(b *testing.B) {
+	ts, _, agentID, ws := trustedBench(b)
+	f := ts.facade
+	sk, err := f.env.resolveSkill(context.Background(), "text-metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	runID := f.consent.StartRun(agentID)
+	call := func() {
+		w, err := runner.ResolveWorkspace(ws)
+		if err != nil {
+			b.Fatal(err)
+		}
+		creq := &consent.Request{AgentID: agentID, RunID: runID, Skill: sk.Name, Execution: f.env.inspectExecution(sk),
+			Invocation: []byte(`{"text":"one two three"}`), Workspace: w, Pin: *f.env.Pin}
+		if res := f.pipeline.Execute(context.Background(), creq); res.Envelope.Status != runner.StatusSucceeded {
+			b.Fatalf("%+v", res.Envelope)
+		}
+	}
+	call()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		call()
 	}
 }

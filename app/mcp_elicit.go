@@ -54,6 +54,7 @@ func (t *mcpTools) askGrant(ctx context.Context, ss *mcp.ServerSession, runID st
 	if !elicit && !t.s.windowOpen() {
 		return consent.Grant{}, errNoDecider
 	}
+	defer t.keepAlive(ctx, ss, progressToken(ctx), "waiting for the capture grant in Gatehouse")()
 	var onRaised func(consent.Grant)
 	if elicit {
 		ectx, stop := context.WithCancel(ctx)

@@ -182,3 +182,48 @@ func TestMCPCatalogBlobsAndValidity(t *testing.T) {
 		t.Fatalf("rows %v", rows)
 	}
 }
+
+// A capture's result links its Evidence resource, and the resource list
+// names it by its command.
+func TestMCPCaptureLinkAndName(t *testing.T) {
+	work := t.TempDir()
+	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_ENABLED", "1")
+	t.Setenv("GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK", "1")
+	t.Setenv("GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON", `["/bin","/usr/bin"]`)
+	t.Setenv("GATEHOUSE_PROCESS_WORKING_ROOTS_JSON", `["`+work+`"]`)
+	ts := startServer(t)
+	_, tok := addAgent(t, ts, "linker")
+	cs, err := mcpClient(t, ts, tok, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	ctx := context.Background()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "capture_process_scenario", Arguments: map[string]any{
+		"approved": true, "executable": "/bin/echo", "arguments": []string{"linked"}, "working_directory": work, "timeout_ms": 5000}})
+	if err != nil || res.IsError {
+		t.Fatalf("%v %s", err, textOf(res))
+	}
+	var link *mcp.ResourceLink
+	for _, c := range res.Content {
+		if l, ok := c.(*mcp.ResourceLink); ok {
+			link = l
+		}
+	}
+	if link == nil || link.URI != structured(t, res)["resource"] || link.MIMEType != "application/json" {
+		t.Fatalf("no resource link to the capture: %#v", res.Content)
+	}
+	list, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range list.Resources {
+		if r.URI == link.URI {
+			if !strings.Contains(r.Name, "echo") || !strings.Contains(r.Name, "linked") {
+				t.Fatalf("resource named %q", r.Name)
+			}
+			return
+		}
+	}
+	t.Fatalf("capture not listed: %+v", list.Resources)
+}

@@ -90,7 +90,13 @@ func (t *mcpTools) addLocal(id string) {
 	t.mu.Lock()
 	t.local[id] = true
 	t.mu.Unlock()
-	t.srv.AddResource(&mcp.Resource{URI: evidenceURIPrefix + id, Name: "capture made on this connection", MIMEType: "application/json"}, t.readEvidence)
+	name, title := "capture "+id, "Capture made on this connection"
+	if e, err := t.s.f.env.DB.GetEvidence(t.s.f.ctx, id); err == nil {
+		name = "capture: " + sharedName(e)
+		title = "Capture of " + sharedName(e) + " (made on this connection)"
+	}
+	t.srv.AddResource(&mcp.Resource{URI: evidenceURIPrefix + id, Name: name, Title: title, MIMEType: "application/json",
+		Description: "Process Capture v4 Evidence " + id}, t.readEvidence)
 }
 
 // addShared lists shared Evidence (a capture of this connection keeps its
@@ -100,7 +106,8 @@ func (t *mcpTools) addShared(e store.EvidenceEntry) {
 	local := t.local[e.EvidenceID]
 	t.mu.Unlock()
 	if !local {
-		t.srv.AddResource(&mcp.Resource{URI: evidenceURIPrefix + e.EvidenceID, Name: "shared by the person: " + sharedName(e), MIMEType: "application/json"}, t.readEvidence)
+		t.srv.AddResource(&mcp.Resource{URI: evidenceURIPrefix + e.EvidenceID, Name: "shared: " + sharedName(e), Title: sharedName(e) + " (shared by the person)",
+			Description: "Evidence " + e.EvidenceID + " the person shares with agents", MIMEType: "application/json"}, t.readEvidence)
 	}
 }
 

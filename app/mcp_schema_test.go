@@ -10,6 +10,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/gatehouse/gatehouse/backend/capture"
+	"github.com/gatehouse/gatehouse/backend/replay"
 	"github.com/gatehouse/gatehouse/docs"
 )
 
@@ -115,4 +116,53 @@ func TestMCPPublishesScenarioSchema(t *testing.T) {
 		return
 	}
 	t.Fatal("no capture_process_scenario tool")
+}
+
+// The published replay run schema (its events in full) and ParseRun agree
+// on a corpus of runs.
+func TestReplayRunSchemaMatchesParser(t *testing.T) {
+	s := compilePublished(t, "replay-run.schema.json")
+	m := `{"initial_state":"a","states":[{"name":"a","terminal":true}],"transitions":[],"max_transitions":1}`
+	if _, issues := replay.ParseRun([]byte(`{"machine":` + m + `,"events":[]}`)); len(issues) > 0 {
+		t.Fatalf("the corpus machine is invalid: %v", issues)
+	}
+	valid := []string{
+		`[]`,
+		`[{"type":"http_request","method":"GET","path":"/x?y=1","headers":{"Accept":"text/plain"},"body":null,"at_ms":5}]`,
+		`[{"type":"http_request","method":"POST","path":"/","body":"hi","connection":"c1"},{"type":"http_request","method":"GET","path":"/again","connection":"c1","at_ms":7}]`,
+		`[{"type":"websocket_connect","connection":"ws-1","path":"/socket"},{"type":"websocket_message","connection":"ws-1","body":"ping","at_ms":3}]`,
+	}
+	broken := []string{
+		`{}`,
+		`[{"type":"http_request","path":"/"}]`,
+		`[{"type":"http_request","method":"get","path":"/"}]`,
+		`[{"type":"http_request","method":"GET","path":"x"}]`,
+		`[{"type":"http_request","method":"GET","path":"/a b"}]`,
+		`[{"type":"http_request","method":"GET","path":"/","extra":1}]`,
+		`[{"type":"http_request","method":"GET","path":"/","headers":{"bad header":"x"}}]`,
+		`[{"type":"http_request","method":"GET","path":"/","headers":{"A":1}}]`,
+		`[{"type":"http_request","method":"GET","path":"/","at_ms":-1}]`,
+		`[{"type":"websocket_connect","path":"/s"}]`,
+		`[{"type":"websocket_message","connection":"c"}]`,
+		`[{"type":"websocket_message","connection":"c","body":null}]`,
+		`[{"type":"teleport"}]`,
+		`[{"type":"websocket_connect","connection":"-bad","path":"/s"}]`,
+	}
+	check := func(events string, want bool) {
+		t.Helper()
+		doc := `{"machine":` + m + `,"events":` + events + `}`
+		var v any
+		json.Unmarshal([]byte(doc), &v)
+		schemaOK := s.Validate(v) == nil
+		_, issues := replay.ParseRun([]byte(doc))
+		if schemaOK != want || (len(issues) == 0) != want {
+			t.Errorf("events %s: schema accepts %v, parser issues %v; want valid %v", events, schemaOK, issues, want)
+		}
+	}
+	for _, e := range valid {
+		check(e, true)
+	}
+	for _, e := range broken {
+		check(e, false)
+	}
 }

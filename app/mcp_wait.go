@@ -307,3 +307,46 @@ func (t *mcpTools) awaitRun(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	}
 	return t.waitTicket(ctx, req, k, time.Duration(a.WaitMs)*time.Millisecond)
 }
+
+// keepAlive sends a progress notification with msg every KeepAlive while
+// a call without a ticket (a grant or plan dialog) waits for a person,
+// when the client gave a progress token; the returned function stops it.
+func (t *mcpTools) keepAlive(ctx context.Context, ss *mcp.ServerSession, token any, msg string) func() {
+	if token == nil {
+		return func() {}
+	}
+	ctx, stop := context.WithCancel(ctx)
+	go func() {
+		tick := time.NewTicker(t.s.limits.KeepAlive)
+		defer tick.Stop()
+		n := 0
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				n++
+				ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: msg})
+			}
+		}
+	}()
+	return stop
+}
+
+type progressTokenKey struct{}
+
+// withProgressToken is the middleware that makes a tools/call's progress
+// token reachable from helpers that only get the call's context.
+func withProgressToken(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
+			if tok := r.Params.GetProgressToken(); tok != nil {
+				ctx = context.WithValue(ctx, progressTokenKey{}, tok)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// progressToken is the progress token of the tools/call ctx belongs to.
+func progressToken(ctx context.Context) any { return ctx.Value(progressTokenKey{}) }

@@ -255,3 +255,47 @@ func TestMCPParallelCallSuperseded(t *testing.T) {
 		t.Fatalf("second call: %v", env)
 	}
 }
+
+// A capture waiting for its grant keeps the client's timer alive too.
+func TestMCPGrantWaitKeepAlive(t *testing.T) {
+	work := t.TempDir()
+	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_ENABLED", "1")
+	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_AUTO_GRANT", "0")
+	t.Setenv("GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK", "1")
+	t.Setenv("GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON", `["/bin","/usr/bin"]`)
+	t.Setenv("GATEHOUSE_PROCESS_WORKING_ROOTS_JSON", `["`+work+`"]`)
+	ts := startServer(t)
+	ts.mcp.limits.KeepAlive = 100 * time.Millisecond
+	_, tok := addAgent(t, ts, "grant-waiter")
+	var mu sync.Mutex
+	n := 0
+	cs, err := mcpClient(t, ts, tok, func(r *mcp.ProgressNotificationClientRequest) {
+		if strings.HasPrefix(r.Params.Message, "waiting for the capture grant") {
+			mu.Lock()
+			n++
+			mu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "capture_process_scenario", Arguments: map[string]any{"approved": true, "executable": "/bin/echo",
+		"arguments": []string{"ok"}, "working_directory": work, "timeout_ms": 5000}}
+	params.SetProgressToken("g")
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() { r, _ := cs.CallTool(context.Background(), params); done <- r }()
+	var id string
+	waitFor(t, "the grant", func() bool {
+		p, _ := ts.facade.PendingGrants(Empty{})
+		if len(p.Grants) == 1 {
+			id = p.Grants[0].ID
+		}
+		return id != ""
+	})
+	waitFor(t, "five keep-alives", func() bool { mu.Lock(); defer mu.Unlock(); return n >= 5 })
+	ts.facade.DecideGrant(DecideGrantArgs{GrantID: id, Approve: true, Scope: "once"})
+	if r := <-done; r == nil || r.IsError {
+		t.Fatalf("capture after the grant: %v", r)
+	}
+}

@@ -84,6 +84,7 @@ func (t *mcpTools) proposeWorkflow(ctx context.Context, req *mcp.CallToolRequest
 	defer cancel()
 	defer t.s.track(req.Session.ID(), cancel)()
 	go watchSession(ctx, req.Session, cancel)
+	defer t.keepAlive(ctx, req.Session, req.Params.GetProgressToken(), "waiting for the plan's approval in Gatehouse")() // mcp_wait.go
 	out := f.pipeline.ProposePlan(ctx, runID, t.agentID, reqs, f.askPlan(t.agentID, planSteps(reqs, roots)))
 	if out.Code != "" {
 		return jsonResult(map[string]any{"error": true, "code": out.Code, "issues": out.Issues}, true), nil
