@@ -4,7 +4,8 @@
 import './styles.css';
 import { api, onConnection, onSessionLost, shellKind, type ConnectionState } from './api/client';
 import { h, icon, replace } from './lib/dom';
-import { initConsent, onPendingCount, showConsent } from './views/consent';
+import { initConsent, onPendingCount, showConsent, focusRequest } from './views/consent';
+import { initAttention, setBaseTitle, setWaiting } from './attention/attention';
 import { evidenceView } from './views/evidence';
 import { lazyView } from './views/lazy';
 import { runsView } from './views/runs';
@@ -103,6 +104,7 @@ const header = h(
   h('span', { class: 'spacer' }),
   conn,
   pendingBtn,
+  initAttention((id) => focusRequest(id)),
   h('button', { type: 'button', class: 'icon-btn theme-btn', 'data-testid': 'theme-toggle', onclick: toggleTheme }),
 );
 
@@ -138,7 +140,7 @@ function route(): void {
       else a.removeAttribute('aria-current');
     });
   }
-  document.title = `${v.title} · Gatehouse`;
+  setBaseTitle(`${v.title} · Gatehouse`);
   v.route(parts.slice(1).filter(Boolean));
 }
 
@@ -162,6 +164,7 @@ onSessionLost(() => {
 onPendingCount((n) => {
   pendingBtn.hidden = n === 0;
   pendingBtn.textContent = n === 1 ? '1 request waiting' : `${n} requests waiting`;
+  setWaiting(n);
 });
 
 initConsent(modalHost, appRoot);
