@@ -46,7 +46,7 @@ define apt
 	fi
 endef
 
-.PHONY: icons all build build-bin run test vet gotest nodetest frontend frontend-test e2e fuzz bench bench-mcp deps desktop desktop-smoke desktop-attention clean
+.PHONY: icons all build build-bin run test vet gotest nodetest frontend frontend-test e2e fuzz bench bench-mcp deps desktop desktop-smoke desktop-attention package package-check clean
 
 all: build
 
@@ -144,6 +144,17 @@ desktop: deps frontend
 desktop-smoke: desktop
 	$(call apt,xvfb)
 	GATEHOUSE_DATA_DIR=$$(mktemp -d)/data xvfb-run -a -s "-screen 0 1280x800x24" ./bin/gatehouse-desktop desktop --smoke
+
+## package: bin/gatehouse_<version>_<arch>.deb (desktop binary, desktop entry, icons)
+package: desktop
+	@build/linux/package.sh bin/gatehouse-desktop $$(sed -n 's/^const Version = "\(.*\)"/\1/p' app/facade_skills.go)
+
+## package-check: install the .deb with apt, run doctor and the window's
+## smoke test from the installed binary, validate the desktop entry, remove
+package-check: package
+	$(call apt,xvfb)
+	$(call apt,desktop-file-utils)
+	.ci/package-check
 
 ## desktop-attention: under Xvfb and a real D-Bus session bus, an agent's
 ## request flags the unfocused window and reaches a test notification server
