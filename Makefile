@@ -46,7 +46,7 @@ define apt
 	fi
 endef
 
-.PHONY: icons all build build-bin run test vet gotest nodetest frontend frontend-test e2e fuzz bench bench-mcp deps desktop desktop-smoke desktop-attention package package-check clean
+.PHONY: icons all build build-bin run test vet gotest nodetest frontend frontend-test e2e fuzz bench bench-mcp deps desktop desktop-smoke desktop-attention package package-check run-check clean
 
 all: build
 
@@ -144,6 +144,14 @@ desktop: deps frontend
 desktop-smoke: desktop
 	$(call apt,xvfb)
 	GATEHOUSE_DATA_DIR=$$(mktemp -d)/data xvfb-run -a -s "-screen 0 1280x800x24" ./bin/gatehouse-desktop desktop --smoke
+
+## run-check: `make run` under Xvfb opens the window (screenshot and pixel
+## check), and without a display serves browser mode
+run-check: deps frontend
+	$(call apt,xvfb)
+	$(call apt,x11-utils)
+	$(call apt,imagemagick)
+	.ci/run-check
 
 ## package: bin/gatehouse_<version>_<arch>.deb (desktop binary, desktop entry, icons)
 package: desktop
