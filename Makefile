@@ -48,7 +48,7 @@ define apt
 	fi
 endef
 
-.PHONY: icons all build build-bin run test interop vet gotest nodetest frontend renderer frontend-test e2e fuzz bench bench-mcp deps desktop desktop-smoke desktop-attention clean
+.PHONY: icons all build build-bin run test interop vet gotest nodetest frontend renderer frontend-test e2e fuzz bench bench-mcp deps desktop desktop-smoke desktop-attention package package-check run-check clean
 
 all: build
 
@@ -127,6 +127,7 @@ e2e: deps frontend
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/mcp.mjs
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/evidence.mjs
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/compare.mjs
+	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/attention.mjs
 
 fuzz: deps
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -164,6 +165,25 @@ desktop: deps frontend
 desktop-smoke: desktop
 	$(call apt,xvfb)
 	GATEHOUSE_DATA_DIR=$$(mktemp -d)/data xvfb-run -a -s "-screen 0 1280x800x24" ./bin/gatehouse-desktop desktop --smoke
+
+## run-check: `make run` under Xvfb opens the window (screenshot and pixel
+## check), and without a display serves browser mode
+run-check: deps frontend
+	$(call apt,xvfb)
+	$(call apt,x11-utils)
+	$(call apt,imagemagick)
+	.ci/run-check
+
+## package: bin/gatehouse_<version>_<arch>.deb (desktop binary, desktop entry, icons)
+package: desktop
+	@build/linux/package.sh bin/gatehouse-desktop $$(sed -n 's/^const Version = "\(.*\)"/\1/p' app/facade_skills.go)
+
+## package-check: install the .deb with apt, run doctor and the window's
+## smoke test from the installed binary, validate the desktop entry, remove
+package-check: package
+	$(call apt,xvfb)
+	$(call apt,desktop-file-utils)
+	.ci/package-check
 
 ## desktop-attention: under Xvfb and a real D-Bus session bus, an agent's
 ## request flags the unfocused window and reaches a test notification server

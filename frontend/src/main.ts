@@ -5,7 +5,8 @@ import './styles.css';
 import { api, onConnection, onSessionLost, shellKind, type ConnectionState } from './api/client';
 import { h, icon, replace } from './lib/dom';
 import { visibleString } from './lib/visible';
-import { initConsent, onPendingCount, showConsent } from './views/consent';
+import { initConsent, onPendingCount, showConsent, focusRequest } from './views/consent';
+import { initAttention, setBaseTitle, setWaiting } from './attention/attention';
 import { evidenceView } from './views/evidence';
 import { lazyView } from './views/lazy';
 import { runsView } from './views/runs';
@@ -104,6 +105,7 @@ const header = h(
   h('span', { class: 'spacer' }),
   conn,
   pendingBtn,
+  initAttention((id) => focusRequest(id)),
   h('button', { type: 'button', class: 'icon-btn theme-btn', 'data-testid': 'theme-toggle', onclick: toggleTheme }),
 );
 
@@ -139,7 +141,7 @@ function route(): void {
       else a.removeAttribute('aria-current');
     });
   }
-  document.title = `${v.title} · Gatehouse`;
+  setBaseTitle(`${v.title} · Gatehouse`);
   v.route(parts.slice(1).filter(Boolean));
 }
 
@@ -163,6 +165,7 @@ onSessionLost(() => {
 onPendingCount((n) => {
   pendingBtn.hidden = n === 0;
   pendingBtn.textContent = n === 1 ? '1 request waiting' : `${n} requests waiting`;
+  setWaiting(n);
 });
 
 initConsent(modalHost, appRoot);

@@ -49,6 +49,8 @@ export const METHODS = [
   'OpenComparison',
   'ExportAsciicast',
   'ImportAsciicast',
+  'GetAttention',
+  'SetAttention',
 ] as const;
 
 // Compile-time check that METHODS and ApiMethods name the same set.

@@ -615,6 +615,13 @@ export interface ApiMethods {
   OpenComparison: { args: { id?: string; text?: string }; result: ComparisonView };
   ExportAsciicast: { args: { id: string }; result: { name: string; text: string; events: number } };
   ImportAsciicast: { args: { name: string; text: string }; result: ImportAsciicastResult };
+  GetAttention: { args: Record<string, never>; result: AttentionSettings };
+  SetAttention: { args: AttentionSettings; result: AttentionSettings };
+}
+
+/** How Gatehouse may get the person's attention (GetAttention). */
+export interface AttentionSettings {
+  notifications: boolean;
 }
 
 export type MethodName = keyof ApiMethods;
@@ -627,7 +634,7 @@ export interface ProposalEvent {
 }
 
 export interface SettingsEvent {
-  what: 'policy' | 'agents' | 'runtime' | 'roots' | 'capture';
+  what: 'policy' | 'agents' | 'runtime' | 'roots' | 'capture' | 'attention';
 }
 
 export interface EventPayloads {
@@ -637,6 +644,8 @@ export interface EventPayloads {
   run: RunEvent;
   settings: SettingsEvent;
   evidence: { evidence_id: string; shared: boolean };
+  /** The person clicked a desktop notification: show this request. */
+  attention: { focus: string; kind: 'proposal' | 'plan' | 'grant' };
 }
 
 export type EventName = keyof EventPayloads;

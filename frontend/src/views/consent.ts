@@ -16,6 +16,7 @@ import { countdown, formatBytes, formatDateTime, formatDuration, formatWhen, unw
 import { PROPOSAL_STATE, proposalState, runEventLabel, runStatus } from '../lib/labels';
 import { badge, codeBlock, errorBox, hashChip, pathText, progressBar } from '../lib/ui';
 import { grantDetails, grantState, grantTitle, planDetails, planState, planTitle } from './consent_requests';
+import { notice, requestArrived, requestSettled } from '../attention/attention';
 
 const ARM_DELAY_MS = 700;
 
@@ -31,11 +32,16 @@ interface Card {
   gone?: boolean;
   /** The person has seen this card in its final, read-only form. */
   seenFinal?: boolean;
+  /** This window sent the decision (else it came from another window). */
+  decidedHere?: boolean;
   attemptId?: string;
   lastStep?: RunEvent;
   progress?: { completed: number; total?: number; message?: string };
   result?: string;
 }
+
+/** States a person's decision leads to (expiry and the like are not). */
+const DECIDED = new Set(['approved', 'denied', 'consumed']);
 
 const TERMINAL_BEFORE_RUN = new Set(['denied', 'expired', 'stale', 'binding_changed', 'policy_refused', 'cancelled']);
 
@@ -85,19 +91,55 @@ export function showConsent(): void {
   render();
 }
 
+/** Shows one request (e.g. the person clicked its notification). */
+export function focusRequest(id: string): void {
+  const i = cards.findIndex((c) => c.p.id === id);
+  if (i < 0) {
+    void loadPending().then(() => {
+      const j = cards.findIndex((c) => c.p.id === id);
+      if (j >= 0) go(cards[j]);
+    });
+    return;
+  }
+  go(cards[i]);
+}
+
 /** Applies an event about one request: updates its card, or adds a card
- * for a request raised (or still pending) that this window never showed. */
+ * for a request raised (or still pending) that this window never showed.
+ * A request decided in another window leaves this one's queue with a
+ * short notice instead of staying modal here. */
 function upsert(kind: Kind, p: Req, type: string): void {
   const existing = cards.find((c) => c.p.id === p.id);
   if (existing) {
+    const wasPending = isPending(existing);
     existing.p = { ...existing.p, ...p } as Req;
     existing.gone = false;
+    if (wasPending && !isPending(existing)) {
+      requestSettled(p.id);
+      if (!existing.decidedHere && !existing.deciding && DECIDED.has(existing.p.state)) {
+        cards = cards.filter((c) => c !== existing);
+        notice(decidedElsewhere(kind, existing.p));
+      }
+    }
   } else if (type === 'raised' || p.state === 'pending') {
     add(kind, p);
+    if (type === 'raised' && p.state === 'pending') requestArrived(kind, p);
   } else {
     return;
   }
   render();
+}
+
+/** The notice for a request another window decided. */
+function decidedElsewhere(kind: Kind, p: Req): string {
+  const what =
+    kind === 'plan'
+      ? `The workflow plan of ${p.agent.name || p.agent.id}`
+      : kind === 'grant'
+        ? `The capture request of ${p.agent.name || p.agent.id}`
+        : `The request to run “${(p as ProposalView).skill}”`;
+  const how = p.state === 'denied' ? 'denied' : 'approved';
+  return `${what} was ${how} in another window.`;
 }
 
 async function loadPending(): Promise<void> {
@@ -198,6 +240,7 @@ async function decide(c: Card, approve: boolean, scope?: GrantScope): Promise<vo
   if (c.deciding) return;
   if (approve && (Date.now() - armedAt < ARM_DELAY_MS || locallyExpired(c))) return;
   c.deciding = approve ? (scope ?? 'approve') : 'deny';
+  c.decidedHere = true;
   c.error = undefined;
   render();
   try {
