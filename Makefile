@@ -47,7 +47,7 @@ define apt
 	fi
 endef
 
-.PHONY: all build run test interop vet gotest nodetest frontend renderer frontend-test e2e fuzz bench bench-mcp deps desktop desktop-smoke clean
+.PHONY: icons all build build-bin run test interop vet gotest nodetest frontend renderer frontend-test e2e fuzz bench bench-mcp deps desktop desktop-smoke desktop-attention clean
 
 all: build
 
@@ -70,12 +70,22 @@ renderer: frontend/node_modules/.package-lock.json
 	cd frontend && npm run --silent renderer >/dev/null
 
 ## build: bin/gatehouse (browser mode and CLI)
-build: deps frontend
+build: deps frontend build-bin
+
+build-bin:
 	$(GO) build -o bin/gatehouse .
 
-## run: build, then serve the UI in the browser on the default data directory
-run: build
-	./bin/gatehouse serve
+## run: the desktop window on the default data directory when a display
+## is present (DISPLAY or WAYLAND_DISPLAY), else browser mode with one line
+## saying why and how to get the window
+run: deps frontend
+	@if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then \
+	  $(MAKE) --no-print-directory desktop && exec ./bin/gatehouse-desktop desktop; \
+	else \
+	  $(MAKE) --no-print-directory build-bin && \
+	  echo "make run: no display (DISPLAY and WAYLAND_DISPLAY are unset), so this is browser mode; run \`make run\` in a desktop session for the window." && \
+	  exec ./bin/gatehouse serve; \
+	fi
 
 ## test: everything CI runs
 test: vet gotest nodetest frontend-test e2e fuzz interop
@@ -153,5 +163,21 @@ desktop-smoke: desktop
 	$(call apt,xvfb)
 	GATEHOUSE_DATA_DIR=$$(mktemp -d)/data xvfb-run -a -s "-screen 0 1280x800x24" ./bin/gatehouse-desktop desktop --smoke
 
+## desktop-attention: under Xvfb and a real D-Bus session bus, an agent's
+## request flags the unfocused window and reaches a test notification server
+desktop-attention: desktop
+	$(call apt,xvfb)
+	$(call apt,x11-utils)
+	$(call apt,xdotool)
+	$(call apt,dbus)
+	GATEHOUSE_DESKTOP_BIN=$(CURDIR)/bin/gatehouse-desktop xvfb-run -a -s "-screen 0 1280x800x24" \
+	  dbus-run-session -- $(GO) test -count=1 -run 'TestDesktopAttention|TestAttentionNotifiesOverDBus' ./app/
+
 clean:
 	rm -rf bin frontend/node_modules
+
+## icons: render build/appicon.png and build/icons/NxN.png from build/appicon.svg
+icons:
+	$(call apt,librsvg2-bin)
+	rsvg-convert -w 1024 -h 1024 build/appicon.svg -o build/appicon.png
+	for s in 16 22 24 32 48 64 128 256 512; do rsvg-convert -w $$s -h $$s build/appicon.svg -o build/icons/$${s}x$${s}.png; done

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	iopkg "io"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -173,6 +175,9 @@ func writeCompareSummary(w iopkg.Writer, res compare.Result) {
 		fmt.Fprintf(w, "First divergence: %s, item %d\n", fd.Dimension, fd.Index)
 		fmt.Fprintf(w, "  left  %s\n", describeItem(fd.LeftLocation, fd.LeftAtMS, fd.Left))
 		fmt.Fprintf(w, "  right %s\n", describeItem(fd.RightLocation, fd.RightAtMS, fd.Right))
+		for _, line := range divergenceRows(fd) {
+			fmt.Fprintf(w, "  %s\n", visibleText(line))
+		}
 	case compare.DivergenceUnknown:
 		fmt.Fprintf(w, "First divergence: unknown — %s\n", visibleText(fd.Reason))
 	default:
@@ -190,6 +195,40 @@ func writeCompareSummary(w iopkg.Writer, res compare.Result) {
 			fmt.Fprintf(w, "  - %s\n", visibleText(l))
 		}
 	}
+}
+
+// divergenceRows names the screen rows a behavior-mode terminal
+// divergence shows, as "row N: 'left' → 'right'" (none otherwise).
+func divergenceRows(fd compare.Divergence) []string {
+	rows := func(v any) map[int]string {
+		out := map[int]string{}
+		m, _ := v.(map[string]any)
+		list, _ := m["rows"].([]any)
+		for _, r := range list {
+			rm, _ := r.(map[string]any)
+			n, err := strconv.Atoi(fmt.Sprint(rm["row"]))
+			if text, ok := rm["text"].(string); ok && err == nil {
+				out[n] = text
+			}
+		}
+		return out
+	}
+	l, r := rows(fd.Left), rows(fd.Right)
+	var nums []int
+	for n := range l {
+		nums = append(nums, n)
+	}
+	for n := range r {
+		if _, ok := l[n]; !ok {
+			nums = append(nums, n)
+		}
+	}
+	slices.Sort(nums)
+	var out []string
+	for _, n := range nums {
+		out = append(out, fmt.Sprintf("row %d: %q → %q", n+1, l[n], r[n]))
+	}
+	return out
 }
 
 // describeItem renders one side of a divergence on one line.

@@ -11,13 +11,16 @@ import (
 const serveUsage = `serve [--addr 127.0.0.1:7420] [--open]
 
 Serves the Gatehouse UI and its API on a loopback address. The URL printed on
-its own line carries a per-launch access token; open it in a browser.`
+its own line carries a per-launch access token; open it in a browser (the
+page keeps the token in this tab's sessionStorage, never in a cookie).
+--open gives the browser a one-time link valid for 60 s instead.`
 
 func runServe(ctx context.Context, io IO, args []string) error {
 	fs := newFlags(io, "serve", serveUsage)
 	addr := fs.String("addr", "127.0.0.1:7420", "loopback address to listen on (port 0 picks a free port)")
 	open := fs.Bool("open", false, "open the URL in the default browser")
 	window := testConsentWindow(fs)
+	keepAlive := testMCPKeepAlive(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -44,6 +47,9 @@ func runServe(ctx context.Context, io IO, args []string) error {
 	if err != nil {
 		return errorf("startup", CategoryInternal, "%v", err)
 	}
+	if d := keepAlive(); d > 0 {
+		srv.mcp.limits.KeepAlive = d
+	}
 	url := fmt.Sprintf("http://%s/?token=%s", ln.Addr(), srv.token)
 	removeRuntime, err := writeRuntimeFile(env, fmt.Sprintf("http://%s", ln.Addr()))
 	if err != nil {
@@ -53,7 +59,8 @@ func runServe(ctx context.Context, io IO, args []string) error {
 	fmt.Fprintf(io.Stderr, "Gatehouse is serving on %s (data: %s). Open this URL (it carries your access token):\n", ln.Addr(), env.DataDir)
 	fmt.Fprintln(io.Stdout, url)
 	if *open {
-		openBrowser(url)
+		// Never the token itself: a command line is readable by other users.
+		openBrowser(srv.openingURL(fmt.Sprintf("http://%s", ln.Addr())))
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

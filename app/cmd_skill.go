@@ -82,7 +82,7 @@ type SkillInspection struct {
 }
 
 func (e *Env) inspectExecution(s *skills.Skill) bundle.Execution {
-	opts := bundle.InspectOptions{Runtime: e.RuntimeCheck()}
+	opts := bundle.InspectOptions{Runtime: e.RuntimeCheck(), Cache: &e.inspected}
 	if !s.Valid {
 		opts.SkillInvalid = s.Errors[0].Message
 	}

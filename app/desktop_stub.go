@@ -8,8 +8,7 @@ import "context"
 const desktopBuilt = false
 
 func runDesktop(ctx context.Context, io IO, args []string) error {
-	fs := newFlags(io, "desktop", "desktop [--smoke]\n\nOpens the desktop window (only in binaries built with `make desktop`).")
-	fs.Bool("smoke", false, "start, load the UI, round-trip one call, exit")
+	fs, _ := desktopFlags(io)
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -4,15 +4,20 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
 	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
+	"github.com/wailsapp/wails/v2/pkg/options/linux"
 	wailsruntime "github.com/wailsapp/wails/v2/pkg/runtime"
 
+	buildassets "github.com/gatehouse/gatehouse/build"
 	"github.com/gatehouse/gatehouse/frontend"
 )
 
@@ -22,9 +27,15 @@ const desktopBuilt = true
 // runDesktop opens the Wails window over the same facade browser mode
 // serves. With --smoke it exits 0 once the UI has loaded and called the
 // facade (AppInfo), or 1 after 60 s: the CI smoke test under Xvfb.
+//
+// One window per data directory: a second launch on the same data
+// directory hands its arguments to the running window over the D-Bus
+// session bus (Wails' single-instance lock), which comes to the front, and
+// the second process exits with status 1 (Wails' behaviour). Without a
+// session bus the lock cannot be taken and each launch opens its own
+// window.
 func runDesktop(ctx context.Context, io IO, args []string) error {
-	fs := newFlags(io, "desktop", "desktop [--smoke]\n\nOpens the desktop window.")
-	smoke := fs.Bool("smoke", false, "start, load the UI, round-trip one call, exit")
+	fs, opts := desktopFlags(io)
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -41,19 +52,47 @@ func runDesktop(ctx context.Context, io IO, args []string) error {
 	defer serveAgents(ctx, env, f)()
 	called := f.watchFirstCall()
 	smokeFailed := false
+	var wctx context.Context
+	var hookOnce sync.Once
+	// Attention starts before the window, so a request raised while the
+	// window is still loading is not missed (the window counts as not
+	// focused until GTK says otherwise).
+	f.onClose(startDesktopAttention(f, io))
 	err = wails.Run(&options.App{
 		Title: "Gatehouse", Width: 1280, Height: 800, MinWidth: 960, MinHeight: 600,
 		AssetServer: &assetserver.Options{Assets: frontend.Dist()},
 		Bind:        []interface{}{f},
-		OnStartup: func(wctx context.Context) {
+		Linux: &linux.Options{
+			Icon:             buildassets.AppIcon(),
+			ProgramName:      "gatehouse", // WM_CLASS, matching the desktop entry's StartupWMClass
+			WebviewGpuPolicy: linux.WebviewGpuPolicyNever,
+		},
+		SingleInstanceLock: &options.SingleInstanceLock{
+			UniqueId: singleInstanceID(env.DataDir),
+			OnSecondInstanceLaunch: func(d options.SecondInstanceData) {
+				if wctx == nil {
+					return
+				}
+				fmt.Fprintf(io.Stderr, "gatehouse: a second launch (%q, in %s) handed over to this window\n", d.Args, d.WorkingDirectory)
+				wailsruntime.WindowUnminimise(wctx)
+				wailsruntime.WindowShow(wctx)
+				showView(wctx, secondLaunch(io, d.Args).View)
+			},
+		},
+		OnDomReady: func(c context.Context) {
+			showView(c, *opts.view)
+			hookOnce.Do(hookGTKWindow)
+		},
+		OnStartup: func(c context.Context) {
+			wctx = c
 			events, stop := f.events.subscribe(256)
-			f.stop = append(f.stop, stop)
+			f.onClose(stop)
 			go func() {
 				for e := range events {
-					wailsruntime.EventsEmit(wctx, e.Name, e.Data)
+					wailsruntime.EventsEmit(c, e.Name, e.Data)
 				}
 			}()
-			if *smoke {
+			if *opts.smoke {
 				go func() {
 					select {
 					case <-called:
@@ -62,7 +101,7 @@ func runDesktop(ctx context.Context, io IO, args []string) error {
 						fmt.Fprintln(io.Stderr, "smoke: the UI never called the facade")
 						smokeFailed = true
 					}
-					wailsruntime.Quit(wctx)
+					wailsruntime.Quit(c)
 				}()
 			}
 		},
@@ -74,4 +113,35 @@ func runDesktop(ctx context.Context, io IO, args []string) error {
 		os.Exit(1)
 	}
 	return nil
+}
+
+// startDesktopAttention flags the window and sends desktop notifications
+// for requests that arrive while it is not focused. Without a session bus
+// there are no notifications (said once on stderr); the urgency hint
+// still works.
+func startDesktopAttention(f *Facade, io IO) func() {
+	win := gtkWindow{}
+	n, err := newDBusNotifier()
+	if err != nil {
+		fmt.Fprintf(io.Stderr, "gatehouse: no desktop notifications: %v\n", err)
+		return startAttention(f, win, nil, io.Stderr)
+	}
+	stop := startAttention(f, win, n, io.Stderr)
+	return func() { stop(); n.Close() }
+}
+
+// showView routes the window to one of the known views (validView: the
+// name is one of a fixed set, so it is safe inside the script).
+func showView(ctx context.Context, view string) {
+	if validView(view) {
+		wailsruntime.WindowExecJS(ctx, fmt.Sprintf("location.hash = %q", "#/"+view))
+	}
+}
+
+// singleInstanceID names the single-instance lock of one data directory,
+// so two windows on two data directories (tests, a second profile) do not
+// capture each other's launches.
+func singleInstanceID(dataDir string) string {
+	sum := sha256.Sum256([]byte(dataDir))
+	return "io.gatehouse.desktop." + hex.EncodeToString(sum[:8])
 }

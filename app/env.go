@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/gatehouse/gatehouse/backend/artifact"
+	"github.com/gatehouse/gatehouse/backend/bundle"
 	"github.com/gatehouse/gatehouse/backend/policy"
 	"github.com/gatehouse/gatehouse/backend/proctree"
 	"github.com/gatehouse/gatehouse/backend/runner"
@@ -44,6 +45,7 @@ type Env struct {
 	PinErr  error
 
 	runtimeOnce sync.Once
+	inspected   bundle.InspectCache // content-keyed inspection results (cmd_skill.go)
 	runtimeErr  error
 }
 
@@ -71,6 +73,11 @@ func openEnv(ctx context.Context, io IO) (*Env, error) {
 	}
 	if _, err := artifact.SweepLeftovers(e.RunsDir(), proctree.Stale); err != nil {
 		fmt.Fprintf(io.Stderr, "gatehouse: warning: %v\n", err)
+	}
+	if n, err := reconcileInterrupted(ctx, db); err != nil {
+		fmt.Fprintf(io.Stderr, "gatehouse: warning: recording interrupted attempts: %v\n", err)
+	} else if n > 0 {
+		fmt.Fprintf(io.Stderr, "gatehouse: %s left by a crashed instance recorded as interrupted (see `gatehouse runs`)\n", plural(n, "attempt"))
 	}
 	if err := extractBundled(bundles.FS(), e.BundledDir()); err != nil {
 		db.Close()

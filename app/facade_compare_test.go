@@ -235,3 +235,65 @@ func TestAsciicastExportImportOverTheBridge(t *testing.T) {
 		t.Fatalf("missing id: %d %+v", status, e)
 	}
 }
+
+// The behavior mode is the default, the exact mode is asked for by name,
+// both are recorded; CompareDiffPage pages a dimension and refuses bad
+// arguments with their path.
+func TestCompareModesAndDiffPages(t *testing.T) {
+	ts := startServer(t)
+	work := t.TempDir()
+	alpha, bravo := cmpCapture(t, ts, work, "alpha"), cmpCapture(t, ts, work, "bravo")
+	for _, mode := range []string{"", "behavior", "exact"} {
+		v, status, e := apiCall[ComparisonView](t, ts, "CompareCaptures", map[string]any{"left": alpha, "right": bravo, "mode": mode})
+		if status != 200 {
+			t.Fatalf("mode %q: %d %+v", mode, status, e)
+		}
+		var r struct {
+			Mode            string `json:"mode"`
+			FirstDivergence struct {
+				Dimension string          `json:"dimension"`
+				Left      json.RawMessage `json:"left"`
+			} `json:"first_divergence"`
+		}
+		json.Unmarshal(v.Result, &r)
+		want := mode
+		if want == "" {
+			want = "behavior"
+		}
+		if r.Mode != want {
+			t.Errorf("mode %q: result mode %q", mode, r.Mode)
+		}
+		// The argument that differs is part of the command line, so both
+		// modes see the terminal first: behavior names the row.
+		if want == "behavior" && (r.FirstDivergence.Dimension != "terminal" || !strings.Contains(string(r.FirstDivergence.Left), `"text":"step 3 alpha"`)) {
+			t.Errorf("behavior divergence %s %s", r.FirstDivergence.Dimension, r.FirstDivergence.Left)
+		}
+	}
+	_, status, e := apiCall[ComparisonView](t, ts, "CompareCaptures", map[string]any{"left": alpha, "right": bravo, "mode": "fuzzy"})
+	if status == 200 || e.Code != "invalid_arguments" || detailPaths(t, e) != "$.mode" {
+		t.Errorf("bad mode: %d %+v", status, e)
+	}
+
+	page, status, e := apiCall[DimensionRow](t, ts, "CompareDiffPage", map[string]any{"left": alpha, "right": bravo, "mode": "exact", "dimension": "terminal", "offset": 1, "limit": 1})
+	if status != 200 || page.Name != "terminal" || page.Offset != 1 || page.Total < 2 || len(page.Items) != 1 {
+		t.Fatalf("page: %d %+v %+v", status, e, page)
+	}
+	all, _, _ := apiCall[DimensionRow](t, ts, "CompareDiffPage", map[string]any{"left": alpha, "right": bravo, "mode": "exact", "dimension": "terminal", "offset": 0, "limit": 1000})
+	if len(all.Items) != all.Total || all.Items[1].Index != page.Items[0].Index {
+		t.Errorf("pages disagree: %+v vs %+v", all.Items, page.Items)
+	}
+	for _, bad := range []struct {
+		args map[string]any
+		path string
+	}{
+		{map[string]any{"left": alpha, "right": bravo, "dimension": "colour", "offset": 0}, "$.dimension"},
+		{map[string]any{"left": alpha, "right": bravo, "dimension": "terminal", "offset": -1}, "$.offset"},
+		{map[string]any{"left": alpha, "right": bravo, "dimension": "terminal", "offset": 0, "limit": 1001}, "$.limit"},
+		{map[string]any{"left": alpha, "right": "ev_x", "dimension": "terminal", "offset": 0}, "$.right"},
+	} {
+		_, status, e := apiCall[DimensionRow](t, ts, "CompareDiffPage", bad.args)
+		if status == 200 || e.Code != "invalid_arguments" || detailPaths(t, e) != bad.path {
+			t.Errorf("%v: %d %+v", bad.args, status, e)
+		}
+	}
+}

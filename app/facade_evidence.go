@@ -430,5 +430,6 @@ func captureSummary(rec *capture.Record) map[string]any {
 	command := strings.Join(append([]string{sc.Executable}, sc.Arguments...), " ")
 	return map[string]any{"command": strictTruncate(command, 300), "started_at": rec.Manifest.StartedAt,
 		"exit": rec.Exit, "settlement": rec.Settlement.State, "frames": len(rec.Frames),
-		"checkpoints": len(rec.FilesystemCheckpoints), "truncated": rec.Truncated}
+		"checkpoints": len(rec.FilesystemCheckpoints), "truncated": rec.Truncated,
+		"comparison_contract_sha256": rec.Manifest.ComparisonContractSHA256}
 }

@@ -49,7 +49,7 @@ func evJSONString(s string) string {
 func apiCall[T any](t *testing.T, ts *testServer, method string, args any) (T, int, cliErr) {
 	t.Helper()
 	body, _ := json.Marshal(args)
-	status, m := ts.do(t, req{method: "POST", path: "/api/" + method, body: string(body), origin: ts.origin(), cookie: true})
+	status, m := ts.do(t, req{method: "POST", path: "/api/" + method, body: string(body), origin: ts.origin(), token: ts.token})
 	raw, _ := json.Marshal(m)
 	var v T
 	var e cliErr

@@ -82,7 +82,7 @@ func (f *Facade) askPlan(agentID string, steps []PlanStepView) consent.PlanAsker
 
 // askGrant raises the grant dialog for a capture request and waits for the
 // person's decision; it returns the grant as they left it.
-func (f *Facade) askGrant(ctx context.Context, runID, agentID string, req consent.GrantRequest, command []string) (consent.Grant, error) {
+func (f *Facade) askGrant(ctx context.Context, runID, agentID string, req consent.GrantRequest, command []string, onRaised func(consent.Grant)) (consent.Grant, error) {
 	g, err := f.consent.RequestGrant(runID, agentID, req)
 	if err != nil {
 		return g, err
@@ -99,6 +99,9 @@ func (f *Facade) askGrant(ctx context.Context, runID, agentID string, req consen
 	f.grantViews[g.ID] = &v
 	f.mu.Unlock()
 	f.events.publish("grant", map[string]any{"type": "raised", "grant": v})
+	if onRaised != nil {
+		onRaised(g)
+	}
 	got, err := f.consent.WaitGrant(ctx, g.ID)
 	if err != nil {
 		f.consent.WithdrawGrant(g.ID)

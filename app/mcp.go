@@ -31,6 +31,7 @@ type mcpService struct {
 	stream   *mcp.StreamableHTTPHandler // the SDK's transport
 	base     *mcp.Server                // answers getServer for requests of existing sessions
 	evidence *evidenceConns             // live connections' Evidence resources (mcp_resources.go)
+	windows  windowTracker              // open app pages that can decide (mcp_wait.go)
 
 	mu       sync.Mutex
 	sessions map[string]*mcpSession                      // live sessions by id
@@ -111,7 +112,7 @@ func (s *mcpService) runFor(ss *mcp.ServerSession, agentID string) string {
 // serverFor builds the MCP server of one new session id of the agent
 // agentID (mcp_sessions.go).
 func (s *mcpService) serverFor(agentID, id string) (*mcpTools, *mcp.Server) {
-	t := &mcpTools{s: s, agentID: agentID, local: map[string]bool{}}
+	t := &mcpTools{s: s, agentID: agentID, local: map[string]bool{}, tickets: map[string]*ticket{}}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "gatehouse", Version: Version}, &mcp.ServerOptions{
 		GetSessionID: func() string { return id },
 		Instructions: "Gatehouse runs skill scripts only after the person approves them in the Gatehouse app (or a trust rule they set allows it). " +
@@ -121,6 +122,7 @@ func (s *mcpService) serverFor(agentID, id string) (*mcpTools, *mcp.Server) {
 		},
 	})
 	t.srv = srv
+	srv.AddReceivingMiddleware(withToolMeta)
 	srv.AddTool(&mcp.Tool{Name: "list_skills", Description: "List the skills Gatehouse knows, with whether each has a runnable script.",
 		InputSchema: objectSchema(nil, nil)}, t.listSkills)
 	srv.AddTool(&mcp.Tool{Name: "read_skill", Description: "Read a skill: its SKILL.md instructions, resources and inspection. Never executes anything.",
@@ -128,13 +130,24 @@ func (s *mcpService) serverFor(agentID, id string) (*mcpTools, *mcp.Server) {
 	srv.AddTool(&mcp.Tool{Name: "read_skill_resource", Description: "Read one file of a skill (a path relative to the skill folder).",
 		InputSchema: objectSchema(map[string]any{"name": stringSchema("skill name"), "path": stringSchema("relative path, e.g. references/REFERENCE.md")}, []string{"name", "path"})}, t.readResource)
 	srv.AddTool(&mcp.Tool{Name: "run_skill", Description: "Ask to run a skill's script with a JSON input in a workspace folder. " +
-		"Unless a trust rule applies, the person is asked in the Gatehouse app; the call waits for that decision and for the run, " +
-		"sending progress notifications, and returns the run's envelope or a structured refusal.",
+		"Unless a trust rule applies, the person is asked in the Gatehouse app (they have up to 5 minutes to decide). " +
+		"With a progress token the call waits for the decision and the run, sending a progress notification at least every 10 s; " +
+		"without one (or when wait_ms runs out) it returns {status: \"awaiting_decision\", ticket} instead, and await_run {ticket} resumes the same request. " +
+		"If no Gatehouse window is open the result says so at once. " +
+		"Only the latest request for a skill on a connection waits for a decision: a new run_skill call for the same skill replaces a waiting one, which ends with code \"superseded\". " +
+		"Returns the run's envelope or a structured refusal.",
 		InputSchema: objectSchema(map[string]any{
 			"name":      stringSchema("skill name"),
 			"input":     map[string]any{"type": "object", "description": "the invocation, validated against the skill's inputSchema"},
 			"workspace": stringSchema("absolute path of the working directory"),
+			"wait_ms":   map[string]any{"type": "integer", "minimum": 0, "description": "longest this call waits before returning awaiting_decision with a ticket (default: no limit with a progress token, 25000 without)"},
 		}, []string{"name", "input", "workspace"})}, t.runSkill)
+	srv.AddTool(&mcp.Tool{Name: "await_run", Description: "Keep waiting for a run_skill request that returned awaiting_decision (or running): the same proposal and run, never a new one. " +
+		"Returns the run's envelope, a structured refusal, or awaiting_decision again with the same ticket.",
+		InputSchema: objectSchema(map[string]any{
+			"ticket":  stringSchema("the ticket of an awaiting_decision result of this connection"),
+			"wait_ms": map[string]any{"type": "integer", "minimum": 0, "description": "longest this call waits (default as for run_skill)"},
+		}, []string{"ticket"})}, t.awaitRun)
 	s.addWorkflowTool(srv, t)
 	s.addEvidenceTools(srv, t)
 	s.addCaptureTools(srv, t)
@@ -162,8 +175,9 @@ type mcpTools struct {
 	agentID string
 	srv     *mcp.Server // this connection's own server
 
-	mu    sync.Mutex
-	local map[string]bool // ids of the captures made on this connection
+	mu      sync.Mutex
+	local   map[string]bool    // ids of the captures made on this connection
+	tickets map[string]*ticket // run_skill executions not yet handed out (mcp_wait.go)
 }
 
 // decodeArgs strictly decodes tool arguments into v.
@@ -176,35 +190,56 @@ func decodeArgs(raw json.RawMessage, v any) error {
 	return dec.Decode(v)
 }
 
-// toolError is a structured tool failure: the agent sees the code.
-func toolError(code, msg string) *mcp.CallToolResult {
-	body, _ := json.Marshal(map[string]any{"error": true, "code": code, "message": msg})
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(body)}},
-		StructuredContent: map[string]any{"error": true, "code": code, "message": msg}}
+func jsonResult(v any, isError bool) *mcp.CallToolResult {
+	if isError {
+		return failed(completeFailure(v))
+	}
+	body, _ := json.Marshal(v)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}, StructuredContent: v}
 }
 
-func jsonResult(v any, isError bool) *mcp.CallToolResult {
-	body, _ := json.Marshal(v)
-	return &mcp.CallToolResult{IsError: isError, Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}, StructuredContent: v}
+// maxListedDescription bounds a description in list_skills (read_skill
+// has it whole).
+const maxListedDescription = 1024
+
+// skillName checks a name argument.
+func skillName(name string) *mcp.CallToolResult {
+	if name == "" || filepath.Base(name) != name || name == "." || name == ".." {
+		return toolIssues("invalid_arguments", "the arguments are invalid", mcpIssue{Path: "$.name", Code: "invalid_arguments", Message: "must be the name of a skill (list_skills shows them)"})
+	}
+	return nil
 }
 
 func (t *mcpTools) listSkills(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if err := decodeArgs(req.Params.Arguments, &struct{}{}); err != nil {
-		return toolError("invalid_arguments", err.Error()), nil
+		return argsError(err), nil
 	}
-	res, err := t.s.f.ListSkills(Empty{})
+	cat, err := t.s.f.env.discover(ctx)
 	if err != nil {
-		return toolError("list_failed", err.Error()), nil
+		return toolError("list_failed", messageOf(err)), nil
 	}
 	type row struct {
-		Name        string `json:"name"`
-		Description string `json:"description"`
-		Runnable    bool   `json:"runnable"`
-		Reason      string `json:"reason,omitempty"`
+		Name        string    `json:"name"`
+		Description string    `json:"description"`
+		Valid       bool      `json:"valid"`
+		Runnable    bool      `json:"runnable"`
+		Reason      string    `json:"reason,omitempty"`
+		Issue       *mcpIssue `json:"issue,omitempty"`
 	}
 	out := []row{}
-	for _, s := range res.Skills {
-		out = append(out, row{Name: s.Name, Description: s.Description, Runnable: s.Execution.Available, Reason: s.Execution.Reason})
+	for _, s := range cat.Skills {
+		ex := t.s.f.env.inspectExecution(s)
+		r := row{Name: s.Name, Description: strictTruncate(s.Frontmatter.Description, maxListedDescription), Valid: s.Valid, Runnable: ex.Available, Reason: ex.Reason}
+		switch {
+		case !s.Valid:
+			r.Reason = "invalid"
+			if len(s.Errors) > 0 {
+				r.Issue = &mcpIssue{Path: s.Errors[0].Path, Code: s.Errors[0].Code, Message: s.Errors[0].Message}
+			}
+		case !ex.Available && len(ex.Issues) > 0:
+			r.Issue = &mcpIssue{Path: ex.Issues[0].Path, Code: ex.Issues[0].Code, Message: ex.Issues[0].Message}
+		}
+		out = append(out, r)
 	}
 	return jsonResult(map[string]any{"skills": out}, false), nil
 }
@@ -213,14 +248,21 @@ func (t *mcpTools) readSkill(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	var a struct {
 		Name string `json:"name"`
 	}
-	if err := decodeArgs(req.Params.Arguments, &a); err != nil || a.Name == "" || filepath.Base(a.Name) != a.Name {
-		return toolError("invalid_arguments", "name must be a skill name"), nil
+	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
+		return argsError(err), nil
+	}
+	if bad := skillName(a.Name); bad != nil {
+		return bad, nil
 	}
 	res, err := t.s.f.InspectSkill(InspectSkillArgs{Name: a.Name})
 	if err != nil {
 		return toolError(codeOf(err), messageOf(err)), nil
 	}
-	return jsonResult(res, false), nil
+	r := jsonResult(res, false)
+	// SKILL.md in its own block, so a host can show the instructions as
+	// they are.
+	r.Content = append(r.Content, &mcp.TextContent{Text: res.Body})
+	return r, nil
 }
 
 func (t *mcpTools) readResource(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -228,8 +270,14 @@ func (t *mcpTools) readResource(ctx context.Context, req *mcp.CallToolRequest) (
 		Name string `json:"name"`
 		Path string `json:"path"`
 	}
-	if err := decodeArgs(req.Params.Arguments, &a); err != nil || a.Name == "" || filepath.Base(a.Name) != a.Name {
-		return toolError("invalid_arguments", "name and path are required"), nil
+	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
+		return argsError(err), nil
+	}
+	if bad := skillName(a.Name); bad != nil {
+		return bad, nil
+	}
+	if a.Path == "" {
+		return toolIssues("invalid_arguments", "the arguments are invalid", mcpIssue{Path: "$.path", Code: "invalid_arguments", Message: "must be a path relative to the skill folder"}), nil
 	}
 	sk, err := t.s.f.env.resolveSkill(ctx, a.Name)
 	if err != nil {
@@ -237,9 +285,9 @@ func (t *mcpTools) readResource(ctx context.Context, req *mcp.CallToolRequest) (
 	}
 	data, err := skills.ReadResource(sk, a.Path, 1<<20)
 	if err != nil {
-		return toolError("resource_refused", err.Error()), nil
+		return toolIssues("resource_refused", err.Error(), mcpIssue{Path: "$.path", Code: "resource_refused", Message: err.Error()}), nil
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(bytes.ToValidUTF8(data, []byte("\uFFFD")))}}}, nil
+	return resourceResult(a.Name, a.Path, data), nil
 }
 
 func (t *mcpTools) runSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -247,12 +295,26 @@ func (t *mcpTools) runSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		Name      string          `json:"name"`
 		Input     json.RawMessage `json:"input"`
 		Workspace string          `json:"workspace"`
+		WaitMs    int64           `json:"wait_ms"`
 	}
 	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
-		return toolError("invalid_arguments", err.Error()), nil
+		return argsError(err), nil
 	}
-	if a.Name == "" || filepath.Base(a.Name) != a.Name || len(a.Input) == 0 || !filepath.IsAbs(a.Workspace) {
-		return toolError("invalid_arguments", "name, input (a JSON object) and an absolute workspace are required"), nil
+	if bad := skillName(a.Name); bad != nil {
+		return bad, nil
+	}
+	var issues []mcpIssue
+	if len(a.Input) == 0 || a.Input[0] != '{' {
+		issues = append(issues, mcpIssue{Path: "$.input", Code: "invalid_arguments", Message: "must be a JSON object (the skill's invocation)"})
+	}
+	if !filepath.IsAbs(a.Workspace) {
+		issues = append(issues, mcpIssue{Path: "$.workspace", Code: "invalid_arguments", Message: "must be an absolute directory path"})
+	}
+	if a.WaitMs < 0 {
+		issues = append(issues, mcpIssue{Path: "$.wait_ms", Code: "invalid_arguments", Message: "must be ≥ 0"})
+	}
+	if len(issues) > 0 {
+		return toolIssues("invalid_arguments", "the arguments are invalid", issues...), nil
 	}
 	f := t.s.f
 	sk, err := f.env.resolveSkill(ctx, a.Name)
@@ -261,7 +323,7 @@ func (t *mcpTools) runSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	}
 	ws, err := runner.ResolveWorkspace(a.Workspace)
 	if err != nil {
-		return toolError("invalid_workspace", err.Error()), nil
+		return toolIssues("invalid_workspace", err.Error(), mcpIssue{Path: "$.workspace", Code: "invalid_workspace", Message: err.Error()}), nil
 	}
 	runID := t.s.runFor(req.Session, t.agentID)
 	creq := &consent.Request{AgentID: t.agentID, RunID: runID, Skill: sk.Name, Execution: f.env.inspectExecution(sk),
@@ -269,23 +331,11 @@ func (t *mcpTools) runSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	if f.env.Pin != nil {
 		creq.Pin = *f.env.Pin
 	}
-	if token := req.Params.GetProgressToken(); token != nil {
-		creq.OnProgress = func(p runner.Progress) {
-			n := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(p.Completed), Message: p.Message}
-			if p.Total != nil {
-				n.Total = float64(*p.Total)
-			}
-			req.Session.NotifyProgress(ctx, n)
-		}
+	k, err := t.startTicket(req.Session, creq)
+	if err != nil {
+		return toolError("too_many_runs", err.Error()), nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer t.s.track(req.Session.ID(), cancel)()
-	defer f.trackRun(runID, sk.Name, t.agentID, cancel)()
-	defer f.forgetRunLater(runID)
-	go watchSession(ctx, req.Session, cancel)
-	res := f.pipeline.Execute(ctx, creq)
-	return jsonResult(res.Envelope, res.Envelope.Status != runner.StatusSucceeded), nil
+	return t.waitTicket(ctx, req, k, time.Duration(a.WaitMs)*time.Millisecond)
 }
 
 // watchSession pings the client while a call waits, and cancels the call

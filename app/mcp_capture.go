@@ -100,7 +100,7 @@ func (t *mcpTools) captureGrant(ctx context.Context, ss *mcp.ServerSession, sc *
 	defer cancel()
 	defer t.s.track(ss.ID(), cancel)()
 	go watchSession(ctx, ss, cancel)
-	g, err := f.askGrant(ctx, runID, t.agentID, want, append([]string{sc.Executable}, sc.Arguments...))
+	g, err := t.askGrant(ctx, ss, runID, want, append([]string{sc.Executable}, sc.Arguments...)) // mcp_elicit.go
 	if err != nil {
 		if c := consent.Code(err); c != "" {
 			return c, err.Error()

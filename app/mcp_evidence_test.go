@@ -102,6 +102,15 @@ func TestMCPReplayAndCompareTools(t *testing.T) {
 	if !strings.HasPrefix(out["evidence_id"].(string), "ev_") || out["result"].(map[string]any)["terminal"] != "unchanged" {
 		t.Fatalf("compare result %v", out)
 	}
+	if m := out["result"].(map[string]any)["mode"]; m != "behavior" { // the default
+		t.Errorf("default mode %v", m)
+	}
+	for mode, ok := range map[string]bool{"exact": true, "behavior": true, "fuzzy": false} {
+		res, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "compare_process_captures", Arguments: map[string]any{"left_evidence_id": ids[0], "right_evidence_id": ids[1], "mode": mode}})
+		if res.IsError == ok || ok && structured(t, res)["result"].(map[string]any)["mode"] != mode {
+			t.Errorf("mode %s: %+v", mode, res)
+		}
+	}
 	for _, bad := range []string{"ev_nope", "ev_" + strings.Repeat("0", 64), "../../gatehouse"} {
 		res, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "compare_process_captures", Arguments: map[string]any{"left_evidence_id": bad, "right_evidence_id": ids[1]}})
 		if !res.IsError {

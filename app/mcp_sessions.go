@@ -150,6 +150,7 @@ func (s *mcpService) settle(sess *mcpSession) {
 
 // release forgets sess; its server and tools become garbage.
 func (s *mcpService) release(sess *mcpSession) {
+	sess.tools.cancelTickets()
 	s.evidence.detach(sess.tools)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -103,7 +103,7 @@ func TestMCPToolsAndTokens(t *testing.T) {
 		names = append(names, tl.Name)
 	}
 	sort.Strings(names)
-	if strings.Join(names, ",") != "capture_process_scenario,compare_process_captures,list_skills,propose_workflow,read_skill,read_skill_resource,run_replay_machine,run_skill" {
+	if strings.Join(names, ",") != "await_run,capture_process_scenario,compare_process_captures,list_skills,propose_workflow,read_skill,read_skill_resource,run_replay_machine,run_skill" {
 		t.Fatalf("tools %v", names)
 	}
 	for _, n := range names {

@@ -13,16 +13,26 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gatehouse/gatehouse/frontend"
 )
 
-// sessionCookie carries the per-launch token after the opening URL.
-const sessionCookie = "gatehouse_session"
+// openNonceTTL is how long the one-time opening nonce of `serve --open`
+// stays redeemable.
+const openNonceTTL = 60 * time.Second
 
 // server is browser mode: the embedded UI and the facade bridge on a
 // loopback address, unlocked by a per-launch token.
+//
+// The token is never a cookie (cookies are not port-scoped, so every
+// server on 127.0.0.1 would receive it): the page keeps it in
+// sessionStorage, which is scoped to this origin, and sends it as
+// "Authorization: Bearer". The printed URL carries it in its query, which
+// the page moves into sessionStorage and removes from the address bar;
+// `serve --open` hands xdg-open a one-time nonce instead (other users can
+// read a command line), which the page exchanges for the token once.
 type server struct {
 	facade *Facade
 	mcp    *mcpService
@@ -31,6 +41,10 @@ type server struct {
 	hosts  map[string]bool // acceptable Host header values
 	origin map[string]bool // acceptable Origin header values
 	static http.Handler
+	now    func() time.Time
+
+	mu     sync.Mutex
+	nonces map[string]time.Time // opening nonces not yet redeemed, with their expiry
 }
 
 func newServer(f *Facade, addr net.Addr) (*server, error) {
@@ -44,7 +58,7 @@ func newServer(f *Facade, addr net.Addr) (*server, error) {
 	}
 	port := addr.(*net.TCPAddr).Port
 	s := &server{facade: f, mcp: newMCPService(f, defaultMCPLimits()), bridge: b, token: hex.EncodeToString(t[:]), hosts: map[string]bool{}, origin: map[string]bool{},
-		static: http.FileServerFS(frontend.Dist())}
+		static: http.FileServerFS(frontend.Dist()), now: time.Now, nonces: map[string]time.Time{}}
 	for _, h := range []string{"127.0.0.1", "localhost"} {
 		hp := fmt.Sprintf("%s:%d", h, port)
 		s.hosts[hp] = true
@@ -77,6 +91,11 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && !s.origin[r.Header.Get("Origin")] {
 		apiError(w, http.StatusForbidden, "bad_origin", "state-changing requests must come from this server's own pages")
+		return
+	}
+	if r.URL.Path == "/session/open" {
+		h.Set("Cache-Control", "no-store")
+		s.redeemNonce(w, r)
 		return
 	}
 	if !strings.HasPrefix(r.URL.Path, "/api/") {
@@ -112,11 +131,10 @@ const (
 	authWrong
 )
 
+// authorized accepts only "Authorization: Bearer <token>"; a cookie never
+// authorizes anything.
 func (s *server) authorized(r *http.Request) authResult {
 	presented := ""
-	if c, err := r.Cookie(sessionCookie); err == nil {
-		presented = c.Value
-	}
 	if v, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		presented = v
 	}
@@ -129,17 +147,16 @@ func (s *server) authorized(r *http.Request) authResult {
 	return authOK
 }
 
-// serveUI serves the embedded frontend; the opening URL's token becomes an
-// HttpOnly, SameSite=Strict cookie and disappears from the address bar.
+// serveUI serves the embedded frontend. An opening URL with a wrong token
+// is refused; a right one gets the page, whose script moves the token into
+// sessionStorage (nothing is set on the response: no cookie).
 func (s *server) serveUI(w http.ResponseWriter, r *http.Request) {
 	if t := r.URL.Query().Get("token"); t != "" {
 		if subtle.ConstantTimeCompare([]byte(t), []byte(s.token)) != 1 {
 			apiError(w, http.StatusForbidden, "forbidden", "wrong access token")
 			return
 		}
-		http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-		http.Redirect(w, r, "/", http.StatusSeeOther)
-		return
+		w.Header().Set("Cache-Control", "no-store")
 	}
 	if r.URL.Path == "/" || r.URL.Path == "/index.html" {
 		if _, err := fs.Stat(frontend.Dist(), "index.html"); err != nil {
@@ -149,6 +166,51 @@ func (s *server) serveUI(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.static.ServeHTTP(w, r)
+}
+
+// openingURL returns base + "/?open=<nonce>" with a fresh one-time nonce
+// that redeemNonce exchanges for the token within openNonceTTL. It is what
+// `serve --open` puts on xdg-open's command line instead of the token.
+func (s *server) openingURL(base string) string {
+	var n [32]byte
+	rand.Read(n[:])
+	nonce := hex.EncodeToString(n[:])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	for k, exp := range s.nonces { // expired ones are dropped, so the map stays small
+		if !now.Before(exp) {
+			delete(s.nonces, k)
+		}
+	}
+	s.nonces[nonce] = now.Add(openNonceTTL)
+	return base + "/?open=" + nonce
+}
+
+// redeemNonce answers POST /session/open {"nonce": "..."} with the token,
+// once per nonce and only before it expires; the request passed the Host
+// and Origin checks of ServeHTTP.
+func (s *server) redeemNonce(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		apiError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use POST /session/open")
+		return
+	}
+	var req struct {
+		Nonce string `json:"nonce"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1024)).Decode(&req); err != nil || req.Nonce == "" {
+		apiError(w, http.StatusBadRequest, "bad_request", `send {"nonce": "..."}`)
+		return
+	}
+	s.mu.Lock()
+	exp, ok := s.nonces[req.Nonce]
+	delete(s.nonces, req.Nonce)
+	s.mu.Unlock()
+	if !ok || !s.now().Before(exp) {
+		apiError(w, http.StatusForbidden, "opening_link_used", "this opening link was already used or has expired; open the URL printed by `gatehouse serve`")
+		return
+	}
+	writeJSONResponse(w, http.StatusOK, map[string]string{"token": s.token})
 }
 
 func (s *server) serveCall(w http.ResponseWriter, r *http.Request, method string) {
@@ -187,6 +249,7 @@ func (s *server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	events, stop := s.facade.events.subscribe(256)
 	defer stop()
+	defer s.mcp.windows.open()() // a page following events can decide
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	io.WriteString(w, ": connected\n\n")

@@ -31,3 +31,11 @@ type scaledClock struct {
 
 func (c scaledClock) Wall() time.Time     { return c.real.Wall() }
 func (c scaledClock) Mono() time.Duration { return time.Duration(float64(c.real.Mono()) * c.factor) }
+
+// testMCPKeepAlive adds --test-mcp-keepalive to end-to-end test builds so a
+// test can scale the wait for a person (keep-alive interval, client
+// timeout and decision time together) instead of taking minutes.
+func testMCPKeepAlive(fs *flag.FlagSet) func() time.Duration {
+	d := fs.Duration("test-mcp-keepalive", 0, "TEST BUILD ONLY: the MCP keep-alive progress interval")
+	return func() time.Duration { return *d }
+}

@@ -185,17 +185,43 @@ func ReadFile(dir, rel string, max int) ([]byte, error) {
 		return nil, fail("open_bundle", "", "open folder %s: %w", dir, err)
 	}
 	defer unix.Close(root)
-	return readLimited(root, rel, max, max)
+	data, _, err := readLimited(root, rel, max, max)
+	return data, err
+}
+
+// FileIdentity is the device, inode and link count of a file as it was
+// read.
+type FileIdentity struct {
+	Dev, Ino, Nlink uint64
+}
+
+// ReadFileIdentity is ReadFile that also returns the identity of the file
+// it read (from the descriptor it read, so it names exactly those bytes).
+func ReadFileIdentity(dir, rel string, max int) ([]byte, FileIdentity, error) {
+	if err := checkRelative(rel); err != nil {
+		return nil, FileIdentity{}, err
+	}
+	root, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, FileIdentity{}, fail("open_bundle", "", "open folder %s: %w", dir, err)
+	}
+	defer unix.Close(root)
+	data, st, err := readLimited(root, rel, max, max)
+	if err != nil {
+		return nil, FileIdentity{}, err
+	}
+	return data, FileIdentity{Dev: uint64(st.Dev), Ino: st.Ino, Nlink: uint64(st.Nlink)}, nil
 }
 
 // readSafe opens p below the directory fd root one component at a time
 // without following links, reads at most min(MaxFileBytes, budget) bytes,
 // and re-checks the file afterwards.
 func readSafe(root int, p string, budget int) ([]byte, error) {
-	return readLimited(root, p, MaxFileBytes, budget)
+	data, _, err := readLimited(root, p, MaxFileBytes, budget)
+	return data, err
 }
 
-func readLimited(root int, p string, limit, budget int) ([]byte, error) {
+func readLimited(root int, p string, limit, budget int) ([]byte, unix.Stat_t, error) {
 	segs := strings.Split(p, "/")
 	dirfd := root
 	for _, seg := range segs[:len(segs)-1] {
@@ -204,7 +230,7 @@ func readLimited(root int, p string, limit, budget int) ([]byte, error) {
 			unix.Close(dirfd)
 		}
 		if err != nil {
-			return nil, openError(p, err)
+			return nil, unix.Stat_t{}, openError(p, err)
 		}
 		dirfd = fd
 	}
@@ -215,39 +241,39 @@ func readLimited(root int, p string, limit, budget int) ([]byte, error) {
 	// O_NONBLOCK keeps a FIFO from blocking the open; it is refused below.
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if err != nil {
-		return nil, openError(p, err)
+		return nil, unix.Stat_t{}, openError(p, err)
 	}
 	f := os.NewFile(uintptr(fd), p)
 	defer f.Close()
 	var before unix.Stat_t
 	if err := unix.Fstat(fd, &before); err != nil {
-		return nil, fail("stat", p, "%w", err)
+		return nil, unix.Stat_t{}, fail("stat", p, "%w", err)
 	}
 	if before.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, fail("not_regular", p, "not a regular file (special files are refused)")
+		return nil, unix.Stat_t{}, fail("not_regular", p, "not a regular file (special files are refused)")
 	}
 	if before.Size > int64(limit) {
-		return nil, fail("file_too_large", p, "%d bytes; the limit is %d", before.Size, limit)
+		return nil, unix.Stat_t{}, fail("file_too_large", p, "%d bytes; the limit is %d", before.Size, limit)
 	}
 	if before.Size > int64(budget) {
-		return nil, fail("snapshot_too_large", p, "snapshot exceeds %d bytes", MaxSnapshotBytes)
+		return nil, unix.Stat_t{}, fail("snapshot_too_large", p, "snapshot exceeds %d bytes", MaxSnapshotBytes)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, before.Size+1))
 	if err != nil {
-		return nil, fail("read", p, "%w", err)
+		return nil, unix.Stat_t{}, fail("read", p, "%w", err)
 	}
 	var after unix.Stat_t
 	if err := unix.Fstat(fd, &after); err != nil {
-		return nil, fail("stat", p, "%w", err)
+		return nil, unix.Stat_t{}, fail("stat", p, "%w", err)
 	}
 	var linked unix.Stat_t
 	relinkErr := unix.Fstatat(dirfd, name, &linked, unix.AT_SYMLINK_NOFOLLOW)
 	if int64(len(data)) != before.Size || after.Size != before.Size ||
 		after.Mtim != before.Mtim || after.Ctim != before.Ctim || after.Ino != before.Ino ||
 		relinkErr != nil || linked.Ino != before.Ino || linked.Dev != before.Dev {
-		return nil, fail("changed_during_capture", p, "the file changed while it was being captured")
+		return nil, unix.Stat_t{}, fail("changed_during_capture", p, "the file changed while it was being captured")
 	}
-	return data, nil
+	return data, before, nil
 }
 
 func openError(p string, err error) *Error {

@@ -30,6 +30,9 @@ type InspectOptions struct {
 	// Runtime reports whether the pinned Node runtime checks out; nil
 	// means no runtime is pinned.
 	Runtime func() error
+	// Cache, when set, remembers the byte-determined checks by content
+	// (see InspectCache).
+	Cache *InspectCache
 }
 
 // Reasons a bundle is not available, for Execution.Reason.
@@ -65,7 +68,7 @@ func Inspect(dir string, opts InspectOptions) Execution {
 	if opts.SkillInvalid != "" {
 		ex.Issues = append(ex.Issues, Issue{Code: "invalid_skill", Path: "SKILL.md", Message: "SKILL.md is invalid (" + opts.SkillInvalid + "); an invalid skill is never executable"})
 	}
-	m, issues, unsupported := ParseManifest(raw)
+	m, issues, unsupported := opts.Cache.parseManifest(raw)
 	if unsupported != nil {
 		ex.Unsupported = unsupported
 	}
@@ -80,17 +83,13 @@ func Inspect(dir string, opts InspectOptions) Execution {
 		return ex
 	}
 	ex.Snapshot, ex.Revision = snap, snap.Revision()
-	files := map[string][]byte{}
-	for _, p := range m.Files {
-		files[p], _ = snap.Bytes(p)
+	key := cacheKey(ex.Revision, raw)
+	content, ok := opts.Cache.get(key)
+	if !ok {
+		content = contentIssues(snap, m)
+		opts.Cache.put(key, content)
 	}
-	ex.Issues = append(ex.Issues, ScanImports(files, m.Files)...)
-	if _, is := CompileSchema(m.InputSchema, true); len(is) > 0 {
-		ex.Issues = append(ex.Issues, prefixIssues(is, "$.inputSchema")...)
-	}
-	if _, is := CompileSchema(m.OutputSchema, false); len(is) > 0 {
-		ex.Issues = append(ex.Issues, prefixIssues(is, "$.outputSchema")...)
-	}
+	ex.Issues = append(ex.Issues, content...)
 	switch {
 	case opts.Runtime == nil:
 		ex.Issues = append(ex.Issues, Issue{Code: "runtime_unavailable", Path: "runtime", Message: "no Node runtime is pinned; run `gatehouse doctor`"})
@@ -104,6 +103,23 @@ func Inspect(dir string, opts InspectOptions) Execution {
 		ex.Available, ex.Reason = true, ""
 	}
 	return ex
+}
+
+// contentIssues are the checks that depend only on the captured bytes:
+// the imports of the declared files and the two schemas.
+func contentIssues(snap *artifact.Snapshot, m *Manifest) []Issue {
+	files := map[string][]byte{}
+	for _, p := range m.Files {
+		files[p], _ = snap.Bytes(p)
+	}
+	is := ScanImports(files, m.Files)
+	if _, s := CompileSchema(m.InputSchema, true); len(s) > 0 {
+		is = append(is, prefixIssues(s, "$.inputSchema")...)
+	}
+	if _, s := CompileSchema(m.OutputSchema, false); len(s) > 0 {
+		is = append(is, prefixIssues(s, "$.outputSchema")...)
+	}
+	return is
 }
 
 func artifactIssue(err error, fallbackPath string) Issue {

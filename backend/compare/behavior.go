@@ -205,7 +205,10 @@ type procNode struct {
 // is identified by its pid within the record; its command is the last one
 // sampled, except that samples showing its parent's command line while it
 // was also seen with another (a child between fork and exec) are ignored.
-// A process whose parent was never sampled is a root.
+// A process whose parent was never sampled is a root. A process whose
+// command line is its parent's (forked, not exec'd: a subshell, one side
+// of a pipeline) is no distinct command line and folds into its parent,
+// so a short-lived fork seen in one run only is not a difference.
 func processNodes(r *record) []procNode {
 	type proc struct {
 		parent  int64
@@ -259,6 +262,10 @@ func processNodes(r *record) []procNode {
 			path = append(path, cmds[cur])
 		}
 		slices.Reverse(path)
+		// A child that forked without exec (a subshell, one side of a
+		// pipeline) shows its parent's command line: it is no distinct
+		// command line, so it folds into its parent.
+		path = slices.Compact(path)
 		k := canonKey(anyStrings(path), nil)
 		if seen[k] {
 			continue

@@ -35,31 +35,33 @@ type behaviorCase struct {
 // spin is a short delay inside the shell, without a child process: a
 // child that lives only a few milliseconds is sampled in one run and not
 // in the other, which is a real process difference, not what these
-// programs test. Children that are meant to be seen (sleep 0.3, which also
-// lets the PTY reader deliver what came before on its own) live for
-// several sampling periods. Every program lives long enough to be sampled.
+// programs test. Children that are meant to be seen (sleep 0.8, which also
+// lets the PTY reader deliver what came before on its own) live for many
+// sampling periods: on a machine loaded far beyond the two busy loops the
+// 50 ms sampler was seen to miss a 0.3 s child. Every program lives long
+// enough to be sampled.
 const spin = `i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done`
 
 func behaviorCases() []behaviorCase {
 	progress := func(last string) string {
 		return `for p in 10 25 40 55 70 85 100; do printf '\033[36m[%3d%%]\033[0m \033[1mbuilding\033[0m\r' $p; ` + spin + `; done
 printf '\n\033[32mdone compiling\033[0m\n'
-sleep 0.3
+sleep 0.8
 printf '` + last + `\n'
 `
 	}
 	alt := func(status string) string {
 		return `printf '\033[?1049h\033[H\033[2J\033[7m TOP \033[0m\n'
 ` + spin + `
-sleep 0.3
+sleep 0.8
 printf '\033[4;3H` + status + `'
-sleep 0.3
+sleep 0.8
 printf '\033[?1049l'
 echo left the full screen
 `
 	}
 	children := func(second string) string {
-		return `(sleep 0.4; echo one) &
+		return `(sleep 0.8; echo one) &
 (` + second + `; echo two) &
 wait
 echo both done
@@ -68,7 +70,7 @@ echo both done
 	file := func(content string) string {
 		return `printf '` + content + `\n' > "$ROOT/out.txt"
 echo wrote
-sleep 0.3
+sleep 0.8
 `
 	}
 	http := func(path string) string {
@@ -86,8 +88,8 @@ echo called
 			wantText: [2]string{"✔ build succeeded", "✘ build failed"}},
 		{name: "alternate-screen", script: alt("status: ok"), changed: alt("status: no"), dim: "terminal",
 			wantText: [2]string{"  status: ok", "  status: no"}},
-		{name: "background-children", script: children("sleep 0.8"), changed: children("sleep 0.9"), dim: "process",
-			wantText: [2]string{"sleep 0.8", "sleep 0.9"}},
+		{name: "background-children", script: children("sleep 1.2"), changed: children("sleep 1.3"), dim: "process",
+			wantText: [2]string{"sleep 1.2", "sleep 1.3"}},
 		{name: "file-in-root", script: file("version 1"), changed: file("version 2"), dim: "filesystem",
 			edit: func(m map[string]any, root string) {
 				m["filesystem_roots"] = []any{root}
@@ -97,7 +99,7 @@ echo called
 			wantText: [2]string{"/hello", "/other"},
 			edit: func(m map[string]any, _ string) {
 				route := func(p string) map[string]any {
-					return map[string]any{"method": "GET", "path": p, "delay_ms": 300, "response": map[string]any{"body": "hi"}}
+					return map[string]any{"method": "GET", "path": p, "delay_ms": 800, "response": map[string]any{"body": "hi"}}
 				}
 				m["replay"] = map[string]any{"http": []any{route("/hello"), route("/other")}}
 			}},
@@ -105,7 +107,7 @@ echo called
 			wantText: [2]string{"<working-directory>", "<working-directory>/sub"},
 			edit: func(m map[string]any, _ string) {
 				m["command_shims"] = []any{map[string]any{"name": "codex", "routes": []any{map[string]any{"arguments": []any{"--version"},
-					"outputs":     []any{map[string]any{"at_ms": 300, "stream": "stdout", "data": "codex 1.0\n"}},
+					"outputs":     []any{map[string]any{"at_ms": 800, "stream": "stdout", "data": "codex 1.0\n"}},
 					"termination": map[string]any{"type": "exit", "code": 0}, "max_calls": 1}}}}
 			}},
 	}
@@ -142,6 +144,10 @@ func captureProgram(t *testing.T, sup *proctree.Supervisor, workdir, root string
 	m := map[string]any{
 		"approved": true, "executable": "/bin/sh", "arguments": []string{"prog.sh"},
 		"working_directory": workdir, "environment": map[string]string{"PATH": "/usr/bin:/bin"},
+		// The default 100 ms settle window can end before a loaded machine
+		// saw the tree empty twice (alive_at_deadline, a real difference in
+		// settlement): give it time; an emptied tree settles at once.
+		"settle_ms": 3000,
 	}
 	if bc.edit != nil {
 		bc.edit(m, root)
@@ -166,7 +172,7 @@ func captureProgram(t *testing.T, sup *proctree.Supervisor, workdir, root string
 		t.Fatalf("capture: %v", err)
 	}
 	if rec.Truncated || rec.Exit.Code == nil || *rec.Exit.Code != 0 {
-		t.Fatalf("%s: truncated %v exit %+v limitations %v", bc.name, rec.Truncated, rec.Exit, rec.Limitations)
+		t.Fatalf("%s: truncated %v exit %s limitations %v", bc.name, rec.Truncated, fmtJSON(rec.Exit), rec.Limitations)
 	}
 	raw, err := json.Marshal(rec)
 	if err != nil {
@@ -183,6 +189,24 @@ func captureProgram(t *testing.T, sup *proctree.Supervisor, workdir, root string
 		t.Fatal(err)
 	}
 	return e, rec
+}
+
+// sampledCapture is captureProgram, taken again (at most twice) when the
+// capture recorded no process sample at all although every program here
+// runs for several sampling periods: on a machine loaded far beyond two
+// busy loops the capture's 50 ms sampler was seen to miss a whole 0.5 s
+// run (1 capture in 120). That is a defect of the capture's sampling, not
+// of the comparison (which rightly calls such a pair changed); it is
+// logged so it stays visible.
+func sampledCapture(t *testing.T, sup *proctree.Supervisor, workdir, root string, bc behaviorCase, script string) (*evidence.Envelope, *capture.Record) {
+	t.Helper()
+	for try := 0; ; try++ {
+		e, rec := captureProgram(t, sup, workdir, root, bc, script)
+		if len(rec.ProcessSamples) > 0 || try == 2 {
+			return e, rec
+		}
+		t.Logf("%s: the capture recorded no process sample (capture sampler starved); capturing again", bc.name)
+	}
 }
 
 // exactlyEqual reports whether two records hold the same items of the
@@ -206,7 +230,7 @@ func TestBehaviorOfRealCapturesUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real captures")
 	}
-	reps := 3
+	reps := 2
 	if os.Getenv("GATEHOUSE_SOAK") != "" {
 		reps = 20
 	}
@@ -227,8 +251,8 @@ func TestBehaviorOfRealCapturesUnderLoad(t *testing.T) {
 			workdir, root := t.TempDir(), t.TempDir()
 			os.Mkdir(filepath.Join(workdir, "sub"), 0o755)
 			for rep := range reps {
-				a, ra := captureProgram(t, sup, workdir, root, bc, bc.script)
-				b, rb := captureProgram(t, sup, workdir, root, bc, bc.script)
+				a, ra := sampledCapture(t, sup, workdir, root, bc, bc.script)
+				b, rb := sampledCapture(t, sup, workdir, root, bc, bc.script)
 				res := mustCompare(t, a, b, Options{DiffLimit: 20})
 				if res.Status != Unchanged {
 					t.Fatalf("rep %d: behavior %s: %+v\nfirst divergence %s", rep, res.Status, res.DimensionViews(), fmtJSON(res.FirstDivergence))
@@ -240,7 +264,7 @@ func TestBehaviorOfRealCapturesUnderLoad(t *testing.T) {
 					t.Fatalf("rep %d: exact terminal %s process %s against the records' own items", rep, ex.Terminal, ex.Process)
 				}
 
-				c, _ := captureProgram(t, sup, workdir, root, bc, bc.changed)
+				c, _ := sampledCapture(t, sup, workdir, root, bc, bc.changed)
 				res = mustCompare(t, a, c, Options{DiffLimit: 20})
 				for _, v := range res.DimensionViews() {
 					want := Unchanged

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand"
 	"strings"
 	"testing"
@@ -257,5 +258,89 @@ func TestCharRanges(t *testing.T) {
 		if string(lj) != c.l || string(rj) != c.r {
 			t.Errorf("%q/%q: %s %s", c.a, c.b, lj, rj)
 		}
+	}
+}
+
+// FuzzBehaviorTerminal: for any two streams, each cut into chunks at
+// fuzzed rune boundaries, the behavior terminal verdict is unchanged
+// exactly when the streams are equal, never depends on the chunking, and
+// swapping the sides swaps the divergence's sides.
+func FuzzBehaviorTerminal(f *testing.F) {
+	f.Add(progressOK, progressFail, []byte{3, 9, 1})
+	f.Add("a\rb", "a\rb", []byte{1})
+	f.Add("\x1b[?1049hx", "\x1b[?1049hy", []byte{})
+	f.Fuzz(func(t *testing.T, a, b string, cutSeed []byte) {
+		if len(a) > 2000 || len(b) > 2000 || !utf8.ValidString(a) || !utf8.ValidString(b) {
+			return
+		}
+		cuts := func(s string) []int {
+			var out []int
+			at := 0
+			for _, c := range cutSeed {
+				at += int(c)%7 + 1
+				for at < len(s) && !utf8.RuneStart(s[at]) {
+					at++
+				}
+				if at >= len(s) {
+					break
+				}
+				out = append(out, at)
+			}
+			return out
+		}
+		screen := func(s string) func(int) []string {
+			return func(n int) []string {
+				return []string{strings.ToValidUTF8(strings.Map(func(r rune) rune {
+					if r < 0x20 {
+						return '.'
+					}
+					return r
+				}, s[:n]), "?")}
+			}
+		}
+		ra, rb := chunked(a, cuts(a), screen(a)), chunked(b, nil, screen(b))
+		ea, eb := env(t, ra), env(t, rb)
+		ab := mustCompare(t, ea, eb, Options{DiffLimit: 10})
+		ba := mustCompare(t, eb, ea, Options{DiffLimit: 10})
+		if (ab.Terminal == Unchanged) != (a == b) && a != "" && b != "" {
+			t.Fatalf("terminal %s for %q / %q", ab.Terminal, a, b)
+		}
+		if ab.Terminal != ba.Terminal && !(ab.Terminal == Added && ba.Terminal == Removed) && !(ab.Terminal == Removed && ba.Terminal == Added) {
+			t.Fatalf("terminal %s one way, %s the other", ab.Terminal, ba.Terminal)
+		}
+		if fa, fb := ab.FirstDivergence, ba.FirstDivergence; fa.Dimension == "terminal" && (fmtJSON(fa.Left) != fmtJSON(fb.Right) || fmtJSON(fa.Right) != fmtJSON(fb.Left)) {
+			t.Fatalf("sides not swapped: %s / %s", fmtJSON(fa), fmtJSON(fb))
+		}
+		again := mustCompare(t, env(t, chunked(a, nil, screen(a))), eb, Options{})
+		if again.Terminal != ab.Terminal {
+			t.Fatalf("re-chunking changed the verdict: %s vs %s", again.Terminal, ab.Terminal)
+		}
+	})
+}
+
+// A 1,000-row final screen whose every long row differs: every row is
+// listed (none cut), each with its ranges; past the character-range
+// budget a row's ranges fall back to its common prefix and suffix.
+func TestBehaviorHugeScreenDiffIsBoundedAndComplete(t *testing.T) {
+	row := func(c string, i int) string { return fmt.Sprintf("%04d ", i) + strings.Repeat(c, 495) }
+	mk := func(c string) obj {
+		r := baseRecord()
+		lines := make([]string, 1000)
+		for i := range lines {
+			lines[i] = row(c, i)
+		}
+		ro := rendered(0, 5, lines[0])
+		ro["rows"], ro["lines"], ro["columns"] = 1000, anyStrings(lines), 500
+		r["frames"], r["rendered_frames"] = arr{frame(0, 5, c)}, arr{ro}
+		return r
+	}
+	res := mustCompare(t, env(t, mk("x")), env(t, mk("y")), Options{DiffLimit: 5000})
+	dd := res.Diffs[dimTerminal]
+	if dd.Total != 1001 || len(dd.Items) != 1001 { // the stream, then 1,000 rows
+		t.Fatalf("total %d items %d", dd.Total, len(dd.Items))
+	}
+	last := dd.Items[1000].Left.(map[string]any)
+	if last["row"] != jsonInt(999) || rangesOf(last) != "[[5,500]]" {
+		t.Errorf("last row %v ranges %s", last["row"], rangesOf(last))
 	}
 }

@@ -9,6 +9,12 @@ import (
 // BenchmarkCompare compares two captures of n journaled events that differ
 // only in their last raw frame (the goal for 10,000 events is < 100 ms).
 func BenchmarkCompare(b *testing.B) {
+	for _, mode := range []Mode{ModeExact, ModeBehavior} {
+		b.Run("mode="+string(mode), func(b *testing.B) { benchCompare(b, mode) })
+	}
+}
+
+func benchCompare(b *testing.B, mode Mode) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
 			lr, rr := bigRecord(n), bigRecord(n)
@@ -18,7 +24,7 @@ func BenchmarkCompare(b *testing.B) {
 			b.SetBytes(int64(len(l.NormalizedResult) + len(r.NormalizedResult)))
 			b.ResetTimer()
 			for b.Loop() {
-				res, err := Compare(l, r, Options{Mode: ModeExact})
+				res, err := Compare(l, r, Options{Mode: mode})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -63,6 +69,12 @@ func bigTraceSpec(b *testing.B) *TraceSpec {
 // BenchmarkCompareWithTrace is BenchmarkCompare plus a trace check (the
 // goal for 10,000 events, compare + trace, is < 100 ms).
 func BenchmarkCompareWithTrace(b *testing.B) {
+	for _, mode := range []Mode{ModeExact, ModeBehavior} {
+		b.Run("mode="+string(mode), func(b *testing.B) { benchCompareWithTrace(b, mode) })
+	}
+}
+
+func benchCompareWithTrace(b *testing.B, mode Mode) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
 			lr, rr := bigRecord(n), bigRecord(n)
@@ -72,7 +84,7 @@ func BenchmarkCompareWithTrace(b *testing.B) {
 			spec := bigTraceSpec(b)
 			b.ResetTimer()
 			for b.Loop() {
-				res, err := Compare(l, r, Options{Mode: ModeExact, Trace: spec})
+				res, err := Compare(l, r, Options{Mode: mode, Trace: spec})
 				if err != nil {
 					b.Fatal(err)
 				}

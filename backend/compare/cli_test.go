@@ -232,3 +232,66 @@ func TestCLITraceSpec(t *testing.T) {
 	}
 	wantCLIError(t, runCLI(a, a, filepath.Join(dir, "nope.json")), 1, "not_found")
 }
+
+func TestCLIMode(t *testing.T) {
+	dir := t.TempDir()
+	a := writeCapture(t, dir, "a.json", compare.BaseRecord())
+	for args, want := range map[string]string{"": "behavior", "--mode=behavior": "behavior", "--mode=exact": "exact"} {
+		argv := []string{a, a}
+		if args != "" {
+			argv = append([]string{args}, argv...)
+		}
+		r := runCLI(argv...)
+		if r.status != 0 {
+			t.Fatalf("%q: status %d: %s", args, r.status, r.stderr)
+		}
+		e, issues := evidence.Parse([]byte(strings.TrimSpace(r.stdout)))
+		var p, res struct {
+			Mode string `json:"mode"`
+		}
+		if len(issues) > 0 || json.Unmarshal(e.Parameters, &p) != nil || json.Unmarshal(e.NormalizedResult, &res) != nil || p.Mode != want || res.Mode != want {
+			t.Errorf("%q: parameters %s, result mode %q, issues %v", args, e.Parameters, res.Mode, issues)
+		}
+	}
+	wantCLIError(t, runCLI("--mode", "fuzzy", a, a), 2, "usage")
+	wantCLIError(t, runCLI("--mode=", a, a), 2, "usage")
+}
+
+// The summary of a behavior comparison names the differing row in words,
+// its recorded control characters never live.
+func TestCLISummaryNamesTheRow(t *testing.T) {
+	dir := t.TempDir()
+	a := writeCapture(t, dir, "a.json", compare.BaseRecord())
+	changed := compare.BaseRecord()
+	changed["frames"] = compare.Arr{compare.Frame(0, 5, "hellO\x1b[2J")}
+	changed["rendered_frames"] = compare.Arr{compare.Rendered(0, 5, "hellO\x1b]0;x\x07")}
+	b := writeCapture(t, dir, "b.json", changed)
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	var out bytes.Buffer
+	st := app.Main([]string{"gatehouse", "compare-process-captures", a, b}, strings.NewReader(""), &out, tty)
+	tty.Close()
+	if st != 0 {
+		t.Fatalf("status %d", st)
+	}
+	var summary bytes.Buffer
+	ptmx.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 4096)
+	for {
+		n, err := ptmx.Read(buf)
+		summary.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	s := summary.String()
+	if !strings.Contains(s, "Comparison: changed (behavior mode)") || !strings.Contains(s, `row 1: "hello" → "hellO\x1b]0;x\a"`) {
+		t.Errorf("summary:\n%s", s)
+	}
+	if strings.Contains(s, "\x1b]0;") || strings.Contains(s, "\x1b[2J") {
+		t.Error("the summary passes a recorded control sequence to the terminal")
+	}
+}

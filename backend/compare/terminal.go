@@ -14,9 +14,6 @@ import (
 // boundaries and times are ignored. Screens are read from the capture's
 // own rendered frames; this package runs no terminal emulator.
 
-// maxRowDiffs bounds the rows reported for one screen pair.
-const maxRowDiffs = 1000
-
 // joinFrames concatenates the frames' data and returns the start offset
 // of each frame in it.
 func joinFrames(frames []any) (string, []int) {
@@ -86,10 +83,10 @@ type rowDiff struct {
 	lr, rr      [][2]int
 }
 
-// diffRows compares two screens row by row (at most maxRowDiffs rows are
-// reported). A row's text is shown without its trailing padding unless
+// diffRows compares two screens row by row (every differing row: a
+// screen has at most the capture's 1,000 rows). A row's text is shown without its trailing padding unless
 // the rows differ only in it.
-func diffRows(a, b []any) []rowDiff {
+func diffRows(a, b []any, budget *int) []rowDiff {
 	var out []rowDiff
 	for row := range max(len(a), len(b)) {
 		var la, lb *string
@@ -104,9 +101,6 @@ func diffRows(a, b []any) []rowDiff {
 		if la != nil && lb != nil && *la == *lb {
 			continue
 		}
-		if len(out) == maxRowDiffs {
-			break
-		}
 		d := rowDiff{row: row}
 		ta, tb := trimPad(la), trimPad(lb)
 		if ta != nil && tb != nil && *ta == *tb {
@@ -115,7 +109,7 @@ func diffRows(a, b []any) []rowDiff {
 		d.left, d.right = ta, tb
 		switch {
 		case ta != nil && tb != nil:
-			d.lr, d.rr = charRanges(*ta, *tb)
+			d.lr, d.rr = charRangesWithin(*ta, *tb, budget)
 		case ta != nil:
 			d.lr = [][2]int{{0, utf8.RuneCountInString(*ta)}}
 		default:
@@ -170,6 +164,7 @@ func behaviorTerminal(l, r *record) dimObs {
 	d := dimObs{n: [2]int{len(lf) + len(l.lists["rendered_frames"]), len(rf) + len(r.lists["rendered_frames"])}}
 	ls, lstarts := joinFrames(lf)
 	rs, rstarts := joinFrames(rf)
+	budget := lcsBudget
 	if ls != rs {
 		p := 0
 		for p < len(ls) && p < len(rs) && ls[p] == rs[p] {
@@ -177,12 +172,12 @@ func behaviorTerminal(l, r *record) dimObs {
 		}
 		li, ri := chunkAt(lstarts, p), chunkAt(rstarts, p)
 		lj, rj := screenAfter(l, li), screenAfter(r, ri)
-		rows := diffRows(screenLines(l, lj), screenLines(r, rj))
+		rows := diffRows(screenLines(l, lj), screenLines(r, rj), &budget)
 		d.pairs = append(d.pairs, obsPair{differ: true,
 			l: streamObs(l, ls, lstarts, li, p, lj, sideRows(rows, true)),
 			r: streamObs(r, rs, rstarts, ri, p, rj, sideRows(rows, false))})
 	}
-	return appendFinalScreen(d, l, r)
+	return appendFinalScreen(d, l, r, &budget)
 }
 
 // streamObs is one side of a stream difference at byte p (nil when the
@@ -208,7 +203,7 @@ func streamObs(r *record, stream string, starts []int, i, p, j int, rows []any) 
 var screenGeometry = []string{"columns", "rows", "cursor_x", "cursor_y", "active_buffer"}
 
 // appendFinalScreen adds the final screens' differences to d.
-func appendFinalScreen(d dimObs, l, r *record) dimObs {
+func appendFinalScreen(d dimObs, l, r *record, budget *int) dimObs {
 	last := func(rec *record) (int, map[string]any) {
 		rf := rec.lists["rendered_frames"]
 		if len(rf) == 0 {
@@ -243,7 +238,7 @@ func appendFinalScreen(d dimObs, l, r *record) dimObs {
 		a, _ := m["lines"].([]any)
 		return a
 	}
-	for _, rd := range diffRows(lines(lm), lines(rm)) {
+	for _, rd := range diffRows(lines(lm), lines(rm), budget) {
 		p := obsPair{differ: true}
 		if rd.left != nil {
 			t, ok := at(lm)

@@ -1,19 +1,26 @@
 package compare
 
-// charRanges returns the character ranges [start, end), counted in code
+// charRanges is charRangesWithin with a budget of its own.
+func charRanges(a, b string) (left, right [][2]int) {
+	budget := maxLCSCells
+	return charRangesWithin(a, b, &budget)
+}
+
+// charRangesWithin returns the character ranges [start, end), counted in code
 // points, in which a and b differ: the runes outside one longest common
 // subsequence, with equal runs shorter than minEqualRun between two
 // differing ranges folded into them so a highlight reads as words, not
-// as scattered letters. Long texts (more than maxLCSCells rune pairs) are
-// reduced to their common prefix and suffix, so the cost stays bounded.
+// as scattered letters. The subsequence is computed only while *budget
+// (rune pairs, shared by the caller's calls) lasts; beyond it a text pair
+// is reduced to its common prefix and suffix, so the cost stays bounded.
 //
 // Hand-written rather than taken from a diff library: the texts are
 // single screen rows, the result must be deterministic (the usual
 // libraries bound their work by wall-clock time, which makes the output
 // depend on machine load), and ranges, not edit scripts, are wanted.
-func charRanges(a, b string) (left, right [][2]int) {
+func charRangesWithin(a, b string, budget *int) (left, right [][2]int) {
 	if a > b { // one order for both, so swapping the sides swaps the ranges
-		right, left = charRanges(b, a)
+		right, left = charRangesWithin(b, a, budget)
 		return left, right
 	}
 	ra, rb := []rune(a), []rune(b)
@@ -27,14 +34,19 @@ func charRanges(a, b string) (left, right [][2]int) {
 	}
 	ma, mb := ra[p:len(ra)-s], rb[p:len(rb)-s]
 	keepA, keepB := make([]bool, len(ma)), make([]bool, len(mb))
-	if len(ma)*len(mb) <= maxLCSCells {
+	if cells := len(ma) * len(mb); cells <= maxLCSCells && cells <= *budget {
+		*budget -= cells
 		lcs(ma, mb, keepA, keepB)
 	}
 	return ranges(keepA, p), ranges(keepB, p)
 }
 
-// maxLCSCells bounds the dynamic-programming table of charRanges.
+// maxLCSCells bounds the dynamic-programming table of one text pair.
 const maxLCSCells = 1 << 18
+
+// lcsBudget bounds the rune pairs one comparison spends on character
+// ranges (a few milliseconds).
+const lcsBudget = 1 << 22
 
 // minEqualRun is the shortest equal run kept between two differences.
 const minEqualRun = 3

@@ -18,6 +18,7 @@ import (
 const (
 	Window             = 5 * time.Minute
 	MaxProposalsPerRun = 64
+	MaxPendingPerAgent = 16 // proposals waiting for a person, across the agent's runs
 	MaxPlanSteps       = 16
 )
 

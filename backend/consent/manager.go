@@ -60,13 +60,16 @@ type Manager struct {
 	plans  map[string]*plan
 	grants map[string]*grant
 	subs   map[chan Event]struct{}
+	// pending holds each agent's proposals still waiting for a person, so
+	// MaxPendingPerAgent holds across all of the agent's runs.
+	pending map[string]map[*proposal]struct{}
 }
 
 // NewManager returns an empty Manager using clock (SystemClock in
 // production, a fake in tests).
 func NewManager(clock Clock) *Manager {
 	return &Manager{clock: clock, runs: map[string]*run{}, props: map[string]*proposal{}, plans: map[string]*plan{},
-		grants: map[string]*grant{}, subs: map[chan Event]struct{}{}}
+		grants: map[string]*grant{}, subs: map[chan Event]struct{}{}, pending: map[string]map[*proposal]struct{}{}}
 }
 
 // Subscribe returns future events and a function ending the subscription.
@@ -168,6 +171,12 @@ func (m *Manager) setLocked(p *proposal, s State) {
 	p.State = s
 	if wasPending {
 		close(p.done)
+		if set := m.pending[p.Binding.AgentID]; set != nil {
+			delete(set, p)
+			if len(set) == 0 {
+				delete(m.pending, p.Binding.AgentID)
+			}
+		}
 	}
 	m.publish(string(s), p)
 }
@@ -181,7 +190,9 @@ func (m *Manager) expireLocked(p *proposal) {
 
 // Propose raises a pending proposal for b in b's run. Pending or approved
 // proposals of the same run for the same skill become stale. A run keeps
-// at most MaxProposalsPerRun proposals; the next one is refused.
+// at most MaxProposalsPerRun proposals, and an agent at most
+// MaxPendingPerAgent proposals waiting for a person across all its runs;
+// the next one is refused (too_many_proposals, too_many_pending).
 func (m *Manager) Propose(b Binding) (Proposal, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -191,6 +202,12 @@ func (m *Manager) Propose(b Binding) (Proposal, error) {
 	}
 	if len(r.proposals) >= MaxProposalsPerRun {
 		return Proposal{}, refuse("too_many_proposals", "run %s already has %d proposals", b.RunID, MaxProposalsPerRun)
+	}
+	for old := range m.pending[b.AgentID] { // at most MaxPendingPerAgent
+		m.expireLocked(old)
+	}
+	if len(m.pending[b.AgentID]) >= MaxPendingPerAgent {
+		return Proposal{}, refuse("too_many_pending", "agent %s already has %d requests waiting for a decision; wait for them to be decided or expire", b.AgentID, MaxPendingPerAgent)
 	}
 	for _, old := range r.proposals {
 		m.expireLocked(old)
@@ -205,6 +222,10 @@ func (m *Manager) Propose(b Binding) (Proposal, error) {
 	}
 	r.proposals = append(r.proposals, p)
 	m.props[p.ID] = p
+	if m.pending[b.AgentID] == nil {
+		m.pending[b.AgentID] = map[*proposal]struct{}{}
+	}
+	m.pending[b.AgentID][p] = struct{}{}
 	m.publish("raised", p)
 	return p.Proposal, nil
 }
@@ -307,6 +328,16 @@ func (m *Manager) Consume(id string, b Binding) error {
 	}
 	m.setLocked(p, Consumed)
 	return nil
+}
+
+// Cancel ends a live proposal because its requester gave up waiting
+// (the state is Cancelled, not a refusal).
+func (m *Manager) Cancel(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p, ok := m.props[id]; ok && !p.State.Terminal() {
+		m.setLocked(p, Cancelled)
+	}
 }
 
 // RefuseByPolicy ends a live proposal because the policy, re-read before

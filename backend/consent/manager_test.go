@@ -146,10 +146,43 @@ func TestSixtyFifthProposalIsRejected(t *testing.T) {
 	m, _, b := setup(t)
 	for i := 0; i < MaxProposalsPerRun; i++ {
 		b.Skill = string(rune('a' + i%26))
-		propose(t, m, b)
+		p := propose(t, m, b)
+		m.Decide(p.ID, false) // decided, so the per-agent pending bound stays clear
 	}
 	_, err := m.Propose(b)
 	wantCode(t, err, "too_many_proposals")
+}
+
+// TestProposalFloodIsBoundedPerAgent is the attacker's side of the flood:
+// one agent opening many runs cannot keep more than MaxPendingPerAgent
+// requests waiting for the person; other agents are not affected, and a
+// decision or an expiry makes room again.
+func TestProposalFloodIsBoundedPerAgent(t *testing.T) {
+	m, clock, b := setup(t)
+	var first Proposal
+	for i := 0; i < MaxPendingPerAgent; i++ {
+		b.RunID = m.StartRun("agent-1") // a fresh run each time: the per-run bound never bites
+		p := propose(t, m, b)
+		if i == 0 {
+			first = p
+		}
+	}
+	b.RunID = m.StartRun("agent-1")
+	_, err := m.Propose(b)
+	wantCode(t, err, "too_many_pending")
+	if n := len(m.Pending()); n != MaxPendingPerAgent {
+		t.Fatalf("%d pending, want %d", n, MaxPendingPerAgent)
+	}
+	other := b
+	other.AgentID, other.RunID = "agent-2", m.StartRun("agent-2")
+	propose(t, m, other)
+	m.Decide(first.ID, false)
+	propose(t, m, b) // the decided one made room
+	_, err = m.Propose(b)
+	wantCode(t, err, "too_many_pending")
+	clock.advance(Window, 0) // every pending request expires
+	b.RunID = m.StartRun("agent-1")
+	propose(t, m, b)
 }
 
 func TestReplacementStalesPredecessors(t *testing.T) {

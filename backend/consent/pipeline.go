@@ -22,6 +22,12 @@ const (
 	CodePermissionRequired = "permission_required"
 	CodePolicyUnreadable   = "policy_unreadable"
 	CodeDenied             = "denied"
+	// CodeCancelled: the agent cancelled the request while it waited for
+	// the person; the proposal is cancelled, not refused.
+	CodeCancelled = "cancelled"
+	// CodeSuperseded: a newer request of the same run for the same skill
+	// replaced this one while it waited (its proposal is stale).
+	CodeSuperseded = "superseded"
 )
 
 // AskerFunc adapts a function to Asker.
@@ -160,18 +166,33 @@ func (p *Pipeline) Execute(ctx context.Context, r *Request) runner.Result {
 		return refuse(CodePermissionRequired, "consent", "this run needs a person's approval and nobody can be asked")
 	}
 	if err := r.Asker.Ask(ctx, prop, r); err != nil {
+		if ctx.Err() != nil {
+			p.Consent.Cancel(prop.ID)
+			return refuse(CodeCancelled, "agent", "the request was cancelled while it waited for the person's decision")
+		}
 		p.Consent.RefuseByPolicy(prop.ID)
 		return refuse(CodePermissionRequired, "consent", "could not ask for approval: "+err.Error())
 	}
-	decided, _ := p.Consent.Get(prop.ID)
+	decided, ok := p.Consent.Get(prop.ID)
+	if !ok { // the run ended and took its proposals along
+		decided.State = Cancelled
+	}
 	p.emit(ctx, r, runner.EventDecided, map[string]any{"proposalId": prop.ID, "state": decided.State})
 	switch decided.State {
 	case Approved:
 	case Pending:
 		p.Consent.RefuseByPolicy(prop.ID)
 		return refuse(CodePermissionRequired, "consent", "no decision was made")
+	case Denied:
+		return refuse(string(decided.State), "person", "the proposal was denied")
+	case Stale:
+		return refuse(CodeSuperseded, "consent", "a newer request of this run for the same skill replaced this one before the person decided; only the latest request of a skill waits for a decision")
+	case Cancelled:
+		return refuse(CodeCancelled, "consent", "the request was cancelled (its session ended) before the person decided")
 	default:
-		return refuse(string(decided.State), "person", fmt.Sprintf("the proposal was %s", decided.State))
+		// Expired, cancelled, stale, binding_changed, policy_refused:
+		// nobody decided, so the refusal is not the person's.
+		return refuse(string(decided.State), "consent: "+string(decided.State), fmt.Sprintf("the proposal was %s without a decision", decided.State))
 	}
 	base.AuthorizedBy = "person (consent " + prop.ID + ")"
 	base.Authorize = func(ctx context.Context) error {

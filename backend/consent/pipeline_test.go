@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gatehouse/gatehouse/backend/agents"
 	"github.com/gatehouse/gatehouse/backend/bundle"
@@ -312,4 +313,32 @@ func TestTrustedScopeRequiresItsConfinement(t *testing.T) {
 	}
 	w.p.Runner = weaker
 	wantRefusal(t, w.run(t, w.request(nil)), "permission_required")
+}
+
+// TestUndecidedProposalIsNotThePersons: a request that expired (or was
+// cancelled) before anyone decided is refused, and the history never says
+// a person decided it.
+func TestUndecidedProposalIsNotThePersons(t *testing.T) {
+	for _, c := range []struct {
+		state State
+		end   func(m *Manager, clock *fakeClock, p Proposal)
+	}{
+		{Expired, func(m *Manager, clock *fakeClock, p Proposal) { clock.advance(Window+time.Second, 0); m.Get(p.ID) }},
+		{Cancelled, func(m *Manager, _ *fakeClock, p Proposal) { m.EndRun(p.RunID) }},
+	} {
+		t.Run(string(c.state), func(t *testing.T) {
+			w := newWorld(t)
+			clock := &fakeClock{wall: time.Now()}
+			w.p.Consent = NewManager(clock)
+			asker := AskerFunc(func(ctx context.Context, p Proposal, r *Request) error {
+				c.end(w.p.Consent, clock, p)
+				return nil
+			})
+			res := w.run(t, w.request(asker))
+			wantRefusal(t, res, string(c.state))
+			if _, rule := historyRule(t, res.Envelope.AttemptID); strings.HasPrefix(rule, "person") {
+				t.Fatalf("an undecided %s proposal is recorded as %q", c.state, rule)
+			}
+		})
+	}
 }

@@ -248,7 +248,9 @@ func (a *attempt) run(ctx context.Context) (stderr string) {
 	if err != nil {
 		return a.refuse(CodeStagingFailed, "$", err.Error())
 	}
-	a.emit(ctx, EventStaged, map[string]any{"files": len(req.Snapshot.Paths())})
+	// The instance tag lets the next start tell an attempt whose process
+	// died (recorded then as interrupted) from one still running elsewhere.
+	a.emit(ctx, EventStaged, map[string]any{"files": len(req.Snapshot.Paths()), "instance": a.r.cfg.Supervisor.Instance().Tag()})
 	if err := a.r.checkRuntime(ctx, req.Pin); err != nil {
 		return a.refuse(CodeRuntimeChanged, "runtime", err.Error())
 	}

@@ -111,7 +111,7 @@ func parseDocument(doc []byte, folder string) *parsed {
 		return p
 	}
 	m := root.Content[0]
-	offsets := lineOffsets(yamlText)
+	pos := newPositions(yamlText)
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
@@ -126,6 +126,9 @@ func parseDocument(doc []byte, folder string) *parsed {
 			continue
 		}
 		seen[key] = true
+		if !noNestedDuplicates(p, v, path) {
+			continue
+		}
 		switch key {
 		case "name":
 			p.fm.Name = scalarString(p, v, path)
@@ -148,11 +151,11 @@ func parseDocument(doc []byte, folder string) *parsed {
 			}
 			p.fm.AllowedTools = strings.Fields(v.Value)
 		default:
-			start := offsetOf(offsets, yamlText, k.Line, k.Column)
+			start := pos.offset(k.Line, k.Column)
 			end := len(yamlText)
 			if i+2 < len(m.Content) {
 				nk := m.Content[i+2]
-				end = offsetOf(offsets, yamlText, nk.Line, nk.Column)
+				end = pos.offset(nk.Line, nk.Column)
 			}
 			p.unknown = append(p.unknown, UnknownField{Key: key, Raw: yamlText[start:end], Note: NotEnforced})
 		}
@@ -220,28 +223,44 @@ func metadataMap(p *parsed, v *yaml.Node, path string) map[string]string {
 	return out
 }
 
-// lineOffsets returns the byte offset at which each line (1-based index
-// minus one) of s starts.
-func lineOffsets(s string) []int {
-	offs := []int{0}
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			offs = append(offs, i+1)
-		}
-	}
-	return offs
+// positions converts yaml.v3 positions (1-based line and rune column)
+// into byte offsets of s. Mapping keys are asked for in document order, so
+// it walks forward from the last position it returned instead of from the
+// start of the line: converting every key of a one-line flow mapping is
+// linear in the size of s, not quadratic (10-skills.md, "linear checks").
+type positions struct {
+	s         string
+	lines     []int // byte offset at which each line starts
+	line, col int   // the last position converted ...
+	off       int   // ... and its byte offset
+	walked    int   // runes stepped over in all (the linearity test reads it)
 }
 
-// offsetOf converts a yaml.v3 position (1-based line and rune column) into a
-// byte offset in s.
-func offsetOf(offs []int, s string, line, col int) int {
-	if line < 1 || line > len(offs) {
-		return len(s)
+func newPositions(s string) *positions {
+	lines := []int{0}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			lines = append(lines, i+1)
+		}
 	}
-	o := offs[line-1]
-	for c := 1; c < col && o < len(s) && s[o] != '\n'; c++ {
-		_, n := utf8.DecodeRuneInString(s[o:])
+	return &positions{s: s, lines: lines}
+}
+
+// offset returns the byte offset of (line, col); a line past the end is
+// len(s), a column past the end of its line stops at the newline.
+func (p *positions) offset(line, col int) int {
+	if line < 1 || line > len(p.lines) {
+		return len(p.s)
+	}
+	o, c := p.lines[line-1], 1
+	if line == p.line && col >= p.col {
+		o, c = p.off, p.col // continue forward on the same line
+	}
+	for ; c < col && o < len(p.s) && p.s[o] != '\n'; c++ {
+		_, n := utf8.DecodeRuneInString(p.s[o:])
 		o += n
+		p.walked++
 	}
+	p.line, p.col, p.off = line, c, o
 	return o
 }

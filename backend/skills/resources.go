@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/gatehouse/gatehouse/backend/artifact"
 	"github.com/gatehouse/gatehouse/backend/bundle"
@@ -92,10 +93,39 @@ func resourceKind(p string) string {
 // ReadResource reads the skill-relative path rel, resolved against the
 // skill folder whatever the process's working directory is. Absolute
 // paths, "..", any symlink along the path and special files are refused
-// with an *artifact.Error; files over max bytes are refused too.
+// with an *artifact.Error; files over max bytes are refused too. So is a
+// file with more hard links than the bundle itself holds (code
+// "hard_link"): its other name is outside the bundle, so the bytes are not
+// the bundle's own (a link to ~/.ssh/id_ed25519 reads as a "resource").
 func ReadResource(s *Skill, rel string, max int) ([]byte, error) {
 	if s.Kind != KindFolder || s.Dir == "" {
 		return nil, fmt.Errorf("skills: %s is a flat skill and has no resources", s.Name)
 	}
-	return artifact.ReadFile(s.Dir, rel, max)
+	data, id, err := artifact.ReadFileIdentity(s.Dir, rel, max)
+	if err != nil {
+		return nil, err
+	}
+	if id.Nlink > 1 {
+		if inside := linksInside(s, id); inside < id.Nlink {
+			return nil, &artifact.Error{Code: "hard_link", Path: rel,
+				Err: fmt.Errorf("the file has %d hard links and only %d are in this skill's folder; a link from outside the bundle is refused", id.Nlink, inside)}
+		}
+	}
+	return data, nil
+}
+
+// linksInside counts the names of the file id below the skill folder,
+// within the listing bounds of Resources (a bundle too large to list
+// cannot vouch for its links, so the count then falls short).
+func linksInside(s *Skill, id artifact.FileIdentity) uint64 {
+	res, _ := Resources(s)
+	var n uint64
+	for _, r := range res {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join(s.Dir, filepath.FromSlash(r.Path)), &st); err == nil &&
+			uint64(st.Dev) == id.Dev && st.Ino == id.Ino {
+			n++
+		}
+	}
+	return n
 }

@@ -109,3 +109,29 @@ func (s *DB) RunEvents(ctx context.Context, attemptID string) ([]RunEvent, error
 	}
 	return out, rows.Err()
 }
+
+// UnrecordedAttempts returns the stored event of type typ (the runner's
+// "staged") of every attempt that has no run-history row: an attempt still
+// running, or one whose process died before recording it. Oldest first.
+func (s *DB) UnrecordedAttempts(ctx context.Context, typ string) ([]RunEvent, error) {
+	rows, err := s.sql.QueryContext(ctx, `SELECT e.seq, e.run_id, e.attempt_id, e.type, e.at, e.event FROM run_events e
+		WHERE e.type = ? AND e.attempt_id != ''
+		AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.attempt_id = e.attempt_id)
+		ORDER BY e.seq`, typ)
+	if err != nil {
+		return nil, fmt.Errorf("store: unrecorded attempts: %w", err)
+	}
+	defer rows.Close()
+	var out []RunEvent
+	for rows.Next() {
+		var e RunEvent
+		var at, ev string
+		if err := rows.Scan(&e.Seq, &e.RunID, &e.AttemptID, &e.Type, &at, &ev); err != nil {
+			return nil, fmt.Errorf("store: unrecorded attempts: %w", err)
+		}
+		e.At, _ = time.Parse(time.RFC3339Nano, at)
+		e.Event = json.RawMessage(ev)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}

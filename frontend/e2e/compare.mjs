@@ -3,11 +3,14 @@
 // Two real captures of the same program are made with `gatehouse
 // capture-process` (the third line it prints differs: "step 3 alpha" /
 // "step 3 bravo"), imported into a fresh `gatehouse serve`, and compared
-// in Debian's Chromium: both sides must seek to the first divergence with
-// the divergent row highlighted, the trace spec verdict and diagnostic
-// must show, and a capture exported as asciicast and imported again must
-// replay to the same screen. Screenshots (light and dark) land in
-// frontend/test-results/screenshots/compare-*.png.
+// in Debian's Chromium (behaviour mode, the default): after "Compare" both
+// sides open at the first divergence with the divergent row highlighted
+// and its differing characters marked, the divergence card says what
+// differs in words, the trace spec verdict and diagnostic show, and a
+// capture exported as asciicast and imported again replays to the same
+// screen. Two more captures whose 1,100 HTTP requests differ are paged
+// through (2,200 protocol differences). Screenshots (light and dark) land
+// in frontend/test-results/screenshots/compare-*.png.
 //
 //   cd frontend && GATEHOUSE_BIN=/abs/path/bin/gatehouse-e2e node e2e/compare.mjs
 
@@ -24,7 +27,11 @@ import { BIN, SHOTS, WAIT, captureEnv, clearShots, pageApi, setTheme, tempDir, u
 // then "done" after a pause: the first divergence is the third raw frame.
 // Steps 0.3 s apart so a loaded machine still reads them as separate
 // chunks; all three fall in the first 1000 ms time bucket, "done" later.
-const SCRIPT = `printf 'step 1\\n'; sleep 0.3; printf 'step 2\\n'; sleep 0.3; printf 'step 3 %s\\n' "$1"; sleep 1.0; printf 'done\\n'`;
+// The program runs from a file written before each capture, so both runs
+// have the same command line and differ only in what they print.
+const script = (word) => `printf 'step 1\\n'; sleep 0.3; printf 'step 2\\n'; sleep 0.3; printf 'step 3 ${word}\\n'; sleep 1.0; printf 'done\\n'\n`;
+// 1,100 requests on one connection; the paths differ between the runs.
+const manyRequests = (word) => `curl -sS "$GATEHOUSE_REPLAY_HTTP_URL/${word}/[1-1100]" > /dev/null\necho requested\n`;
 
 const TRACE = JSON.stringify(
   {
@@ -49,18 +56,19 @@ const TRACE = JSON.stringify(
 );
 
 /** Runs `gatehouse capture-process` for real and returns the Evidence text. */
-function captureProcess(work, dataDir, word) {
+function captureProcess(work, dataDir, word, program = script, extra = { normalization: { time_bucket_ms: 1000 } }) {
   const scenario = path.join(work, `scenario-${word}.json`);
+  fs.writeFileSync(path.join(work, 'prog.sh'), program(word));
   fs.writeFileSync(
     scenario,
     JSON.stringify({
       approved: true,
       executable: '/bin/sh',
-      arguments: ['-c', SCRIPT, 'sh', word],
+      arguments: ['prog.sh'],
       working_directory: work,
       environment: { PATH: '/usr/bin:/bin' },
       terminal: { columns: 60, rows: 8 },
-      normalization: { time_bucket_ms: 1000 },
+      ...extra,
     }),
   );
   const env = { ...process.env, GATEHOUSE_DATA_DIR: dataDir, ...captureEnv(work, { GATEHOUSE_PROCESS_ALLOWED_ENV_JSON: '["PATH"]' }) };
@@ -76,6 +84,12 @@ function captureProcess(work, dataDir, word) {
 /** The rows xterm.js shows inside a container, as text. */
 async function screenRows(page, testid) {
   return page.locator(`[data-testid="${testid}"] .xterm-rows > div`).evaluateAll((rows) => rows.map((r) => r.textContent.replace(/\u00a0/g, ' ').trimEnd()));
+}
+
+/** The character marks painted beneath a screen's text: row, first
+ * column and width in cells. */
+async function marks(page, testid) {
+  return page.locator(`[data-testid="${testid}"] .player-mark`).evaluateAll((els) => els.map((e) => [Number(e.dataset.row), Number(e.dataset.col), Number(e.dataset.cols)]));
 }
 
 async function highlighted(page, testid) {
@@ -126,13 +140,35 @@ test('compare two real captures, jump to the first divergence, trace spec, ascii
     await page.locator('[data-testid="comparison"]').waitFor();
     await until('both screens drawn', async () => (await screenRows(page, 'screen-left')).length === 8 && (await screenRows(page, 'screen-right')).length === 8);
 
-    // The verdicts come from the backend: terminal changed, first divergence item 2.
+    // The verdicts come from the backend (behaviour mode): only the terminal
+    // changed, first at the stream byte in frames[2].
+    assert.equal(await page.locator('[data-testid="compare-mode"]').getAttribute('data-mode'), 'behavior');
     assert.equal(await page.locator('[data-testid="overall-status"]').getAttribute('data-status'), 'changed');
     assert.equal(await page.locator('[data-testid="dim-terminal"]').getAttribute('data-status'), 'changed');
-    assert.equal(await page.locator('[data-testid="dim-exit"]').getAttribute('data-status'), 'unchanged');
+    for (const d of ['interaction', 'exit', 'filesystem', 'protocol', 'process', 'shim']) {
+      assert.equal(await page.locator(`[data-testid="dim-${d}"]`).getAttribute('data-status'), 'unchanged', d);
+    }
     assert.equal(await page.locator('[data-testid="dim-strip"] .cmp-dim').count(), 7);
-    assert.match(await page.locator('[data-testid="divergence-text"]').textContent(), /Terminal diverges first, item 2 at 0:00\.000 \(left frames\[2\], right frames\[2\]\)/);
+    assert.equal(await page.locator('[data-testid="divergence-words"]').textContent(), "Terminal row 3: 'step 3 alpha' → 'step 3 bravo'");
+    assert.match(await page.locator('[data-testid="divergence-text"]').textContent(), /Terminal diverges first, item 0 at 0:00\.000 \(left frames\[2\], right frames\[2\]\)/);
     await page.locator('[data-testid="comparison-id"]').waitFor(); // saved as Evidence
+
+    // Compare opened both sides at the divergence: row 2 highlighted, its
+    // differing characters marked on both sides, "done" not yet printed.
+    await until('opened at the divergence', async () => JSON.stringify(await highlighted(page, 'screen-left')) === '[2]' && JSON.stringify(await highlighted(page, 'screen-right')) === '[2]');
+    assert.ok(!(await screenRows(page, 'screen-left')).includes('done') && !(await screenRows(page, 'screen-right')).includes('done'));
+    // "step 3 alpha" / "step 3 bravo": only the words differ (columns 7–11),
+    // their common "a" left unmarked.
+    const lm = await marks(page, 'screen-left');
+    const rm = await marks(page, 'screen-right');
+    assert.ok(lm.length > 0 && rm.length > 0, `marks ${JSON.stringify(lm)} / ${JSON.stringify(rm)}`);
+    for (const [row, col, n] of [...lm, ...rm]) assert.ok(row === 2 && col >= 7 && col + n <= 12, `mark ${row},${col},${n}`);
+    // The mark is painted beneath the text layer, never over a glyph.
+    assert.equal(await page.locator('[data-testid="screen-left"] .player-marks').evaluate((e) => getComputedStyle(e).zIndex), '-1');
+    // The final screens side by side: row 3 differs, its characters marked.
+    assert.match(await page.locator('[data-testid="final-screens"]').textContent(), /1 row differs \(row 3\)/);
+    assert.ok((await page.locator('[data-testid="final-right"] .is-diff mark').count()) > 0);
+    await shot(page, 'divergence');
 
     // Go to the end first: "done" is on both screens.
     await page.locator('[data-testid="compare-timeline"]').focus();
@@ -151,7 +187,7 @@ test('compare two real captures, jump to the first divergence, trace spec, ascii
     await until('row 2 highlighted on both sides', async () => JSON.stringify(await highlighted(page, 'screen-left')) === '[2]' && JSON.stringify(await highlighted(page, 'screen-right')) === '[2]');
     assert.match(await page.locator('[data-testid="rows-note"]').textContent(), /1 row differs here \(row 3\)/);
     // The first divergence is the selected item of the terminal diff list.
-    assert.equal(await page.locator('[data-testid="diff-item"].is-first.selected').getAttribute('data-index'), '2');
+    assert.equal(await page.locator('[data-testid="diff-item"].is-first.selected').getAttribute('data-index'), '0');
 
     // The trace spec verdict and its diagnostic, pointing at the journal.
     assert.equal(await page.locator('[data-testid="trace-verdict"]').getAttribute('data-verdict'), 'different');
@@ -239,6 +275,32 @@ test('compare two real captures, jump to the first divergence, trace spec, ascii
     await refused.waitFor();
     assert.match(await refused.textContent(), /evidence_integrity_mismatch.*\$\.evidence_id/s);
     assert.equal(await page.locator('[data-testid="comparison"]').count(), 0, 'nothing is shown as a comparison');
+
+    // Paging: 1,100 requests whose paths differ are 2,200 protocol
+    // differences; every page is reachable, none cut off.
+    const replay = { replay: { http: [{ method: 'GET', path: '/x', response: { body: 'x' } }] } };
+    const manyA = captureProcess(work, capData, 'a', manyRequests, replay);
+    const manyB = captureProcess(work, capData, 'b', manyRequests, replay);
+    for (const [name, c] of [['many-a.json', manyA], ['many-b.json', manyB]]) await pageApi(page, 'ImportEvidence', { name, data: Buffer.from(c.text).toString('base64') });
+    await page.goto(new URL(`/#/compare/${manyA.ev.evidence_id}/${manyB.ev.evidence_id}`, srv.url).href);
+    await until('the many-request comparison', async () => (await page.locator('[data-testid="dim-protocol"]').getAttribute('data-status')) === 'changed');
+    await page.locator('[data-testid="diff-tab-protocol"]').click();
+    const range = page.locator('[data-testid="diff-range"]');
+    assert.equal(await range.textContent(), 'Items 1–200 of 2200');
+    assert.equal(await page.locator('[data-testid="diff-item"]').count(), 200);
+    await page.locator('[data-testid="diff-next"]').click();
+    await until('page 2', async () => (await range.textContent()) === 'Items 201–400 of 2200');
+    assert.equal(await page.locator('[data-testid="diff-item"]').first().getAttribute('data-index'), '200');
+    await page.locator('[data-testid="diff-last"]').click();
+    await until('the last page', async () => (await range.textContent()) === 'Items 2001–2200 of 2200');
+    assert.equal(await page.locator('[data-testid="diff-item"]').last().getAttribute('data-index'), '2199');
+    assert.ok(await page.locator('[data-testid="diff-next"]').isDisabled());
+    // Field-level highlight: the path differs, the method does not.
+    assert.ok((await page.locator('[data-testid="diff-item"]').last().locator('tr.is-diff[data-field="path"] mark').count()) > 0);
+    assert.equal(await page.locator('[data-testid="diff-item"]').last().locator('tr.is-diff[data-field="method"]').count(), 0);
+    await page.locator('[data-testid="diff-prev"]').click();
+    await until('back one page', async () => (await range.textContent()) === 'Items 1801–2000 of 2200');
+    await shot(page, 'paging');
 
   });
 });

@@ -158,12 +158,15 @@ export async function callApi(srv, method, args = {}) {
   return body;
 }
 
-/** Calls the UI API method from inside the page (its session cookie and
- * Origin, as the UI does); asserts HTTP 200 and returns the body. */
+/** Calls the UI API method from inside the page (the token the page keeps
+ * in sessionStorage, as a bearer header, and its Origin, as the UI does);
+ * asserts HTTP 200 and returns the body. */
 export async function pageApi(page, method, args = {}) {
   const res = await page.evaluate(
     async ({ method, args }) => {
-      const r = await fetch('/api/' + method, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(args) });
+      const token = sessionStorage.getItem('gatehouse.token');
+      const headers = { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}) };
+      const r = await fetch('/api/' + method, { method: 'POST', credentials: 'omit', headers, body: JSON.stringify(args) });
       return { status: r.status, body: await r.json() };
     },
     { method, args },
@@ -218,8 +221,9 @@ export async function openBrowser({ label = 'profile', ...options } = {}) {
   return { context, page, pageErrors, consoleErrors };
 }
 
-/** Opens the server's access URL (which sets the session cookie and
- * redirects to /) and waits until the app's navigation is drawn. */
+/** Opens the server's access URL (the page moves its token into
+ * sessionStorage and drops it from the address bar) and waits until the
+ * app's navigation is drawn. */
 async function gotoApp(page, srv) {
   await page.goto(srv.url);
   await page.getByTestId('nav-runs').waitFor();

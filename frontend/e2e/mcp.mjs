@@ -9,15 +9,17 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { WAIT, callApi, captureEnv, openApp, screenshot, startServer, tempDir } from './harness.mjs';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { BIN, WAIT, callApi, captureEnv, openApp, screenshot, startServer, tempDir } from './harness.mjs';
 
 const cleanups = [];
 after(async () => { for (const c of cleanups.reverse()) await c(); });
 
 /** Starts `gatehouse serve` on a fresh data directory (extraEnv applied
  * over its environment); it is stopped after the tests. */
-async function server(extraEnv = {}) {
-  const srv = await startServer({ label: 'mcp', env: extraEnv });
+async function server(extraEnv = {}, args = []) {
+  const srv = await startServer({ label: 'mcp', env: extraEnv, args });
   cleanups.push(srv.stop);
   return srv;
 }
@@ -49,14 +51,29 @@ async function decideNext(srv, approve) {
 const ws = () => tempDir('ws');
 const runArgs = (workspace) => ({ name: 'text-metrics', input: { text: 'one two three' }, workspace });
 
+/** Follows the app's event stream the way an open page does, so the app
+ * counts a window that can decide; returns the function that closes it. */
+async function openWindow(srv) {
+  const ac = new AbortController();
+  const r = await fetch(`${srv.origin}/api/events`, { headers: { Authorization: `Bearer ${srv.token}` }, signal: ac.signal });
+  assert.equal(r.status, 200);
+  const reader = r.body.getReader();
+  await reader.read(); // ": connected"
+  (async () => { try { for (;;) { const { done } = await reader.read(); if (done) return; } } catch {} })();
+  const close = () => ac.abort();
+  cleanups.push(close);
+  return close;
+}
+
 test('TS SDK client: tools, approved run with progress token, denied run, wrong token', { timeout: 120_000 }, async () => {
   const srv = await server();
+  await openWindow(srv);
   const { token } = await ui(srv, 'AddAgent', { name: 'ts-agent', canExecuteSkills: true });
   const client = await agentClient(srv, token);
 
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
-  assert.deepEqual(names, ['capture_process_scenario', 'compare_process_captures', 'list_skills', 'propose_workflow', 'read_skill', 'read_skill_resource', 'run_replay_machine', 'run_skill']);
+  assert.deepEqual(names, ['await_run', 'capture_process_scenario', 'compare_process_captures', 'list_skills', 'propose_workflow', 'read_skill', 'read_skill_resource', 'run_replay_machine', 'run_skill']);
   for (const n of names) assert.doesNotMatch(n, /policy|agent|setting|trust|scope/);
 
   const listed = await client.callTool({ name: 'list_skills', arguments: {} });
@@ -148,7 +165,7 @@ test('browser: propose_workflow raises the plan dialog; approving lets each step
 test('browser: a capture without auto-grant raises the grant dialog; "Allow for this session" covers the next capture', { timeout: 120_000 }, async () => {
   const work = ws();
   const srv = await server(captureEnv(work, { GATEHOUSE_PROCESS_CAPTURE_AUTO_GRANT: '0' }));
-  const { token } = await ui(srv, 'AddAgent', { name: 'capture-agent', canExecuteSkills: false });
+  const { token } = await ui(srv, 'AddAgent', { name: 'capture-agent', canExecuteSkills: true });
   const client = await agentClient(srv, token);
   const page = await browse(srv, 'profile-grant');
   const scenario = { approved: true, executable: '/bin/sh', arguments: ['-c', 'echo hello from a granted capture'], working_directory: work, timeout_ms: 5000 };
@@ -179,4 +196,171 @@ test('browser: a capture without auto-grant raises the grant dialog; "Allow for 
   assert.ok(next.structuredContent.evidence_id, JSON.stringify(next.structuredContent));
   const { grants } = await ui(srv, 'PendingGrants');
   assert.equal(grants.length, 0);
+});
+
+// Waiting for a person (70-mcp.md "What real hosts need"). The TS SDK's
+// default request timeout is 60 s; with resetTimeoutOnProgress the call
+// survives a decision made after 150 s because the server sends progress
+// at least every 10 s. The normal suite runs it scaled by 1/10 (client
+// timeout, keep-alive interval and decision time alike);
+// GATEHOUSE_E2E_REAL_WAIT=1 runs it at full length (about 2.5 min per
+// transport).
+const REAL = process.env.GATEHOUSE_E2E_REAL_WAIT === '1';
+const SCALE = REAL ? 1 : 0.1;
+const CLIENT_TIMEOUT = 60_000 * SCALE; // the TS SDK's DEFAULT_REQUEST_TIMEOUT_MSEC
+const KEEPALIVE = 10_000 * SCALE;
+const DECIDE_AFTER = 150_000 * SCALE;
+
+async function waitServer() {
+  return server({}, REAL ? [] : ['--test-mcp-keepalive', `${KEEPALIVE}ms`]);
+}
+
+/** The TS SDK client through `gatehouse mcp` (stdio bridge). */
+async function bridgeClient(srv, token) {
+  const client = new Client({ name: 'ts-sdk-stdio-agent', version: '1.0.0' });
+  const transport = new StdioClientTransport({ command: BIN, args: ['mcp'],
+    env: { ...process.env, HOME: srv.home, GATEHOUSE_DATA_DIR: srv.dataDir, GATEHOUSE_AGENT_TOKEN: token }, stderr: 'pipe' });
+  await client.connect(transport);
+  cleanups.push(() => client.close().catch(() => {}));
+  return client;
+}
+
+async function approveAfter(srv, ms) {
+  const deadline = Date.now() + WAIT;
+  let proposal;
+  while (!proposal && Date.now() < deadline) {
+    ({ proposals: [proposal] } = await ui(srv, 'PendingProposals'));
+    if (!proposal) await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.ok(proposal, 'no proposal was raised');
+  await new Promise((r) => setTimeout(r, ms));
+  return ui(srv, 'Decide', { proposalId: proposal.id, approve: true });
+}
+
+for (const [via, connect] of [['HTTP', agentClient], ['gatehouse mcp', bridgeClient]]) {
+  test(`TS SDK client over ${via}: default ${CLIENT_TIMEOUT} ms timeout + resetTimeoutOnProgress; the person approves after ${DECIDE_AFTER} ms`, { timeout: DECIDE_AFTER + 120_000 }, async () => {
+    const srv = await waitServer();
+    await openWindow(srv);
+    const { token } = await ui(srv, 'AddAgent', { name: `patient-${via}`, canExecuteSkills: true });
+    const client = await connect(srv, token);
+    const notes = [];
+    const started = Date.now();
+    const call = client.callTool({ name: 'run_skill', arguments: runArgs(ws()) }, undefined,
+      { timeout: CLIENT_TIMEOUT, resetTimeoutOnProgress: true, onprogress: (p) => notes.push(p.message) });
+    await approveAfter(srv, DECIDE_AFTER);
+    const res = await call;
+    assert.ok(Date.now() - started >= DECIDE_AFTER);
+    assert.equal(res.structuredContent.status, 'succeeded', JSON.stringify(res.structuredContent));
+    assert.equal(res.structuredContent.output.words, 3);
+    const waiting = notes.filter((m) => /^waiting for approval in Gatehouse, expires in \d:\d\d$/.test(m));
+    assert.ok(waiting.length >= Math.floor(DECIDE_AFTER / KEEPALIVE) - 2, `keep-alives: ${waiting.length}`);
+    for (const step of ['proposed', 'decided: approved', 'spawned', 'cleaned']) assert.ok(notes.some((m) => m.startsWith(step)), `${step} in ${notes.join(' | ')}`);
+  });
+}
+
+test('control: without resetTimeoutOnProgress the same client gives up at its timeout, and the proposal is recorded cancelled', { timeout: 120_000 }, async () => {
+  const srv = await waitServer();
+  await openWindow(srv);
+  const { token } = await ui(srv, 'AddAgent', { name: 'impatient', canExecuteSkills: true });
+  const client = await agentClient(srv, token);
+  const call = client.callTool({ name: 'run_skill', arguments: runArgs(ws()) }, undefined, { timeout: CLIENT_TIMEOUT, onprogress: () => {} });
+  await assert.rejects(call, /timed out/i);
+  let runs = [];
+  const deadline = Date.now() + WAIT;
+  while (runs.length === 0 && Date.now() < deadline) {
+    ({ runs } = await ui(srv, 'ListRuns', { skill: 'text-metrics' }));
+    if (runs.length === 0) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(runs.length, 1);
+  const env = typeof runs[0].envelope === 'string' ? JSON.parse(runs[0].envelope) : runs[0].envelope;
+  assert.equal(env.errors[0].code, 'cancelled', JSON.stringify(env));
+});
+
+test('TS SDK client with no progress token and no open window: told at once, then await_run resumes the same request', { timeout: 120_000 }, async () => {
+  const srv = await server();
+  const { token } = await ui(srv, 'AddAgent', { name: 'no-progress', canExecuteSkills: true });
+  const client = await agentClient(srv, token);
+  const first = await client.callTool({ name: 'run_skill', arguments: runArgs(ws()) });
+  assert.equal(first.structuredContent.status, 'awaiting_decision', JSON.stringify(first.structuredContent));
+  assert.equal(first.structuredContent.window_open, false);
+  assert.match(first.structuredContent.message, /no Gatehouse window is open/);
+  await openWindow(srv);
+  const decided = approveAfter(srv, 0);
+  const res = await client.callTool({ name: 'await_run', arguments: { ticket: first.structuredContent.ticket } });
+  await decided;
+  assert.equal(res.structuredContent.status, 'succeeded', JSON.stringify(res.structuredContent));
+});
+
+// The MCP Inspector CLI (a client this project did not write), with its
+// --strict tool-schema portability check. The test installs the exact
+// version through npx (npm registry) on first use.
+const INSPECTOR = '@modelcontextprotocol/inspector@2.12.0';
+
+test('MCP Inspector CLI: tools/list --strict reports no problems; every tool has title, annotations and output schema', { timeout: 300_000 }, async () => {
+  const srv = await server();
+  const { token } = await ui(srv, 'AddAgent', { name: 'inspector', canExecuteSkills: true });
+  const { spawn } = await import('node:child_process');
+  const child = spawn('npx', ['-y', INSPECTOR, '--cli', `${srv.origin}/mcp`, '--transport', 'http',
+    '--header', `Authorization: Bearer ${token}`, '--method', 'tools/list', '--strict'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '', err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const code = await new Promise((resolve) => child.on('exit', resolve));
+  const problems = err.split('\n').filter((l) => /^(Warning|Error)/.test(l));
+  assert.equal(code, 0, `inspector exit ${code}\n${err}`);
+  assert.deepEqual(problems, [], err);
+  const { tools } = JSON.parse(out);
+  assert.ok(tools.length >= 9);
+  for (const t of tools) {
+    assert.ok(t.title, `${t.name}: title`);
+    assert.ok(t.annotations && typeof t.annotations.readOnlyHint === 'boolean', `${t.name}: annotations`);
+    assert.equal(t.outputSchema?.type, 'object', `${t.name}: outputSchema`);
+  }
+});
+
+// Capture grants through elicitation: a client that advertises form
+// elicitation is asked through elicitation/create (the app dialog is
+// raised too; here no page is open, so the form decides).
+async function elicitingClient(srv, token, answer) {
+  const client = new Client({ name: 'ts-sdk-eliciting-agent', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+  const asked = [];
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    asked.push(req.params);
+    return answer;
+  });
+  const transport = new StreamableHTTPClientTransport(new URL(`${srv.origin}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+  await client.connect(transport);
+  cleanups.push(() => client.close().catch(() => {}));
+  return { client, asked };
+}
+
+test('elicitation: a capture grant accepted through the client\'s form runs the capture; declined refuses it; without elicitation or a window: permission_required at once', { timeout: 120_000 }, async () => {
+  const work = ws();
+  const srv = await server(captureEnv(work, { GATEHOUSE_PROCESS_CAPTURE_AUTO_GRANT: '0' }));
+  const scenario = { approved: true, executable: '/bin/sh', arguments: ['-c', 'echo elicited'], working_directory: work, timeout_ms: 5000 };
+
+  const a = await ui(srv, 'AddAgent', { name: 'elicit-yes', canExecuteSkills: true });
+  const yes = await elicitingClient(srv, a.token, { action: 'accept', content: { decision: 'once' } });
+  const ok = await yes.client.callTool({ name: 'capture_process_scenario', arguments: scenario }, undefined, { timeout: WAIT });
+  assert.equal(ok.isError, undefined, JSON.stringify(ok.structuredContent));
+  assert.match(ok.structuredContent.evidence_id, /^ev_/);
+  assert.equal(yes.asked.length, 1);
+  assert.equal(yes.asked[0].mode ?? 'form', 'form');
+  assert.match(yes.asked[0].message, /echo elicited/);
+  assert.deepEqual(yes.asked[0].requestedSchema.properties.decision.enum, ['once', 'session', 'deny']);
+
+  const b = await ui(srv, 'AddAgent', { name: 'elicit-no', canExecuteSkills: true });
+  const no = await elicitingClient(srv, b.token, { action: 'decline' });
+  const refused = await no.client.callTool({ name: 'capture_process_scenario', arguments: scenario }, undefined, { timeout: WAIT });
+  assert.equal(refused.isError, true);
+  assert.equal(refused.structuredContent.code, 'denied', JSON.stringify(refused.structuredContent));
+  assert.equal(no.asked.length, 1);
+
+  const c = await ui(srv, 'AddAgent', { name: 'no-elicit', canExecuteSkills: true });
+  const plain = await agentClient(srv, c.token);
+  const started = Date.now();
+  const blocked = await plain.callTool({ name: 'capture_process_scenario', arguments: scenario }, undefined, { timeout: WAIT });
+  assert.equal(blocked.structuredContent.code, 'permission_required', JSON.stringify(blocked.structuredContent));
+  assert.equal(blocked.structuredContent.retryable, true);
+  assert.ok(Date.now() - started < WAIT);
 });

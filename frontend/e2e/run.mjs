@@ -16,6 +16,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import path from 'node:path';
 import { SHOTS, clearShots, pageApi, screenshot, tempDir, until, withApp } from './harness.mjs';
 
@@ -443,6 +444,71 @@ group('malformed-settings', {}, async ({ page, api, shot }) => {
   assert.equal(await shownReceipt(page.getByTestId('scope-row').first()), stored.trusted[0].receiptId);
   assert.equal(await page.getByTestId('policy-errors').count(), 0);
   assert.deepEqual(await api('GetPolicy', {}), stored, 'the stored policy is unchanged after reload');
+});
+
+group('untrusted-text', {}, async ({ page, shot }) => {
+  // An invocation carrying a right-to-left override, a zero-width space and
+  // an isolate: the dialog shows each as a visible marker, never live.
+  const sneaky = '{"text":"invoice\u202Etxt.exe\u200B \u2066done\u2069"}';
+  await startRunFromUI(page, { input: sneaky, ws: workspace('untrusted-text') });
+  const dlg = await consentDialog(page);
+  await shot('consent');
+  const inv = await dlg.getByTestId('consent-invocation').innerText();
+  for (const ch of ['\u202E', '\u200B', '\u2066', '\u2069']) {
+    assert.ok(!inv.includes(ch), `the dialog shows U+${ch.codePointAt(0).toString(16).toUpperCase()} live: ${JSON.stringify(inv)}`);
+  }
+  for (const m of ['⟨U+202E⟩', '⟨U+200B⟩', '⟨U+2066⟩', '⟨U+2069⟩']) assert.ok(inv.includes(m), `the dialog shows ${m} (got ${JSON.stringify(inv)})`);
+  assert.ok(inv.includes('invoice⟨U+202E⟩txt.exe'), `the text around the marker reads in order: ${inv}`);
+  assert.ok((await dlg.locator('[data-testid="consent-invocation"] .hidden-char').count()) >= 4, 'markers are marked up');
+  const live = await page.evaluate(() => {
+    const re = /[\u202A-\u202E\u2066-\u2069\u200B-\u200F]/;
+    const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    const found = [];
+    // (The footer's data directory is framed by Gatehouse's own LRMs.)
+    for (let n = w.nextNode(); n; n = w.nextNode()) if (re.test(n.data.replace(/^\u200E|\u200E$/g, ''))) found.push(`${n.parentElement?.tagName}.${n.parentElement?.className}: ${JSON.stringify(n.data)}`);
+    return found;
+  });
+  assert.deepEqual(live, [], 'no bidi or zero-width character is live anywhere on the page');
+  await dlg.getByTestId('consent-deny').click();
+  await page.locator('[data-testid="consent-state"][data-state="denied"]').waitFor();
+  await closeConsent(page);
+});
+
+group('token-isolation', {}, async ({ srv, page, api }) => {
+  // Another server on 127.0.0.1 (say another user's): whatever this browser
+  // sends it must not carry the UI token.
+  const seen = [];
+  const other = http.createServer((req, res) => {
+    seen.push({ url: req.url, headers: req.headers });
+    res.setHeader('Content-Type', 'text/html');
+    res.end('<!doctype html><title>other</title><p>another local server</p>');
+  });
+  await new Promise((resolve) => other.listen(0, '127.0.0.1', resolve));
+  try {
+    const token = await page.evaluate(() => sessionStorage.getItem('gatehouse.token'));
+    assert.match(token ?? '', /^[0-9a-f]{64}$/, 'the page keeps the token in sessionStorage');
+    assert.equal(new URL(page.url()).search, '', 'the token left the address bar');
+    assert.deepEqual(await page.context().cookies(), [], 'no cookie is set at all');
+    assert.equal(await page.evaluate(() => document.cookie), '');
+    const otherUrl = `http://127.0.0.1:${other.address().port}/`;
+    const p2 = await page.context().newPage();
+    await p2.goto(otherUrl);
+    assert.equal(await p2.evaluate(() => sessionStorage.getItem('gatehouse.token')), null, 'the other origin cannot read the token');
+    await page.evaluate((u) => fetch(u, { mode: 'no-cors' }).catch(() => {}), otherUrl + 'from-app');
+    await p2.close();
+    await until('the other server to be visited', async () => seen.length >= 2);
+    for (const r of seen) {
+      const all = JSON.stringify(r.headers);
+      assert.ok(!all.includes(token), `the other server received the token in ${r.url}: ${all}`);
+    }
+    // The token still works where it belongs, after a reload too.
+    await page.reload();
+    await page.getByTestId('nav-runs').waitFor();
+    assert.ok((await api('ListRuns', {})).runs, 'the UI API answers after a reload');
+  } finally {
+    other.closeAllConnections(); // the browser keeps its connection alive
+    await new Promise((resolve) => other.close(resolve));
+  }
 });
 
 group('views', {}, async ({ page, api, shot }) => {

@@ -4,6 +4,7 @@
 import './styles.css';
 import { api, onConnection, onSessionLost, shellKind, type ConnectionState } from './api/client';
 import { h, icon, replace } from './lib/dom';
+import { visibleString } from './lib/visible';
 import { initConsent, onPendingCount, showConsent } from './views/consent';
 import { evidenceView } from './views/evidence';
 import { lazyView } from './views/lazy';
@@ -171,8 +172,9 @@ api
   .then((info) => {
     // LRMs keep the leading slash in place inside the right-to-left
     // (ellipsis-at-the-start) box.
-    dataDir.textContent = `\u200E${info.dataDir}\u200E`;
-    dataDir.title = `Data directory: ${info.dataDir}`;
+    // (The path itself is shown with its hidden characters visible.)
+    dataDir.textContent = `\u200E${visibleString(info.dataDir)}\u200E`;
+    dataDir.title = `Data directory: ${visibleString(info.dataDir)}`;
     versionText.textContent = `Gatehouse ${info.version} · ${info.shell === 'desktop' || shellKind() === 'desktop' ? 'desktop' : 'browser'}`;
   })
   .catch(() => {

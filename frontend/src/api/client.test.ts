@@ -20,17 +20,27 @@ describe('METHODS', () => {
 });
 
 describe('browser transport', () => {
-  it('POSTs JSON to /api/<Method> with the session cookie', async () => {
+  it('POSTs JSON to /api/<Method>, never with cookies', async () => {
     const fetch = vi.fn(async () => new Response(JSON.stringify({ runId: 'r1' }), { status: 200 }));
     vi.stubGlobal('fetch', fetch);
     const out = await api.StartRun({ skill: 's', input: '{"a":1}', workspace: '' });
     expect(out).toEqual({ runId: 'r1' });
     expect(fetch).toHaveBeenCalledWith('/api/StartRun', {
       method: 'POST',
-      credentials: 'same-origin',
+      credentials: 'omit',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ skill: 's', input: '{"a":1}', workspace: '' }),
     });
+  });
+
+  it("sends the tab's sessionStorage token as a bearer header", async () => {
+    vi.stubGlobal('sessionStorage', { getItem: (k: string) => (k === 'gatehouse.token' ? 'abc123' : null) });
+    const fetch = vi.fn(async () => new Response('{"runs":[],"active":[]}', { status: 200 }));
+    vi.stubGlobal('fetch', fetch);
+    await api.ListRuns({});
+    const init = (fetch.mock.calls[0] as unknown as [string, RequestInit])[1];
+    expect(init.headers).toEqual({ 'Content-Type': 'application/json', Authorization: 'Bearer abc123' });
+    expect(init.credentials).toBe('omit');
   });
 
   it('sends {} for methods without arguments', async () => {

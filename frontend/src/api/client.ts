@@ -45,6 +45,7 @@ export const METHODS = [
   'TrustSigningKey',
   'UntrustSigningKey',
   'CompareCaptures',
+  'CompareDiffPage',
   'OpenComparison',
   'ExportAsciicast',
   'ImportAsciicast',
@@ -115,8 +116,58 @@ export function toApiError(reason: unknown, status = 0): ApiError {
   return new ApiError({ code: 'error', category: 'internal', message: typeof v === 'string' ? v : String(v), status });
 }
 
+// ---- the browser-mode session -------------------------------------------
+//
+// The UI token lives in this tab's sessionStorage (scoped to this origin,
+// port included) and goes out as "Authorization: Bearer"; no cookie ever
+// carries it, so no other server on 127.0.0.1 can receive it. The printed
+// URL brings it as ?token=…, `serve --open` as a one-time ?open=<nonce>
+// exchanged once at /session/open; either is then removed from the address
+// bar.
+
+const TOKEN_KEY = 'gatehouse.token';
+
+function storedToken(): string | null {
+  try {
+    return sessionStorage.getItem(TOKEN_KEY);
+  } catch {
+    return null;
+  }
+}
+
+async function startSession(): Promise<void> {
+  if (typeof window === 'undefined' || typeof location === 'undefined' || wails()) return;
+  const url = new URL(location.href);
+  const token = url.searchParams.get('token');
+  const nonce = url.searchParams.get('open');
+  if (token === null && nonce === null) return;
+  url.searchParams.delete('token');
+  url.searchParams.delete('open');
+  history.replaceState(history.state, '', url.pathname + url.search + url.hash);
+  if (token) {
+    sessionStorage.setItem(TOKEN_KEY, token);
+    return;
+  }
+  try {
+    const r = await fetch('/session/open', { method: 'POST', credentials: 'omit', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ nonce }) });
+    const body = (await r.json()) as { token?: unknown };
+    if (r.ok && typeof body.token === 'string') sessionStorage.setItem(TOKEN_KEY, body.token);
+  } catch {
+    /* no session: calls answer 401 and the page says how to sign in */
+  }
+}
+
+const session: Promise<void> = startSession();
+
+/** The request headers of a bridge call: the bearer token when this tab has one. */
+async function authHeaders(extra: Record<string, string> = {}): Promise<Record<string, string>> {
+  await session;
+  const t = storedToken();
+  return t ? { ...extra, Authorization: `Bearer ${t}` } : extra;
+}
+
 const sessionLostListeners = new Set<() => void>();
-/** Called when the bridge answers 401 (the session cookie is gone, e.g.
+/** Called when the bridge answers 401 (this tab has no valid token, e.g.
  * after `gatehouse serve` restarted). */
 export function onSessionLost(cb: () => void): () => void {
   sessionLostListeners.add(cb);
@@ -149,8 +200,8 @@ async function call<M extends MethodName>(method: M, args: ApiMethods[M]['args']
   try {
     res = await fetch('/api/' + method, {
       method: 'POST',
-      credentials: 'same-origin',
-      headers: { 'Content-Type': 'application/json' },
+      credentials: 'omit',
+      headers: await authHeaders({ 'Content-Type': 'application/json' }),
       body: JSON.stringify(args ?? {}),
     });
   } catch (e) {
@@ -199,7 +250,7 @@ const listeners = new Map<string, Set<Listener>>();
 const connectionListeners = new Set<(s: ConnectionState) => void>();
 const reconnectListeners = new Set<() => void>();
 let connection: ConnectionState = 'connecting';
-let source: EventSource | null = null;
+let source: AbortController | null = null;
 let everOpened = false;
 let retryTimer: ReturnType<typeof setTimeout> | undefined;
 let retryDelay = 1000;
@@ -229,33 +280,65 @@ function dispatch(name: string, raw: unknown): void {
   });
 }
 
-function attach(es: EventSource, name: string): void {
-  es.addEventListener(name, (e) => dispatch(name, (e as MessageEvent).data));
+/** Reads one server-sent-events stream and dispatches each event by name
+ * (comments and keepalives are skipped). */
+async function readEvents(body: ReadableStream<Uint8Array>, signal: AbortSignal): Promise<void> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  while (!signal.aborted) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += decoder.decode(value, { stream: true });
+    let end: number;
+    while ((end = buf.indexOf('\n\n')) >= 0) {
+      const block = buf.slice(0, end);
+      buf = buf.slice(end + 2);
+      let name = 'message';
+      const data: string[] = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event:')) name = line.slice(6).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+      }
+      if (data.length) dispatch(name, data.join('\n'));
+    }
+  }
 }
 
+/** Follows GET /api/events with a streaming fetch (EventSource cannot
+ * send the bearer token), reconnecting with backoff. */
 function openEventSource(): void {
-  if (typeof EventSource === 'undefined') return;
+  if (typeof fetch === 'undefined' || typeof window === 'undefined') return;
   clearTimeout(retryTimer);
-  const es = new EventSource('/api/events', { withCredentials: true });
-  source = es;
-  for (const name of listeners.keys()) attach(es, name);
-  es.onopen = () => {
-    retryDelay = 1000;
-    setConnection('open');
-    if (everOpened) reconnectListeners.forEach((cb) => cb());
-    everOpened = true;
-  };
-  es.onerror = () => {
+  const ctl = new AbortController();
+  source = ctl;
+  const retry = () => {
+    if (source !== ctl) return;
     setConnection('reconnecting');
-    if (es.readyState === EventSource.CLOSED) {
-      // The browser gave up (e.g. HTTP 401/502): retry ourselves with backoff.
-      es.close();
-      if (source === es) source = null;
-      retryTimer = setTimeout(openEventSource, retryDelay);
-      retryDelay = Math.min(retryDelay * 2, 15000);
-    }
-    // Otherwise EventSource reconnects by itself; onopen clears the state.
+    source = null;
+    retryTimer = setTimeout(() => {
+      if (!source) openEventSource();
+    }, retryDelay);
+    retryDelay = Math.min(retryDelay * 2, 15000);
   };
+  void (async () => {
+    try {
+      const res = await fetch('/api/events', { credentials: 'omit', headers: await authHeaders({ Accept: 'text/event-stream' }), signal: ctl.signal, cache: 'no-store' });
+      if (!res.ok || !res.body) {
+        if (res.status === 401) sessionLostListeners.forEach((cb) => cb());
+        retry();
+        return;
+      }
+      retryDelay = 1000;
+      setConnection('open');
+      if (everOpened) reconnectListeners.forEach((cb) => cb());
+      everOpened = true;
+      await readEvents(res.body, ctl.signal);
+    } catch {
+      /* network error or abort: reconnect below */
+    }
+    retry();
+  })();
 }
 
 function ensureSubscribed(name: string): void {
@@ -268,12 +351,11 @@ function ensureSubscribed(name: string): void {
     }
     return;
   }
-  if (!source) openEventSource();
-  else attach(source, name);
+  if (!source) openEventSource(); // one stream carries every event name
 }
 
 /** Subscribes to one facade event; returns the unsubscribe function. All
- * subscriptions share one EventSource (browser) or use Wails events. */
+ * subscriptions share one event stream (browser) or use Wails events. */
 export function onEvent<N extends EventName>(name: N, cb: (data: EventPayloads[N]) => void): () => void {
   let set = listeners.get(name);
   const fresh = !set;

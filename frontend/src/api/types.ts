@@ -396,6 +396,8 @@ export interface EvidenceSummary {
   frames?: number;
   checkpoints?: number;
   truncated?: boolean;
+  /** Captures with equal contracts can be compared. */
+  comparison_contract_sha256?: string;
 }
 
 /** One Evidence file in the library. */
@@ -479,6 +481,8 @@ export interface TraceSide {
 
 export interface ComparisonResult {
   status: DimensionStatus;
+  /** Absent in comparisons recorded before modes existed (they used the exact rules). */
+  mode?: CompareMode;
   terminal: DimensionStatus;
   interaction: DimensionStatus;
   exit: DimensionStatus;
@@ -490,6 +494,10 @@ export interface ComparisonResult {
   trace?: { verdict: 'equivalent' | 'different' | 'nonconforming' | 'unknown'; left: TraceSide; right: TraceSide; diagnostic: TraceDiagnostic | null };
   limitations: string[];
 }
+
+/** behavior: did the program behave differently (the default); exact:
+ * the same observations item by item, times included. */
+export type CompareMode = 'behavior' | 'exact';
 
 export interface DiffItem {
   index: number;
@@ -508,6 +516,8 @@ export interface DimensionRow {
   left_count: number;
   right_count: number;
   total: number;
+  /** How many differing items precede `items` (a page's start). */
+  offset?: number;
   items: DiffItem[];
 }
 
@@ -595,7 +605,8 @@ export interface ApiMethods {
   RotateSigningKey: { args: Record<string, never>; result: SigningKeys };
   TrustSigningKey: { args: { pem: string }; result: SigningKeys };
   UntrustSigningKey: { args: { fingerprint: string }; result: SigningKeys };
-  CompareCaptures: { args: { left: string; right: string; traceSpec?: string; save?: boolean }; result: ComparisonView };
+  CompareCaptures: { args: { left: string; right: string; traceSpec?: string; save?: boolean; mode?: CompareMode }; result: ComparisonView };
+  CompareDiffPage: { args: { left: string; right: string; mode?: CompareMode; dimension: DimensionName; offset: number; limit?: number }; result: DimensionRow };
   OpenComparison: { args: { id?: string; text?: string }; result: ComparisonView };
   ExportAsciicast: { args: { id: string }; result: { name: string; text: string; events: number } };
   ImportAsciicast: { args: { name: string; text: string }; result: ImportAsciicastResult };

@@ -22,6 +22,7 @@ import {
   timeOfLocation,
   VERDICT,
 } from './compare_model';
+import { charRanges, divergenceWords, fieldDiffs, screenMarks, segments, valueText, type Range } from './compare_diff';
 import { SyncClock } from './compare_sync';
 import { formatMs } from './format';
 import { DEFAULT_IDLE_CAP_MS, Player, SPEEDS } from './player';
@@ -30,6 +31,33 @@ import { pauseIcon, playIcon } from './icons';
 
 const SIDES = ['left', 'right'] as const;
 type SideName = (typeof SIDES)[number];
+
+/** Plain names of the two sides; the spec's terms stay as secondary text. */
+export const SIDE_LABEL: Record<SideName, { label: string; term: string }> = {
+  left: { label: 'Reference run', term: 'left · authority' },
+  right: { label: 'Run checked against it', term: 'right · reconstruction' },
+};
+
+/** Differing items fetched per page. */
+const PAGE = 200;
+
+/** text with every control character shown as a visible symbol, one
+ * code point for one, so character ranges stay aligned. */
+function visible(text: string): string {
+  return Array.from(text, (c) => {
+    const n = c.codePointAt(0)!;
+    if (n < 0x20) return String.fromCodePoint(0x2400 + n);
+    if (n === 0x7f) return '\u2421';
+    if (n >= 0x80 && n < 0xa0) return '\ufffd';
+    return c;
+  }).join('');
+}
+
+/** Text with its marked ranges as <mark> elements (a background behind
+ * the characters, never over them). */
+function markedText(text: string, ranges: readonly Range[]): HTMLElement {
+  return h('code', { class: 'mono cmp-chars' }, segments(visible(text), ranges).map((p) => (p.marked ? h('mark', { class: 'cmp-mark' }, p.text) : p.text)));
+}
 
 /** Fired on the panel element after every seek made through it, once
  * both screens are drawn and highlighted: detail {left, right, rows}. */
@@ -44,6 +72,9 @@ export class ComparisonPanel {
   private readonly offs: (() => void)[] = [];
   private highlight = true;
   private dim: DimensionName;
+  /** The page shown per dimension, when another than the view's first. */
+  private readonly pages = new Map<DimensionName, DimensionRow>();
+  private pageNote: HTMLElement = h('span');
   private selectedItem: string | null = null;
   private readonly sideTime: Partial<Record<SideName, HTMLElement>> = {};
   private readonly sideBox: Partial<Record<SideName, HTMLElement>> = {};
@@ -96,7 +127,9 @@ export class ComparisonPanel {
       this.clock.onFrame(() => this.afterFrame()),
     );
     this.placeMarks();
-    await this.seek(0);
+    // Open at the first divergence: both sides there, rows and characters marked.
+    if (this.view.result.first_divergence.status === 'found' && this.records.left && this.records.right) await this.jumpToDivergence();
+    else await this.seek(0);
   }
 
   destroy(): void {
@@ -149,6 +182,7 @@ export class ComparisonPanel {
         { class: 'cmp-summary-main' },
         h('h2', null, 'Comparison'),
         h('span', { 'data-testid': 'overall-status', dataset: { status: r.status } }, badge(st.label, st.tone, st.text)),
+        h('span', { 'data-testid': 'compare-mode', dataset: { mode: r.mode ?? 'exact' } }, badge(r.mode === 'behavior' ? 'behavior mode' : 'exact mode', 'info', r.mode === 'behavior' ? 'Did the program behave differently? Output chunking, times and sample counts are ignored.' : 'Did the captures record the same observations? Item by item, times included.')),
         v.result.trace ? badge('with trace spec', 'info') : null,
         v.saved && v.evidence_id ? h('span', { class: 'cmp-id' }, h('span', { class: 'muted small' }, 'saved as'), hashChip(v.evidence_id, { what: 'comparison evidence id', testid: 'comparison-id' })) : null,
         v.saved && v.evidence_id ? attestationButton(v.evidence_id) : null,
@@ -168,16 +202,23 @@ export class ComparisonPanel {
       'div',
       { class: ['cmp-divergence', `is-${fd.status}`], 'data-testid': 'divergence' },
       icon(fd.status === 'none' ? 'check' : 'warn'),
-      h('div', { class: 'cmp-divergence-text' }, h('strong', null, 'First divergence'), h('span', { 'data-testid': 'divergence-text' }, divergenceText(fd, formatMs))),
+      h(
+        'div',
+        { class: 'cmp-divergence-text' },
+        h('strong', null, 'First divergence'),
+        h('span', { class: 'cmp-divergence-words', 'data-testid': 'divergence-words' }, divergenceWords(fd)),
+        h('span', { class: 'muted small', 'data-testid': 'divergence-text' }, divergenceText(fd, formatMs)),
+      ),
       jump,
     );
     const sides = h('div', { class: 'cmp-players' }, SIDES.map((s) => this.sideColumn(s)));
     const controls = this.controls();
     const lower = h('div', { class: 'cmp-lower' }, this.diffCard(), this.traceCard());
+    const finals = this.finalScreens();
     const lim = r.limitations.length
       ? h('details', { class: 'cmp-limits' }, h('summary', null, `Limitations (${r.limitations.length})`), h('ul', { class: 'ev-list' }, r.limitations.map((l) => h('li', { class: 'small' }, l))))
       : null;
-    replace(this.el, head, strip, divergence, h('section', { class: 'cmp-replay', 'aria-label': 'Synchronized replay' }, sides, controls), lower, lim);
+    replace(this.el, head, strip, divergence, h('section', { class: 'cmp-replay', 'aria-label': 'Synchronized replay' }, sides, controls), finals, lower, lim);
   }
 
   private dimTile(d: DimensionRow): HTMLElement {
@@ -254,7 +295,7 @@ export class ComparisonPanel {
         h(
           'div',
           { class: 'cmp-side-title' },
-          h('span', { class: 'cmp-side-tag' }, s === 'left' ? 'Left · authority' : 'Right · reconstruction'),
+          h('span', { class: 'cmp-side-tag' }, SIDE_LABEL[s].label, h('span', { class: 'muted small cmp-side-term' }, ` (${SIDE_LABEL[s].term})`)),
           hashChip(side.evidence_id, { what: 'evidence id', len: 10 }),
           side.available ? h('a', { href: `#/evidence/${side.evidence_id}`, class: 'small', title: 'Open this capture with its panels in the Evidence view' }, 'Details') : null,
         ),
@@ -371,10 +412,15 @@ export class ComparisonPanel {
       this.sideBox[s]!.dataset.time = String(Math.round(p.time));
     }
     if (!l || !r) return [];
-    const rows = differingRows(l.screenLines(), r.screenLines());
+    const ll = l.screenLines();
+    const rl = r.screenLines();
+    const rows = differingRows(ll, rl);
     const shown = this.highlight ? rows : [];
     l.highlightRows(shown);
     r.highlightRows(shown);
+    const marks = this.highlight ? screenMarks(ll, rl) : { left: new Map(), right: new Map() };
+    l.markCharacters(marks.left);
+    r.markCharacters(marks.right);
     this.rowsNote.textContent = rows.length === 0 ? 'Screens are identical here.' : `${rows.length === 1 ? '1 row differs' : `${rows.length} rows differ`} here (row ${rows.slice(0, 6).map((x) => x + 1).join(', ')}${rows.length > 6 ? ', …' : ''}).`;
     this.rowsNote.classList.toggle('is-diff', rows.length > 0);
     return rows;
@@ -418,7 +464,7 @@ export class ComparisonPanel {
         ),
       ),
     );
-    const row = dims.find((d) => d.name === this.dim);
+    const row = this.pages.get(this.dim) ?? dims.find((d) => d.name === this.dim);
     let body: HTMLElement;
     if (!row) body = h('p', { class: 'muted' }, 'No such dimension.');
     else if (!this.records.left || !this.records.right) body = h('p', { class: 'muted' }, 'Differences are listed only when both captures are in this library.');
@@ -447,17 +493,78 @@ export class ComparisonPanel {
                   dataset: { index: String(it.index) },
                   onclick: () => void this.seekItem(row.name, it),
                 },
-                h('span', { class: 'cmp-item-head' }, h('strong', null, `#${it.index}`), first ? badge('first divergence', 'danger') : null, h('span', { class: 'muted small' }, this.itemWhere(it))),
-                h('span', { class: 'cmp-item-val' }, h('span', { class: 'cmp-lr' }, 'L'), h('code', { class: 'mono' }, describeItem(it.left, it.right))),
-                h('span', { class: 'cmp-item-val' }, h('span', { class: 'cmp-lr' }, 'R'), h('code', { class: 'mono' }, describeItem(it.right, it.left))),
+                h('span', { class: 'cmp-item-head' }, h('strong', null, `#${it.index + 1}`), first ? badge('first divergence', 'danger') : null, h('span', { class: 'muted small' }, this.itemWhere(it))),
+                itemBody(it.left, it.right),
               ),
             );
           }),
         ),
-        row.total > row.items.length ? h('p', { class: 'muted small' }, `${row.total - row.items.length} more differing items are not listed.`) : null,
+        this.pager(row),
       );
     }
     replace(this.diffHost, tabs, h('div', { class: 'tab-panel', role: 'tabpanel' }, body));
+  }
+
+  /** Page controls: which items of the total are shown, and the pages
+   * before and after (fetched from the backend, never cut silently). */
+  private pager(row: DimensionRow): HTMLElement | null {
+    const offset = row.offset ?? 0;
+    if (row.total <= row.items.length && offset === 0) return null;
+    const go = async (to: number, btn: HTMLButtonElement) => {
+      btn.disabled = true;
+      this.pageNote.textContent = 'Loading…';
+      try {
+        const page = await api.CompareDiffPage({ left: this.view.left.evidence_id, right: this.view.right.evidence_id, mode: this.view.result.mode ?? 'exact', dimension: row.name, offset: to, limit: PAGE });
+        this.pages.set(row.name, { ...page, offset: page.offset ?? to });
+        this.renderDiffs();
+      } catch (e) {
+        this.pageNote.textContent = e instanceof Error ? `Could not load the page: ${e.message}` : 'Could not load the page.';
+        btn.disabled = false;
+      }
+    };
+    const last = Math.max(0, Math.floor((row.total - 1) / PAGE) * PAGE);
+    const prev = h('button', { type: 'button', class: 'btn small', 'data-testid': 'diff-prev', disabled: offset === 0, onclick: (e: Event) => void go(Math.max(0, offset - PAGE), e.currentTarget as HTMLButtonElement) }, 'Previous');
+    const next = h('button', { type: 'button', class: 'btn small', 'data-testid': 'diff-next', disabled: offset + row.items.length >= row.total, onclick: (e: Event) => void go(offset + PAGE, e.currentTarget as HTMLButtonElement) }, 'Next');
+    const end = h('button', { type: 'button', class: 'btn small ghost', 'data-testid': 'diff-last', disabled: offset >= last, onclick: (e: Event) => void go(last, e.currentTarget as HTMLButtonElement) }, 'Last');
+    this.pageNote = h('span', { class: 'small muted', 'aria-live': 'polite' });
+    return h(
+      'div',
+      { class: 'cmp-pager', 'data-testid': 'diff-pager' },
+      prev,
+      h('span', { class: 'small', 'data-testid': 'diff-range' }, `Items ${offset + 1}–${offset + row.items.length} of ${row.total}`),
+      next,
+      end,
+      this.pageNote,
+    );
+  }
+
+  /** The two final screens side by side, differing rows highlighted and
+   * their differing characters marked. */
+  private finalScreens(): HTMLElement | null {
+    const l = this.records.left?.rendered_frames?.at(-1);
+    const r = this.records.right?.rendered_frames?.at(-1);
+    if (!l && !r) return null;
+    const ll = l?.lines ?? [];
+    const rl = r?.lines ?? [];
+    const marks = screenMarks(ll, rl);
+    const rows = differingRows(ll, rl);
+    const screen = (s: SideName, lines: readonly string[], m: Map<number, Range[]>) =>
+      h(
+        'div',
+        { class: 'cmp-final-side' },
+        h('div', { class: 'small muted' }, SIDE_LABEL[s].label),
+        h(
+          'pre',
+          { class: 'cmp-final-screen mono', 'data-testid': `final-${s}` },
+          lines.map((line, i) => h('div', { class: ['cmp-final-row', rows.includes(i) ? 'is-diff' : ''], dataset: { row: String(i) } }, h('span', { class: 'cmp-final-no' }, String(i + 1).padStart(2, ' ')), markedText(line.trimEnd(), m.get(i) ?? []))),
+        ),
+      );
+    return h(
+      'section',
+      { class: 'card cmp-finals', 'aria-label': 'Final screens', 'data-testid': 'final-screens' },
+      h('header', { class: 'card-head' }, h('div', null, h('h2', null, 'Final screens'), h('p', { class: 'card-desc' }, rows.length ? `${rows.length === 1 ? '1 row differs' : `${rows.length} rows differ`} (row ${rows.slice(0, 8).map((x) => x + 1).join(', ')}${rows.length > 8 ? ', …' : ''}).` : 'The last screens of both runs are identical.'))),
+      h('div', { class: 'cmp-final-grid' }, screen('left', ll, marks.left), screen('right', rl, marks.right)),
+    );
   }
 
   private itemWhere(it: DiffItem): string {
@@ -554,6 +661,69 @@ export class ComparisonPanel {
       shortLocation(loc),
     );
   }
+}
+
+interface RowItem {
+  row: number;
+  text: string;
+  ranges?: Range[];
+}
+
+function rowList(v: unknown): RowItem[] {
+  const rows = (v as { rows?: unknown } | null)?.rows;
+  return Array.isArray(rows) ? (rows as RowItem[]) : [];
+}
+
+function isRow(v: unknown): v is RowItem {
+  return !!v && typeof v === 'object' && typeof (v as RowItem).row === 'number' && typeof (v as RowItem).text === 'string';
+}
+
+/** Both sides of a differing item: screen rows with their differing
+ * characters marked, JSON objects field by field (differing fields
+ * highlighted, strings marked character by character), else one line. */
+function itemBody(left: unknown, right: unknown): HTMLElement {
+  const side = (tag: string, content: HTMLElement | string) => h('span', { class: 'cmp-item-val' }, h('span', { class: 'cmp-lr' }, tag), content);
+  if (isRow(left) || isRow(right)) {
+    const one = (v: unknown) => (isRow(v) ? h('span', null, h('span', { class: 'muted small' }, `row ${v.row + 1} `), markedText(v.text, v.ranges ?? [])) : h('span', { class: 'muted small' }, '(no row)'));
+    return h('span', { class: 'cmp-item-body' }, side('L', one(left)), side('R', one(right)));
+  }
+  if (left && typeof left === 'object' && 'offset' in left) {
+    const one = (v: unknown) => {
+      if (!v || typeof v !== 'object') return h('span', { class: 'muted small' }, '(no output)');
+      const o = v as { offset: number; data?: string; rows?: unknown };
+      const rows = rowList(o);
+      return h(
+        'span',
+        { class: 'cmp-stream' },
+        h('span', { class: 'muted small' }, `byte ${o.offset} · chunk `), h('code', { class: 'mono' }, valueText(o.data ?? '', 80)),
+        rows.map((r) => h('span', { class: 'cmp-stream-row' }, h('span', { class: 'muted small' }, `row ${r.row + 1} `), markedText(r.text, r.ranges ?? []))),
+      );
+    };
+    return h('span', { class: 'cmp-item-body' }, side('L', one(left)), side('R', one(right)));
+  }
+  const fields = fieldDiffs(left, right);
+  if (fields && left && right) {
+    return h(
+      'table',
+      { class: 'cmp-fields' },
+      h('thead', null, h('tr', null, h('th', null, 'field'), h('th', null, 'L'), h('th', null, 'R'))),
+      h(
+        'tbody',
+        null,
+        fields.map((f) => {
+          let lv: HTMLElement | string = valueText(f.left);
+          let rv: HTMLElement | string = valueText(f.right);
+          if (f.differs && typeof f.left === 'string' && typeof f.right === 'string') {
+            const cr = charRanges(f.left, f.right);
+            lv = markedText(f.left, cr.left);
+            rv = markedText(f.right, cr.right);
+          }
+          return h('tr', { class: f.differs ? 'is-diff' : '', dataset: { field: f.key } }, h('td', { class: 'mono' }, f.key), h('td', { class: 'mono' }, lv), h('td', { class: 'mono' }, rv));
+        }),
+      ),
+    );
+  }
+  return h('span', { class: 'cmp-item-body' }, side('L', h('code', { class: 'mono' }, describeItem(left, right))), side('R', h('code', { class: 'mono' }, describeItem(right, left))));
 }
 
 /** The issues of a structured error's details: a list of {path, code,

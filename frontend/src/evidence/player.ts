@@ -85,6 +85,8 @@ export class Player {
   private gen = 0; // seek generation; a newer seek abandons an older one
   private seeking: Promise<void> | null = null;
   private rows: number[] = [];
+  private marks = new Map<number, [number, number][]>();
+  private markLayer: HTMLElement | null = null;
 
   private readonly timeListeners = new Set<(ms: number) => void>();
   private readonly stateListeners = new Set<(s: PlayerState) => void>();
@@ -111,7 +113,13 @@ export class Player {
     const overlay = document.createElement('div');
     overlay.className = 'player-highlights';
     overlay.setAttribute('aria-hidden', 'true');
-    inner.append(host, overlay);
+    // Character marks are painted beneath the text (never over a glyph);
+    // row highlights above it.
+    const markLayer = document.createElement('div');
+    markLayer.className = 'player-marks';
+    markLayer.setAttribute('aria-hidden', 'true');
+    inner.append(markLayer, host, overlay);
+    this.markLayer = markLayer;
     screen.append(inner);
     el.append(screen);
     this.styles = new StyleMirror(host);
@@ -300,6 +308,14 @@ export class Player {
     this.paintHighlights();
   }
 
+  /** Marks characters of viewport rows until the next call: per row, the
+   * code-point ranges [start, end) of its text (as screenLines gives it)
+   * to mark; an empty map clears. */
+  markCharacters(marks: Map<number, [number, number][]>): void {
+    this.marks = new Map(marks);
+    this.paintHighlights();
+  }
+
   /** The visible rows of the active buffer as text, padded to the column
    * count (the shape of a rendered frame's `lines`). */
   screenLines(): string[] {
@@ -443,6 +459,48 @@ export class Player {
     );
     overlay.style.width = `${xs.offsetWidth}px`;
     overlay.style.height = `${xs.offsetHeight}px`;
+    this.paintMarks(rowH, xs.offsetWidth / term.cols);
+  }
+
+  /** Paints the character marks: each code-point range becomes the cells
+   * that hold it (wide characters take two). */
+  private paintMarks(rowH: number, colW: number): void {
+    const layer = this.markLayer;
+    const term = this.term;
+    if (!layer || !term) return;
+    const buf = term.buffer.active;
+    const out: HTMLElement[] = [];
+    for (const [row, ranges] of this.marks) {
+      if (row < 0 || row >= term.rows) continue;
+      const line = buf.getLine(buf.viewportY + row);
+      if (!line) continue;
+      // Column span of each code point of the row's text.
+      const spans: [number, number][] = [];
+      for (let x = 0; x < term.cols; x++) {
+        const cell = line.getCell(x);
+        if (!cell) break;
+        const w = cell.getWidth();
+        if (w === 0) continue;
+        const chars = Array.from(cell.getChars() || ' ');
+        for (const _ of chars) spans.push([x, x + w]);
+      }
+      for (const [s, e] of ranges) {
+        const a = spans[s];
+        const b = spans[Math.min(e, spans.length) - 1];
+        if (!a || !b || e <= s) continue;
+        const d = document.createElement('div');
+        d.className = 'player-mark';
+        d.dataset.row = String(row);
+        d.dataset.col = String(a[0]);
+        d.dataset.cols = String(b[1] - a[0]);
+        d.style.top = `${row * rowH}px`;
+        d.style.height = `${rowH}px`;
+        d.style.left = `${a[0] * colW}px`;
+        d.style.width = `${(b[1] - a[0]) * colW}px`;
+        out.push(d);
+      }
+    }
+    layer.replaceChildren(...out);
   }
 }
 

@@ -6,7 +6,11 @@
 // `h()` builds real elements and only ever sets text through textContent or
 // attributes, so data from agents and skill bundles cannot become markup;
 // the one deliberate exception is the sanitized Markdown of SKILL.md
-// (see views/skills.ts).
+// (see views/skills.ts). Every text child, `text` prop and attribute value
+// goes through visible.ts: control, bidi and invisible characters show as
+// ⟨U+XXXX⟩, never interpreted.
+
+import { visibleNode, visibleString } from './visible';
 
 type Child = Node | string | number | null | undefined | false | Child[];
 
@@ -34,7 +38,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(
       } else if (k === 'dataset') {
         Object.assign(el.dataset, v as Record<string, string>);
       } else if (k === 'text') {
-        el.textContent = String(v);
+        el.replaceChildren(visibleNode(String(v)));
       } else if (k.startsWith('on') && typeof v === 'function') {
         el.addEventListener(k.slice(2).toLowerCase(), v as EventListener);
       } else if (k === 'value' || k === 'checked' || k === 'indeterminate') {
@@ -42,7 +46,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(
       } else if (v === true) {
         el.setAttribute(k, '');
       } else {
-        el.setAttribute(k, String(v));
+        el.setAttribute(k, visibleString(String(v)));
       }
     }
   }
@@ -54,7 +58,7 @@ function append(parent: Node, children: Child[]): void {
   for (const c of children) {
     if (c === null || c === undefined || c === false) continue;
     if (Array.isArray(c)) append(parent, c);
-    else parent.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
+    else parent.appendChild(typeof c === 'string' || typeof c === 'number' ? visibleNode(String(c)) : c);
   }
 }
 
@@ -100,6 +104,7 @@ const ICONS = {
   x: ['M4 4l8 8M12 4l-8 8'],
   up: ['M8 12.5v-9M4.5 7L8 3.5 11.5 7'],
   down: ['M8 3.5v9M4.5 9L8 12.5 11.5 9'],
+  swap: ['M2.5 5.5h11M10.5 2.5l3 3-3 3', 'M13.5 10.5h-11M5.5 7.5l-3 3 3 3'],
   plus: ['M8 3v10M3 8h10'],
   back: ['M12.5 8h-9M7 4.5L3.5 8 7 11.5'],
   evidence: ['M2.5 3.5h11v9h-11z', 'M4.5 6.5l2 1.5-2 1.5', 'M8 10h3.5'],

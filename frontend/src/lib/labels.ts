@@ -56,6 +56,11 @@ export const RUN_STATUS: Record<string, { label: string; tone: Tone; text: strin
     text: 'Gatehouse could not verify that every process the script started has ended.',
   },
   refused: { label: 'Refused', tone: 'neutral', text: 'Gatehouse refused to launch this run.' },
+  interrupted: {
+    label: 'Interrupted',
+    tone: 'warn',
+    text: 'Gatehouse stopped during this attempt (crash or kill); whether the script ran, finished or changed anything is unknown.',
+  },
 };
 
 export function runStatus(status: string): { label: string; tone: Tone; text: string } {

@@ -3,12 +3,13 @@
 // (evidence/compare_result.ts); plus asciicast export and import
 // (evidence/asciicast_panel.ts).
 //
-// Routes: #/compare · #/compare/<left id>/<right id> (compares at once) ·
+// Routes: #/compare · #/compare/<left id>/<right id>[/exact] (compares at
+// once, in behaviour mode unless /exact) ·
 // #/compare/open/<comparison evidence id> · #/compare/recording/<id> (replays
 // a saved imported asciicast recording).
 
 import { api, onReconnect } from '../api/client';
-import type { ComparisonView, EvidenceItem } from '../api/types';
+import type { CompareMode, ComparisonView, EvidenceItem } from '../api/types';
 import { AsciicastPanel } from '../evidence/asciicast_panel';
 import { ComparisonPanel, issuesBox } from '../evidence/compare_result';
 import { PREDICATE_CAPTURE } from '../evidence/record';
@@ -19,12 +20,27 @@ import type { View } from './view';
 
 const COMPARISON_PREDICATES = ['gatehouse.process-comparison/v3', 'gatehouse.process-comparison/v4'];
 
-function captureLabel(it: EvidenceItem): string {
+/** A capture as a picker shows it: command, time, evidence id, and —
+ * against the other side's capture — whether their comparison contracts
+ * are equal (only then can they be compared). */
+export function captureLabel(it: EvidenceItem, other?: EvidenceItem): string {
   const s = it.summary ?? {};
   const cmd = (s.command ?? it.operation).replace(/^\/(?:usr\/)?bin\//, '');
   const when = s.started_at ? formatDateTime(s.started_at) : formatDateTime(it.created_at);
-  return `${cmd.length > 70 ? cmd.slice(0, 70) + '…' : cmd} · ${when} · ${shortHash(it.evidence_id, 10)}`;
+  return `${cmd.length > 70 ? cmd.slice(0, 70) + '…' : cmd} · ${when} · ${shortHash(it.evidence_id, 10)}${contractNote(it, other)}`;
 }
+
+function contractNote(it: EvidenceItem, other?: EvidenceItem): string {
+  const a = it.summary?.comparison_contract_sha256;
+  const b = other?.summary?.comparison_contract_sha256;
+  if (!other || other.evidence_id === it.evidence_id || !a || !b) return '';
+  return a === b ? ' · ✓ same contract' : ' · ✗ other contract';
+}
+
+const MODES: { mode: CompareMode; label: string; help: string }[] = [
+  { mode: 'behavior', label: 'Behaviour', help: 'Did the program behave differently? Output chunking, times and sample counts are ignored.' },
+  { mode: 'exact', label: 'Exact', help: 'Did the captures record the same observations? Item by item, times included.' },
+];
 
 export function compareView(): View {
   const el = h('div', { class: 'page compare-view evidence-view', tabindex: '-1' });
@@ -36,6 +52,7 @@ export function compareView(): View {
   let traceText = '';
   let traceName = '';
   let save = false;
+  let mode: CompareMode = 'behavior';
   let busy: string | null = null;
   let panel: ComparisonPanel | null = null;
   const cast = new AsciicastPanel();
@@ -82,10 +99,10 @@ export function compareView(): View {
     setBusy('Comparing the two captures (re-verifying both)…');
     replace(resultHost);
     try {
-      const v = await api.CompareCaptures({ left, right, ...(traceText.trim() ? { traceSpec: traceText } : {}), ...(save ? { save: true } : {}) });
+      const v = await api.CompareCaptures({ left, right, mode, ...(traceText.trim() ? { traceSpec: traceText } : {}), ...(save ? { save: true } : {}) });
       setBusy(null);
       if (save) void loadList();
-      history.replaceState(null, '', `#/compare/${left}/${right}`);
+      history.replaceState(null, '', `#/compare/${left}/${right}${mode === 'exact' ? '/exact' : ''}`);
       await show(v);
     } catch (e) {
       setBusy(null);
@@ -100,6 +117,7 @@ export function compareView(): View {
     try {
       const v = await api.OpenComparison(args);
       setBusy(null);
+      mode = v.result.mode ?? 'exact';
       if (v.left.available) left = v.left.evidence_id;
       if (v.right.available) right = v.right.evidence_id;
       renderPicker();
@@ -110,13 +128,14 @@ export function compareView(): View {
     }
   }
 
-  function select(side: 'left' | 'right', id: string, label: string): HTMLElement {
+  function select(side: 'left' | 'right', id: string, label: string, term: string): HTMLElement {
     const fid = uid('cmp');
     const items = captures ?? [];
+    const other = items.find((it) => it.evidence_id === (side === 'left' ? right : left));
     return h(
       'div',
       { class: 'field grow' },
-      h('label', { for: fid }, label),
+      h('label', { for: fid }, label, h('span', { class: 'muted small' }, ` (${term})`)),
       h(
         'select',
         {
@@ -131,7 +150,7 @@ export function compareView(): View {
           },
         },
         h('option', { value: '', selected: !id }, items.length ? 'Choose a capture…' : 'No captures yet'),
-        items.map((it) => h('option', { value: it.evidence_id, selected: it.evidence_id === id }, captureLabel(it))),
+        items.map((it) => h('option', { value: it.evidence_id, selected: it.evidence_id === id }, captureLabel(it, other))),
       ),
     );
   }
@@ -175,9 +194,32 @@ export function compareView(): View {
     });
     const swap = h(
       'button',
-      { type: 'button', class: 'btn ghost cmp-swap', title: 'Swap left and right', 'aria-label': 'Swap left and right', onclick: () => (([left, right] = [right, left]), renderPicker()) },
-      icon('up'),
-      icon('down'),
+      { type: 'button', class: 'btn ghost cmp-swap', 'data-testid': 'compare-swap', title: 'Swap the two sides', 'aria-label': 'Swap the two sides', onclick: () => (([left, right] = [right, left]), renderPicker()) },
+      icon('swap'),
+    );
+    const li = captures.find((c) => c.evidence_id === left);
+    const ri = captures.find((c) => c.evidence_id === right);
+    const lc = li?.summary?.comparison_contract_sha256;
+    const rc = ri?.summary?.comparison_contract_sha256;
+    const contract =
+      li && ri && li !== ri && lc && rc
+        ? lc === rc
+          ? h('p', { class: 'field-msg small', 'data-testid': 'contract-note' }, '✓ Equal comparison contracts: these two captures can be compared.')
+          : h('p', { class: 'field-msg field-warn', 'data-testid': 'contract-note' }, '✗ Different comparison contracts (another scenario): the comparison will be refused.')
+        : null;
+    const modeSwitch = h(
+      'div',
+      { class: 'cmp-mode', role: 'radiogroup', 'aria-label': 'Comparison mode' },
+      h('span', { class: 'small' }, 'Compare by'),
+      MODES.map((m) =>
+        h(
+          'label',
+          { class: ['cmp-mode-opt', mode === m.mode ? 'active' : ''], title: m.help },
+          h('input', { type: 'radio', name: 'cmp-mode', value: m.mode, checked: mode === m.mode, 'data-testid': `compare-mode-${m.mode}`, onchange: () => ((mode = m.mode), renderPicker()) }),
+          m.label,
+        ),
+      ),
+      h('span', { class: 'muted small' }, MODES.find((m) => m.mode === mode)!.help),
     );
     const ready = !!left && !!right;
     const same = ready && left === right;
@@ -214,7 +256,9 @@ export function compareView(): View {
               h('a', { href: '#/evidence', class: 'btn' }, 'Open the Evidence library'),
             )
           : null,
-        h('div', { class: 'cmp-pick-row' }, select('left', left, 'Left — the authority'), swap, select('right', right, 'Right — the reconstruction')),
+        h('div', { class: 'cmp-pick-row' }, select('left', left, 'Reference run', 'left · authority'), swap, select('right', right, 'Run checked against it', 'right · reconstruction')),
+        contract,
+        modeSwitch,
         same ? h('p', { class: 'field-msg field-warn' }, 'Both sides are the same capture: every dimension will be unchanged.') : null,
         h(
           'details',
@@ -296,11 +340,13 @@ export function compareView(): View {
       } else if (parts[0] === 'open' && parts[1]) {
         const id = decodeURIComponent(parts[1]);
         void ready.then(() => open({ id }, `comparison ${shortHash(id, 10)}`));
-      } else if (parts.length === 2) {
-        const [l, r] = parts.map((p) => decodeURIComponent(p));
-        if (l !== left || r !== right || !panel) {
+      } else if (parts.length === 2 || parts.length === 3) {
+        const [l, r, m] = parts.map((p) => decodeURIComponent(p));
+        const want: CompareMode = m === 'exact' ? 'exact' : 'behavior';
+        if (l !== left || r !== right || want !== mode || !panel) {
           left = l!;
           right = r!;
+          mode = want;
           void ready.then(() => run());
         }
       }

@@ -8,6 +8,7 @@ import { h, icon, replace, uid } from '../lib/dom';
 import { formatBytes, formatDuration, humanize, prettyJson } from '../lib/format';
 import { availability, runEventLabel, runStatus } from '../lib/labels';
 import { renderMarkdown } from '../lib/markdown';
+import { makeTextVisible, visibleString } from '../lib/visible';
 import { buildForm, encode, initialState, parseRaw, toText, type FieldSpec, type FormModel, type FormState } from '../lib/schemaform';
 import { badge, codeBlock, emptyState, errorBox, hashChip, kv, loading, pathText, progressBar } from '../lib/ui';
 import type { View } from './view';
@@ -258,6 +259,7 @@ export function skillsView(): View {
         if (!s.body.trim()) return emptyState('No instructions', 'This SKILL.md has frontmatter but no body.');
         const md = h('article', { class: 'markdown' });
         md.innerHTML = renderMarkdown(s.body); // sanitized, see lib/markdown.ts
+        makeTextVisible(md);
         return md;
       }
       case 'details':
@@ -607,7 +609,7 @@ class RunPanel {
       if (!slot) continue;
       const err = this.lastEdited === 'form' || !this.formFrozen ? enc.errors[f.name] : undefined;
       const warn = enc.warnings[f.name];
-      slot.textContent = err ?? warn ?? '';
+      slot.textContent = visibleString(err ?? warn ?? '');
       slot.className = `field-msg ${err ? 'field-error' : warn ? 'field-warn' : ''}`;
       const input = this.formEl.querySelector(`[data-field="${CSS.escape(f.name)}"]`);
       input?.setAttribute('aria-invalid', err ? 'true' : 'false');
