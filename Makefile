@@ -108,6 +108,7 @@ vet: deps
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted" >&2; exit 1; fi
+	$(GO) test -count=1 -run 'TestNoCitationOutsideRepository|TestExamples' ./docs/
 
 gotest: deps frontend
 	$(GO) test -race -count=1 -timeout 30m ./...

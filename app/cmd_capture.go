@@ -36,7 +36,7 @@ is an observation tool, not a sandbox. Ctrl-C cancels the capture, ends
 every process it started and removes its temporary files; nothing is
 written then. Progress goes to stderr only when stderr is a terminal.`
 
-// Evidence values of a capture (50-compare-replay.md, "Evidence envelope").
+// Evidence values of a capture (docs/formats/capture-record.md, "The envelope").
 const captureProviderName = "Gatehouse Process Capture"
 
 func runCaptureProcess(ctx context.Context, io IO, args []string) error {

@@ -33,7 +33,7 @@ const maxBridgeLine = 8 << 20
 // method ended the bridge), and it hides which request an HTTP status
 // belongs to. Here every message is one POST whose answer (JSON or an
 // event stream) is written back as it comes, and each failure is mapped
-// to the request that caused it (70-mcp.md "The stdio bridge").
+// to the request that caused it (docs/mcp.md "The stdio bridge").
 
 // runMCP relays JSON-RPC messages between stdio and the running app's
 // Streamable HTTP endpoint until stdin ends or the bridge cannot go on.

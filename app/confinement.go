@@ -59,7 +59,7 @@ func consentWarning(ctx context.Context, rn *runner.Runner, workspace string) st
 }
 
 // warningText states exactly what the launcher will enforce when it
-// enforces all of it (20-policy-consent.md), the full-trust warning
+// enforces all of it (docs/process-ownership.md), the full-trust warning
 // otherwise with what is off or unavailable; it promises that Gatehouse
 // ends every process only when the ownership mechanism cannot be escaped
 // (unverifiable is "").

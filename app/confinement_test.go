@@ -8,7 +8,7 @@ import (
 )
 
 // The dialog states confinement exactly when the launcher enforces all of
-// it, and the ownership promise only when it holds (20-policy-consent.md).
+// it, and the ownership promise only when it holds (docs/process-ownership.md).
 func TestConsentWarningIsExact(t *testing.T) {
 	all := &confine.Report{Filesystem: "workspace", Network: "deny", ABI: 7,
 		Enforced: []string{confine.Filesystem, confine.TCP, confine.UDP, confine.Signals, confine.AbstractUnixSockets}, NotEnforced: []string{}}

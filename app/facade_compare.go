@@ -68,7 +68,7 @@ type ComparisonView struct {
 	EvidenceID    string `json:"evidence_id,omitempty"`
 	Saved         bool   `json:"saved"`
 	PredicateType string `json:"predicate_type"`
-	// Result is the comparison result (50-compare-replay.md): status, the
+	// Result is the comparison result (docs/formats/comparison.md): status, the
 	// seven dimension verdicts, first_divergence, trace?, limitations.
 	Result json.RawMessage `json:"result"`
 	// Dimensions are the seven dimensions in tie-break order with their
@@ -88,7 +88,7 @@ type ComparisonView struct {
 }
 
 // CompareCaptures compares two saved captures (both re-verified on read)
-// with the rules of 50-compare-replay.md and, with a trace spec, checks
+// with the rules of docs/formats/comparison.md and, with a trace spec, checks
 // both against it. Errors are structured with paths: invalid ids
 // ($.left/$.right), a rejected trace spec (code invalid_trace_spec, every
 // issue with its path in the spec), refused comparisons (incompatible

@@ -22,7 +22,7 @@ import (
 const (
 	// MaxImportBytes is the largest Evidence file ImportEvidence accepts:
 	// evidence.MaxEnvelopeBytes (64 MiB), refused before parsing
-	// (50-compare-replay.md, "Errors").
+	// (docs/formats/comparison.md, "Errors").
 	MaxImportBytes = evidence.MaxEnvelopeBytes
 	// maxListedEvidence is the most entries ListEvidence returns.
 	maxListedEvidence = 1000

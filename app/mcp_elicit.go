@@ -10,7 +10,7 @@ import (
 	"github.com/gatehouse/gatehouse/backend/consent"
 )
 
-// Capture grants through elicitation (70-mcp.md "Elicitation"). Where the
+// Capture grants through elicitation (docs/mcp.md "Elicitation"). Where the
 // client advertises form elicitation, a capture grant is asked through
 // elicitation/create as well as in the app's dialog; the first answer
 // decides (the host's form answers for the person using it). Where it

@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// One error shape (70-mcp.md "Results and errors"): every tool failure is
+// One error shape (docs/mcp.md "Results and errors"): every tool failure is
 // {code, message, retryable, next_step, issues: [{path, code, message}]}
 // in structuredContent with isError, plus whatever the failure carries
 // besides (a run's envelope keeps its fields). Tools build failures with

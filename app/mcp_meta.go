@@ -10,7 +10,7 @@ import (
 	"github.com/gatehouse/gatehouse/docs"
 )
 
-// Tool metadata (70-mcp.md "Tool metadata"): every tool has a title,
+// Tool metadata (docs/mcp.md "Tool metadata"): every tool has a title,
 // truthful annotations and an output schema matching its
 // structuredContent, success and failure alike (the TypeScript SDK client
 // validates both against it).

@@ -11,7 +11,7 @@ import (
 	"github.com/gatehouse/gatehouse/backend/store"
 )
 
-// Evidence resources over MCP (70-mcp.md): a connection sees the captures
+// Evidence resources over MCP (docs/mcp.md, "Evidence resources"): a connection sees the captures
 // it made and the saved Evidence the person shared with agents
 // (Facade.ShareEvidence), nothing else. Every connection has its own
 // mcp.Server (serverFor), so its resources are registered on that server

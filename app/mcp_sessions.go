@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Sessions (70-mcp.md "Sessions"): one mcp.Server per MCP session,
+// Sessions (docs/mcp.md "Sessions"): one mcp.Server per MCP session,
 // created by the request that opens the session and released when the
 // session ends (DELETE, idle timeout, a failed initialize); a bounded
 // number of live sessions per agent; only the session's owner may end it

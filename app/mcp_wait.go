@@ -15,7 +15,7 @@ import (
 	"github.com/gatehouse/gatehouse/backend/runner"
 )
 
-// Waiting for a person (70-mcp.md "What real hosts need"). A run_skill
+// Waiting for a person (docs/mcp.md "What real hosts need"). A run_skill
 // execution is a ticket that can outlive the tool call that started it:
 // the call waits for it while it can, sending a progress notification at
 // least every KeepAlive (hosts reset their request timer on progress) and

@@ -10,7 +10,7 @@ import (
 // Untrusted text (bundle names, descriptions, keys, paths; agent names and
 // invocation strings) is shown to people with its control, bidirectional
 // and invisible characters made visible, never interpreted
-// (10-skills.md, 20-policy-consent.md). This file is the one owner of that
+// (docs/untrusted-text.md). This file is the one owner of that
 // rule on the Go side; the web UI applies the same set in
 // frontend/src/lib/visible.ts.
 

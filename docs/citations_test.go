@@ -27,7 +27,7 @@ var citationExts = map[string]bool{
 
 // TestNoCitationOutsideRepository fails when any source, documentation or
 // build file of the repository cites a spec or seed file that is not in the
-// repository (for example "see 40-capture.md"). Comments, error messages and
+// repository (a product spec file such as NN-capture.md, or a seed). Comments, error messages and
 // remediation texts cite docs/formats/… instead.
 func TestNoCitationOutsideRepository(t *testing.T) {
 	root, err := filepath.Abs("..")

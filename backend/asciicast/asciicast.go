@@ -46,8 +46,8 @@ import (
 )
 
 // Limits of Import. They match the largest Process Capture limits
-// (40-capture.md: frames ≤ 1e5, output_bytes ≤ 1e7, terminal 1–1000) and
-// the 64 MiB input limit of 50-compare-replay.md.
+// (docs/formats/capture-scenario.md: frames ≤ 1e5, output_bytes ≤ 1e7, terminal 1–1000) and
+// the 64 MiB input limit of docs/formats/README.md.
 const (
 	// MaxInputBytes is the largest asciicast file Import reads; larger
 	// input is refused before parsing.
@@ -149,7 +149,7 @@ func (e *Error) Error() string {
 // Recording is the normalized_result of an imported recording
 // (PredicateTerminalRecording). Frames, RenderedFrames and
 // InteractionEvents have the shapes of the capture record's lists of the
-// same names (40-capture.md), so a viewer replays both alike; there are no
+// same names (docs/formats/capture-record.md), so a viewer replays both alike; there are no
 // process, filesystem, shim or protocol observations, and Dimensions and
 // ResidualUnknowns say so.
 type Recording struct {

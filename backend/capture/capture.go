@@ -75,7 +75,7 @@ func unsupported(sc *Scenario) []string {
 }
 
 // Capture runs sc.Executable with sc.Arguments in a new PTY owned by sup
-// and records what it did (40-capture.md). The target gets
+// and records what it did (docs/formats/capture-record.md). The target gets
 // sc.WorkingDirectory, a fresh temporary HOME, TERM=xterm-256color, the
 // scenario's environment, the inherited names that are set, and
 // GATEHOUSE_PROCESS_RUN_ID; nothing else, except that with command shims

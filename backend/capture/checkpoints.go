@@ -19,7 +19,7 @@ const (
 // the scenario's checkpoint triggers. It is used by the recording
 // goroutine only (through the recorder).
 //
-// What is recorded (40-capture.md, "filesystem_checkpoints"):
+// What is recorded (docs/formats/capture-record.md, "filesystem_checkpoints"):
 //   - "before" is taken before launch and "after_settlement" after
 //     settlement; the scenario's checkpoints come between them in the order
 //     taken. A checkpoint whose trigger never occurred before settlement is

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// 40-capture.md: inherit_environment is "copied from Gatehouse's
+// docs/formats/capture-scenario.md: inherit_environment is "copied from Gatehouse's
 // environment if allowed by policy", and the target gets "a fresh HOME,
 // TERM=xterm-256color, only allowed environment". The target is
 // /usr/bin/env itself (no shell adding variables); the test pins the

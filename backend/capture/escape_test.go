@@ -11,7 +11,7 @@ import (
 	"github.com/gatehouse/gatehouse/backend/proctree"
 )
 
-// The hostile escapes of 30-runner.md as capture targets (40-capture.md:
+// The hostile escapes of docs/process-ownership.md as capture targets (the same page:
 // "a descendant that moved itself out of the capture's cgroup is still
 // owned"): the escapee double-forks, starts a new session, clears its
 // environment (so no marker), and moves itself out of the capture's

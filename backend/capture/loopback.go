@@ -1,6 +1,6 @@
 package capture
 
-// Loopback replay (40-capture.md, "Loopback replay").
+// Loopback replay (docs/formats/capture-scenario.md, "Replay").
 //
 // A capture whose scenario has a replay machine or static scripts
 // (loopback_plan.go) runs one HTTP and WebSocket server on 127.0.0.1 at a

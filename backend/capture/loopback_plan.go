@@ -1,6 +1,6 @@
 package capture
 
-// The replay plan of a scenario (40-capture.md, "Loopback replay"): either
+// The replay plan of a scenario (docs/formats/capture-scenario.md, "Replay"): either
 // a replay machine (validated by backend/replay) or static scripts.
 //
 // The spec fixes the replay object's members but not the shape of a

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// ProtocolEvent is one loopback replay observation (40-capture.md,
+// ProtocolEvent is one loopback replay observation (docs/formats/capture-record.md,
 // protocol_events; the vocabulary is described in loopback.go). Path and
 // Data are normalized and redacted like other recorded text; Method and
 // Path are null for WebSocket messages and closes.
@@ -24,7 +24,7 @@ type ProtocolEvent struct {
 }
 
 // ReplayTransition is one committed transition of the capture's replay
-// machine (40-capture.md, replay_transitions). SensitiveAliases names the
+// machine (docs/formats/capture-record.md, replay_transitions). SensitiveAliases names the
 // variables captured as sensitive, never their values.
 type ReplayTransition struct {
 	Sequence         int      `json:"sequence"`

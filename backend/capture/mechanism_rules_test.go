@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// 40-capture.md: "say in limitations exactly which mechanism was used, and
+// docs/process-ownership.md: "say in limitations exactly which mechanism was used, and
 // keep the residual unknown only when sampling was the only one".
 func TestOwnershipMechanismIsStated(t *testing.T) {
 	sc, opts := shScenario(t, "true", nil)

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// 40-capture.md: path normalization replaces the executable with
+// docs/formats/capture-scenario.md: path normalization replaces the executable with
 // <executable>; normalization.patterns apply (in order, to the already
 // normalized text); time_bucket_ms buckets recorded times; paths:false
 // leaves paths alone but never secrets.

@@ -12,7 +12,7 @@ import (
 // identifier into the target's tree; scenarios cannot set it.
 const MarkerVariable = "GATEHOUSE_PROCESS_RUN_ID"
 
-// Bounds of the scenario table in 40-capture.md.
+// Bounds of the scenario table in docs/formats/capture-scenario.md.
 const (
 	MaxArguments        = 256
 	MaxEnvNameLists     = 64 // inherit_environment and secret_aliases
@@ -45,7 +45,7 @@ func scenarioFields() []string {
 	}
 }
 
-// ParseScenario strictly parses one scenario document (spec 40-capture.md).
+// ParseScenario strictly parses one scenario document (spec docs/formats/capture-scenario.md).
 //
 // The input must be at most MaxScenarioBytes of valid UTF-8 holding exactly
 // one JSON object (nothing but whitespace after it), nested at most

@@ -80,7 +80,7 @@ func reactiveScenario(sc *Scenario) (*reactive.Scenario, error) {
 }
 
 // PreflightError is a scenario refused before launch because its reactive
-// graph uses what the engine does not admit (40-capture.md, "Reactive
+// graph uses what the engine does not admit (docs/formats/reactive-scenario.md, "Reactive
 // scenarios"): each issue names the refused value's JSON path.
 type PreflightError struct{ Issues []Issue }
 

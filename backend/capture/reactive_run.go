@@ -23,7 +23,7 @@ const EventStdinClose = "stdin_close"
 const eofByte = 0x04
 
 // reactiveRun drives a reactive.Runner inside one capture session
-// (40-capture.md, "Reactive scenarios"). It runs on the recording
+// (docs/formats/reactive-scenario.md). It runs on the recording
 // goroutine, except action, which the dispatcher reads.
 //
 //   - Every event_journal entry is admitted to the runner as soon as it is

@@ -5,7 +5,7 @@ import "encoding/json"
 // RecordSchemaVersion is the version of the capture record Capture writes.
 const RecordSchemaVersion = 4
 
-// Record is a Process Capture v4 record (40-capture.md, "The capture
+// Record is a Process Capture v4 record (docs/formats/capture-record.md, "The capture
 // record"). Capture fills every list (never null). ProtocolEvents and
 // ReplayTransitions hold marshalled ProtocolEvent and ReplayTransition
 // values (loopback_record.go), empty without replay; ReactiveRun is null

@@ -1,4 +1,4 @@
-// Package capture implements Process Capture v4 (spec 40-capture.md): the
+// Package capture implements Process Capture v4 (spec docs/formats/capture-scenario.md): the
 // strict Scenario that describes one approved command, its commitments, and
 // the PTY capture engine that runs the command under a proctree.Supervisor
 // and records what it did.
@@ -16,7 +16,7 @@ import (
 // Limits of ParseScenario.
 const (
 	// MaxScenarioBytes is the largest scenario document ParseScenario
-	// reads (spec 50-compare-replay.md refuses larger input files).
+	// reads (larger input files are refused: docs/formats/README.md).
 	MaxScenarioBytes = 64 << 20
 	// MaxDepth is the deepest nesting ParseScenario admits (the scenario
 	// object is depth 1). It leaves room below the Evidence envelope's own
@@ -29,7 +29,7 @@ const (
 
 // Scenario is one validated Process Capture scenario with every default
 // applied. Values produced by ParseScenario satisfy every rule of
-// 40-capture.md; json.Marshal of such a value re-parses to an equal
+// docs/formats/capture-scenario.md; json.Marshal of such a value re-parses to an equal
 // Scenario (slices and maps are always present, never null).
 type Scenario struct {
 	Approved           bool              `json:"approved"`

@@ -1,6 +1,6 @@
 package capture
 
-// Command shims (40-capture.md, "Command shims").
+// Command shims (docs/formats/capture-scenario.md, "Command shims").
 //
 // # Design
 //
@@ -117,7 +117,7 @@ const (
 // answers (unmatched or exhausted) or that cannot reach the ledger.
 const ShimFailureExitCode = 127
 
-// ShimEvent is one call of a command shim (40-capture.md, shim_events).
+// ShimEvent is one call of a command shim (docs/formats/capture-record.md, shim_events).
 // RouteIndex is the route that answered a matched call, the first route
 // whose arguments matched an exhausted call, and null for an unmatched
 // call. Command, Arguments and WorkingDirectory are normalized and

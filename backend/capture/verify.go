@@ -27,7 +27,7 @@ const (
 	CodeStateMismatch      = "state_mismatch"      // a file state, effect, settlement or cleanup that contradicts itself
 )
 
-// recordFields are the members of a capture record (40-capture.md).
+// recordFields are the members of a capture record (docs/formats/capture-record.md).
 var recordFields = []string{"schema_version", "manifest", "normalization", "frames", "rendered_frames",
 	"interaction_events", "exit", "settlement", "process_samples", "filesystem_checkpoints", "shim_events",
 	"protocol_events", "replay_transitions", "reactive_run", "event_journal", "files_before", "files_after",
@@ -39,7 +39,7 @@ var journalCollections = []string{"frames", "rendered_frames", "interaction_even
 	"filesystem_checkpoints", "shim_events", "protocol_events", "replay_transitions", "exit", "settlement"}
 
 // VerifyRecord re-checks a capture record (an Evidence normalized_result)
-// against the invariants of 40-capture.md and returns every violation, each
+// against the invariants of docs/formats/capture-record.md and returns every violation, each
 // with the JSON path of the offending value ("$" is the record); nil means
 // the record holds. It never repairs anything and never panics.
 //

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Mode selects what a comparison asks (50-compare-replay.md, "Comparison").
+// Mode selects what a comparison asks (docs/formats/comparison.md).
 type Mode string
 
 // The comparison modes.
@@ -83,7 +83,7 @@ func (r *record) timedList(name, timeField string, skip map[string]bool) []obs {
 }
 
 // behaviorDimensions builds every dimension's comparison list in behavior
-// mode (50-compare-replay.md): the terminal as one stream and a final
+// mode (docs/formats/comparison.md): the terminal as one stream and a final
 // screen; interaction, protocol and shim lists without times; exit and
 // settlement without elapsed_ms; checkpoints matched by name without
 // at_ms, then the final state; processes as a set of command-line paths.

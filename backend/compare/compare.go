@@ -1,11 +1,11 @@
 // Package compare compares two Process Capture v4 Evidence records
-// (40-capture.md) dimension by dimension and reports the first divergence,
-// as 50-compare-replay.md ("Comparison") specifies, and optionally checks
+// (docs/formats/capture-record.md) dimension by dimension and reports the first divergence,
+// as docs/formats/comparison.md specifies, and optionally checks
 // both captures against a trace spec (see ParseTraceSpec).
 //
 // Compare reads each capture record from the JSON of its Evidence
 // envelope's normalized_result and validates it itself (shape and the
-// invariants 40-capture.md says every reader re-checks); it does not depend
+// invariants docs/formats/capture-record.md says every reader re-checks); it does not depend
 // on the capture package's Go types. Envelope turns a Result into sealed
 // comparison Evidence. Nothing here keeps package-level mutable state; all
 // functions are safe for concurrent use.
@@ -25,7 +25,7 @@ import (
 // Status classifies one dimension, or the comparison as a whole.
 type Status string
 
-// The statuses of 50-compare-replay.md.
+// The statuses of docs/formats/comparison.md.
 const (
 	// Unchanged: both sides observed canonically equal items.
 	Unchanged Status = "unchanged"
@@ -89,7 +89,7 @@ type Options struct {
 }
 
 // Result is the outcome of a comparison: the normalized_result of
-// comparison Evidence. Its JSON shape is that of 50-compare-replay.md.
+// comparison Evidence. Its JSON shape is that of docs/formats/comparison.md.
 type Result struct {
 	Status          Status       `json:"status"`
 	Mode            Mode         `json:"mode"`

@@ -37,7 +37,7 @@ const (
 const CategoryInvalid = "invalid_input"
 
 // Error is a structured comparison failure: {code, category, message,
-// retryable, remediation} as 50-compare-replay.md requires, plus the
+// retryable, remediation} as docs/formats/comparison.md requires, plus the
 // issues behind it. Message is fixed for each code; what varies (paths,
 // digests, ages) is in Issues.
 type Error struct {
@@ -100,7 +100,7 @@ var messages = map[string][2]string{ // code → message, remediation
 	CodeStaleCapture: {"capture is older than max_capture_age_ms",
 		"Capture again, or raise max_capture_age_ms."},
 	CodeInvalidTraceSpec: {"invalid trace spec",
-		"Fix the trace spec at the paths the issues name (see the trace spec rules in 50-compare-replay.md)."},
+		"Fix the trace spec at the paths the issues name (see docs/formats/trace-spec.md)."},
 }
 
 func newError(code string, issues []Issue) *Error {

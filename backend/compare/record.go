@@ -12,7 +12,7 @@ import (
 )
 
 // RecordSchemaVersion is the only capture record version Compare reads
-// (Process Capture v4, 40-capture.md).
+// (Process Capture v4, docs/formats/capture-record.md).
 const RecordSchemaVersion = 4
 
 // maxIssuesPerSide bounds the issues reported for one record, so a large
@@ -209,7 +209,7 @@ func (c *recordChecker) members(m map[string]any, path string, names ...string) 
 	return out
 }
 
-// itemFields are the fields 40-capture.md gives each collection item.
+// itemFields are the fields docs/formats/capture-record.md gives each collection item.
 var itemFields = map[string][]string{
 	"frames":                 {"sequence", "at_ms", "data"},
 	"rendered_frames":        {"sequence", "at_ms", "columns", "rows", "cursor_x", "cursor_y", "active_buffer", "lines", "serialized_state"},
@@ -236,7 +236,7 @@ var manifestFields = []string{
 }
 
 // check validates the decoded record m against the record shape and the
-// invariants 40-capture.md says every reader re-checks, and returns the
+// invariants docs/formats/capture-record.md says every reader re-checks, and returns the
 // record. It is meaningful only when no issue was added.
 func (c *recordChecker) check(m map[string]any) *record {
 	r := &record{lists: make(map[string][]any, len(collections))}

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// The behavior-mode terminal comparison (50-compare-replay.md): the
+// The behavior-mode terminal comparison (docs/formats/comparison.md): the
 // concatenated raw stream of each side (its frames' data, already
 // normalized by the capture) and the final rendered screen. Chunk
 // boundaries and times are ignored. Screens are read from the capture's

@@ -74,7 +74,7 @@ const (
 )
 
 // TraceSpec is a parsed trace spec (version 1) that passed every rule of
-// 50-compare-replay.md. Obtain one with ParseTraceSpec.
+// docs/formats/trace-spec.md. Obtain one with ParseTraceSpec.
 type TraceSpec struct {
 	raw    json.RawMessage // RFC 8785 form of the spec, for the Evidence parameters
 	events []traceEvent

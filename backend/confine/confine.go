@@ -16,7 +16,7 @@ import (
 	"strings"
 )
 
-// Filesystem and network settings (Security settings, 30-runner.md).
+// Filesystem and network settings (Security settings, docs/process-ownership.md).
 const (
 	FilesystemWorkspace = "workspace"
 	FilesystemOff       = "off"

@@ -12,7 +12,7 @@ import (
 const CaptureSkill = "process-capture"
 
 // AdmitCapture applies to a process capture the rules a skill run obeys
-// before any mode (20-policy-consent.md): the execution policy can be
+// before any mode (docs/formats/capture-operator-policy.md): the execution policy can be
 // read, safe mode is off, and the agent exists, is enabled and holds
 // can_execute_skills. The capture operator policy is checked separately;
 // the blocked mode concerns skill scripts and does not apply.

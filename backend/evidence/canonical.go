@@ -51,7 +51,7 @@ func DigestJSON(raw []byte) (string, error) {
 }
 
 // Digest returns hex(SHA-256(JCS(json.Marshal(v)))), the commitment digest
-// of the JSON encoding of v as defined in 50-compare-replay.md. The value is
+// of the JSON encoding of v as defined in docs/formats/capture-record.md. The value is
 // first encoded with encoding/json (so struct tags, MarshalJSON methods and
 // json.RawMessage apply, and invalid UTF-8 in Go strings becomes U+FFFD as
 // encoding/json does), then canonicalized; the digest therefore never depends

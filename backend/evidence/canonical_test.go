@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-// The three vectors of 50-compare-replay.md "Canonical commitments".
+// The three vectors of docs/formats/capture-record.md "Commitments".
 const (
 	digestEmptyObject   = "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
 	digestEmptyArray    = "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945"

@@ -14,14 +14,14 @@ const SchemaVersion = 2
 // follow it.
 const IDPrefix = "ev_"
 
-// Values fixed by 50-compare-replay.md for Process Capture and comparison
+// Values fixed by docs/formats/capture-record.md for Process Capture and comparison
 // Evidence. Parse enforces them for envelopes whose predicate_type is one of
 // these predicates.
 const (
 	// ProcessProviderID is the provider id of Process Capture Evidence.
 	ProcessProviderID = "gatehouse-process"
 	// PredicateProcessCapture is the predicate_type of a capture; its
-	// normalized_result is the capture record of 40-capture.md.
+	// normalized_result is the capture record of docs/formats/capture-record.md.
 	PredicateProcessCapture = "gatehouse.process-capture/v4"
 	// OperationCaptureProcess is the operation of a capture.
 	OperationCaptureProcess = "capture_process_scenario"
@@ -54,7 +54,7 @@ func (c Confidence) Valid() bool {
 	return c == Observed || c == Derived || c == Inferred
 }
 
-// Authority says what the Evidence can speak for. 50-compare-replay.md names
+// Authority says what the Evidence can speak for (docs/formats/capture-record.md). The product spec names
 // controlled-replay and analyst-inference and leaves the set open ("…");
 // this package accepts exactly the five authorities of the Evidence v2
 // vocabulary: shipped-artifact, controlled-replay, historical-reference,
@@ -108,7 +108,7 @@ func (i Isolation) Valid() bool {
 }
 
 // Envelope is one Evidence v2 record. Field names and JSON shape follow
-// 50-compare-replay.md exactly; Parse accepts nothing else. Fields marked
+// docs/formats/capture-record.md exactly; Parse accepts nothing else. Fields marked
 // "null |" in the spec are pointers; every other field is required and
 // non-null. The open-ended parts are json.RawMessage: Parameters must be a
 // JSON object, RawResult and NormalizedResult any JSON value (null

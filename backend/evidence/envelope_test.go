@@ -17,7 +17,7 @@ const (
 	rightID = "ev_2222222222222222222222222222222222222222222222222222222222222222"
 )
 
-// sampleCapture is a capture envelope shaped like 40-capture.md's record.
+// sampleCapture is a capture envelope shaped like docs/formats/capture-record.md's record.
 func sampleCapture() *Envelope {
 	return &Envelope{
 		Subject: &Subject{

@@ -11,7 +11,7 @@ import (
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
-// Limits Parse enforces. Spec 50-compare-replay.md refuses input files above
+// Limits Parse enforces. docs/formats/capture-record.md: input files are refused above
 // 64 MiB before parsing.
 const (
 	// MaxEnvelopeBytes is the largest envelope Parse reads, in bytes.
@@ -302,7 +302,7 @@ func (p *parser) envelope() *Envelope {
 	return e
 }
 
-// predicate enforces the values 50-compare-replay.md fixes for Gatehouse's
+// predicate enforces the values docs/formats/capture-record.md fixes for Gatehouse's
 // own predicates.
 func (p *parser) predicate(e *Envelope) {
 	want := func(path string, ok bool, msg string) {

@@ -2,7 +2,7 @@ package evidence
 
 import "testing"
 
-// TestSpecVocabulary pins the names 50-compare-replay.md gives Process
+// TestSpecVocabulary pins the names docs/formats/capture-record.md gives Process
 // Capture and comparison Evidence, as the spec spells them: other tests
 // compare against the constants, so an edited constant would go unnoticed.
 func TestSpecVocabulary(t *testing.T) {

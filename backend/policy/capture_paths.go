@@ -1,5 +1,5 @@
 // Path judgement for process capture: paths are judged as the kernel will
-// use them (20-policy-consent.md, "Process-capture operator policy").
+// use them (docs/formats/capture-operator-policy.md, "The checks, in order").
 
 package policy
 

@@ -1,4 +1,4 @@
-// Receipts of trusted scopes that Gatehouse can verify (20-policy-consent.md,
+// Receipts of trusted scopes that Gatehouse can verify (docs/formats/execution-policy.md,
 // "Trusted scopes and receipts"): a receipt id is a UUID (version 8) whose
 // first 48 bits are random and whose remaining bits carry an HMAC-SHA256,
 // keyed by a per-install key kept outside the SQLite file, over the scope,

@@ -29,7 +29,7 @@ var (
 	signals      = []string{"SIGINT", "SIGTERM", "SIGKILL"}
 )
 
-// Reserved checkpoint names of the capture (40-capture.md).
+// Reserved checkpoint names of the capture (docs/formats/reactive-scenario.md).
 const (
 	checkpointBefore          = "before"
 	checkpointAfterSettlement = "after_settlement"

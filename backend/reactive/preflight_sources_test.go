@@ -2,7 +2,7 @@ package reactive
 
 import "testing"
 
-// 40-capture.md: "Sources terminal_rendered, lifecycle, replay_transition
+// docs/formats/reactive-scenario.md: "Sources terminal_rendered, lifecycle, replay_transition
 // and non-root signal targets fail preflight before launch." Each refused
 // source on its own, at its path, and an accepted source for contrast.
 func TestPreflightRefusesEachSource(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
-// Outcomes of a run (40-capture.md).
+// Outcomes of a run (docs/formats/reactive-scenario.md).
 const (
 	OutcomePassed            = "passed"
 	OutcomePredicateTimeout  = "predicate_timeout"

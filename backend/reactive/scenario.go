@@ -1,5 +1,5 @@
 // Package reactive implements Process Reactive Scenario v1
-// (40-capture.md, "Reactive scenarios"): the strict graph parser with
+// (docs/formats/reactive-scenario.md): the strict graph parser with
 // every validation rule, the preflight refusals, and a Runner that
 // evaluates the graph live against the capture's journaled observations.
 //
@@ -101,7 +101,7 @@ const (
 )
 
 // sourceFields are the top-level payload fields an event trigger may name
-// per source: the members of the recorded object (40-capture.md).
+// per source: the members of the recorded object (docs/formats/reactive-scenario.md).
 var sourceFields = map[string][]string{
 	SourceTerminalRaw:      {"sequence", "at_ms", "data"},
 	SourceTerminalRendered: {"sequence", "at_ms", "columns", "rows", "cursor_x", "cursor_y", "active_buffer", "lines", "serialized_state"},

@@ -27,7 +27,7 @@ const (
 	CodeTooFewEntries  = strictjson.CodeTooFewEntries  // an array shorter than required
 	CodeDuplicateEntry = "duplicate_entry"             // a state name, transition id, header or variable twice
 
-	// Machine rules (50-compare-replay.md, "Replay machine").
+	// Machine rules (docs/formats/replay-machine.md).
 	CodeNoTerminalState          = "no_terminal_state"           // no state is terminal
 	CodeTerminalHasTransitions   = "terminal_has_transitions"    // a transition leaves a terminal state
 	CodeUnknownState             = "unknown_state"               // initial_state, from or to names no state

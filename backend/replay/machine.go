@@ -1,5 +1,5 @@
 // Package replay implements the finite replay machine of
-// 50-compare-replay.md ("Replay machine"): the strict machine schema and
+// docs/formats/replay-machine.md: the strict machine schema and
 // every validation rule, a deterministic runtime that dispatches protocol
 // events in the order the spec fixes, and the direct run behind
 // `gatehouse run-replay-machine` (no process, no socket).
@@ -28,7 +28,7 @@ import (
 // Bounds of the machine schema.
 const (
 	// MaxInputBytes is the largest document ParseMachine and ParseRun read
-	// (50-compare-replay.md refuses larger input files before parsing).
+	// (larger input files are refused before parsing: docs/formats/README.md).
 	MaxInputBytes = 64 << 20
 	// MaxDepth is the deepest nesting of a machine or run document (the
 	// root is depth 1).
@@ -62,7 +62,7 @@ const (
 )
 
 // Bounds and defaults of the machine's limits object; the maxima are the
-// scenario's own ceilings (40-capture.md).
+// scenario's own ceilings (docs/formats/capture-scenario.md).
 const (
 	DefaultLimitConnections = 100
 	DefaultLimitMessages    = 10_000

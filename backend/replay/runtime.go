@@ -91,7 +91,7 @@ type LimitReport struct {
 // ResultSchemaVersion is the schema_version of a Result.
 const ResultSchemaVersion = 1
 
-// Result is the redacted outcome of a run (50-compare-replay.md): one
+// Result is the redacted outcome of a run (docs/formats/replay-machine.md): one
 // decision per offered event, the transition journal, one action-table
 // entry per used transition (in order of first use), and the limits.
 type Result struct {

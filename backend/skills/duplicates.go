@@ -11,7 +11,7 @@ import (
 // every mapping below n (metadata, another host's fields) that names the
 // same key twice, and reports whether there was none. yaml.v3 keeps both
 // entries in a node tree, and later readers would silently take the last:
-// 10-skills.md makes duplicates an error at every depth. Alias nodes are
+// docs/formats/skill-md.md makes duplicates an error at every depth. Alias nodes are
 // not followed, so the walk visits each node once (linear in the file).
 func noNestedDuplicates(p *parsed, n *yaml.Node, path string) bool {
 	ok := true

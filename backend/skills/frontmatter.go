@@ -227,7 +227,7 @@ func metadataMap(p *parsed, v *yaml.Node, path string) map[string]string {
 // into byte offsets of s. Mapping keys are asked for in document order, so
 // it walks forward from the last position it returned instead of from the
 // start of the line: converting every key of a one-line flow mapping is
-// linear in the size of s, not quadratic (10-skills.md, "linear checks").
+// linear in the size of s, not quadratic (docs/formats/skill-md.md, "Document rules").
 type positions struct {
 	s         string
 	lines     []int // byte offset at which each line starts

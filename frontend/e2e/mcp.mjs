@@ -198,7 +198,7 @@ test('browser: a capture without auto-grant raises the grant dialog; "Allow for 
   assert.equal(grants.length, 0);
 });
 
-// Waiting for a person (70-mcp.md "What real hosts need"). The TS SDK's
+// Waiting for a person (docs/mcp.md "Waiting for the person"). The TS SDK's
 // default request timeout is 60 s; with resetTimeoutOnProgress the call
 // survives a decision made after 150 s because the server sends progress
 // at least every 10 s. The normal suite runs it scaled by 1/10 (client

@@ -324,7 +324,7 @@ export interface PathError {
   message: string;
 }
 
-/** The Security setting: what scripts may touch (30-runner.md, Confinement). */
+/** The Security setting: what scripts may touch (docs/process-ownership.md, "Confinement of skill scripts"). */
 export interface ConfinementSettings {
   filesystem: 'workspace' | 'off';
   network: 'deny' | 'allow';

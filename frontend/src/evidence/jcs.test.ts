@@ -68,7 +68,7 @@ describe('RFC 8785', () => {
   });
 });
 
-describe('digest (50-compare-replay.md test vectors)', () => {
+describe('digest (docs/formats/capture-record.md test vectors)', () => {
   it('matches the spec', async () => {
     expect(await digest({})).toBe('44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a');
     expect(await digest([])).toBe('4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945');

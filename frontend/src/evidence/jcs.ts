@@ -1,5 +1,5 @@
 // RFC 8785 JSON Canonicalization Scheme and the commitment digest of
-// 50-compare-replay.md: digest(v) = hex(SHA-256(JCS(v))), computed in the
+// docs/formats/capture-record.md: digest(v) = hex(SHA-256(JCS(v))), computed in the
 // browser with WebCrypto so the viewer re-checks commitments itself
 // instead of trusting the backend's word.
 //

@@ -1,5 +1,5 @@
-// The shapes of a Process Capture v4 record (40-capture.md, "The capture
-// record") and of its Evidence v2 envelope (50-compare-replay.md), as the
+// The shapes of a Process Capture v4 record (docs/formats/capture-record.md, "The capture
+// record") and of its Evidence v2 envelope (docs/formats/capture-record.md), as the
 // viewer reads them. Field names are the record's snake_case names; the
 // Go backend verifies every invariant before a record reaches the UI.
 

@@ -6,7 +6,7 @@ import { verifyCommitments } from './verify';
 // non-null subject: a cross-implementation vector for the subject reduction.
 import FIXTURE from './testdata/capture_with_subject.json?raw';
 
-// 50-compare-replay.md: evidence_id = "ev_" + digest(envelope without
+// docs/formats/capture-record.md: evidence_id = "ev_" + digest(envelope without
 // evidence_id, with subject reduced to {digest, format, architecture}).
 // Readers recompute it and reject a mismatch.
 const idCheck = async (env: EvidenceEnvelope) => (await verifyCommitments(env)).find((c) => c.path === '$.evidence_id')!.ok;

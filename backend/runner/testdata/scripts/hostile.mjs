@@ -1,4 +1,4 @@
-// Hostile escape suite (30-runner.md): the escapee leaves the script's
+// Hostile escape suite (docs/process-ownership.md): the escapee leaves the script's
 // ancestry in every way a same-user process can. Each survivor carries
 // input.marker on its command line so the test finds it from /proc. The
 // escapee writes what its escape attempt did into the workspace (escaped),
