@@ -33,6 +33,7 @@ FUZZ_TARGETS := \
 	./backend/reactive:FuzzParse \
 	./backend/reactive:FuzzVerifyRun \
 	./backend/compare:FuzzParseTraceSpec \
+	./backend/compare:FuzzBehaviorTerminal \
 	./backend/asciicast:FuzzImport \
 	./backend/attest:FuzzParseAttestation
 
