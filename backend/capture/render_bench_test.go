@@ -98,7 +98,7 @@ func xtermTime(b *testing.B, node, file string, size int, frames bool) (medianNS
 // @xterm/headless alone in one Node process on the same bytes, size and
 // chunking (frontend/conformance/bench.mjs): xterm-ns/op and xterm-MB/s
 // are Node's median, go/xterm the time ratio (at most 1/0.9 is the goal
-// of 80-quality.md). "write" parses and reads one frame at the end;
+// of docs/benchmarks.md). "write" parses and reads one frame at the end;
 // "write+frames" reads a frame (rows, cursor, serialized state) after
 // every chunk, as a capture does, on both sides.
 func BenchmarkRenderVsXterm(b *testing.B) {
