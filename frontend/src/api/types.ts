@@ -342,6 +342,8 @@ export interface SecurityView {
   confinement: ConfinementSettings;
   enforcement: ConfinementReport | null;
   unavailable?: string;
+  /** The backend's verdict: a launch now is confined (filesystem, TCP and UDP). */
+  confined: boolean;
   ownership: string;
   ownershipUnverifiable?: string;
 }
@@ -622,7 +624,7 @@ export interface ProposalEvent {
 }
 
 export interface SettingsEvent {
-  what: 'policy' | 'agents' | 'runtime' | 'roots' | 'capture';
+  what: 'policy' | 'agents' | 'runtime' | 'roots' | 'capture' | 'security';
 }
 
 export interface EventPayloads {
