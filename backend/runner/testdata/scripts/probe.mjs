@@ -58,6 +58,7 @@ switch (input.action) {
     }
     r = 'planted ' + planted; break;
   }
+  case 'env': r = Object.keys(process.env).sort().join(','); break;
   case 'look': r = fs.readdirSync(process.env.HOME).concat(fs.readdirSync(process.env.TMPDIR)).join(','); break;
 }
 fs.writeSync(1, JSON.stringify({ echo: r }));
