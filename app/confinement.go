@@ -110,6 +110,10 @@ type SecurityView struct {
 	// refused; Unavailable says why).
 	Enforcement *confine.Report `json:"enforcement"`
 	Unavailable string          `json:"unavailable,omitempty"`
+	// Confined is the consent dialog's test (confine.Report.Confined): true
+	// only when a launch now would enforce the filesystem, TCP and UDP
+	// confinement, so the UI never decides it from the lists itself.
+	Confined bool `json:"confined"`
 	// Ownership is the process-tree mechanism; OwnershipUnverifiable says
 	// why cleanup cannot be verified ("" when it can).
 	Ownership             string `json:"ownership"`
@@ -125,6 +129,8 @@ func securityView(ctx context.Context, env *Env, rn *runner.Runner) (SecurityVie
 	v.Ownership, v.OwnershipUnverifiable = rn.Ownership()
 	if v.Enforcement, err = rn.Confinement(s); err != nil {
 		v.Unavailable = err.Error()
+	} else {
+		v.Confined = v.Enforcement.Confined()
 	}
 	return v, nil
 }

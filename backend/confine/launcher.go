@@ -62,7 +62,8 @@ func SystemReadOnly() []string { return append([]string(nil), systemReadOnly...)
 var devRW, devRO = []string{"/dev/null"}, []string{"/dev/zero", "/dev/urandom", "/dev/random"}
 
 // Command returns how to start the request through the launcher: this
-// executable (/proc/self/exe), with the request as its only environment.
+// executable (/proc/self/exe), with the request and GOMAXPROCS=1 as its
+// only environment.
 // The caller gives the started process the protocol descriptors 0–3 and
 // the write end of a report pipe as ReportFD, then calls ReadReport.
 func (r Request) Command() (path string, args, env []string, err error) {
@@ -79,7 +80,11 @@ func (r Request) Command() (path string, args, env []string, err error) {
 	// The -test.run argument makes a Go test binary that forgot to call
 	// MaybeLaunch run no test (and end without a report, so the launch
 	// fails) instead of running its whole suite again.
-	return "/proc/self/exe", []string{"gatehouse-launcher", "-test.run=^$"}, []string{launchEnv + "=" + string(b)}, nil
+	// GOMAXPROCS=1: the launcher runs one goroutine and then execs, and
+	// every thread the Go runtime starts for idle Ps must be ended by that
+	// exec (de_thread), which costs most on a loaded machine. The target
+	// never sees this variable: it is executed with Env alone.
+	return "/proc/self/exe", []string{"gatehouse-launcher", "-test.run=^$"}, []string{"GOMAXPROCS=1", launchEnv + "=" + string(b)}, nil
 }
 
 // launchReply is the launcher's one line on ReportFD.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -290,6 +291,22 @@ func TestReceiverPlantingFails(t *testing.T) {
 		}
 		if next, _ := probe(t, r, map[string]any{"action": "look"}); next != "" {
 			t.Fatalf("attempt 2 found planted files: %q", next)
+		}
+	}
+}
+
+// A confined script's environment is exactly the fixed one: nothing of
+// the launcher's own (its request, GOMAXPROCS) reaches it.
+func TestConfinedScriptEnvironmentIsTheFixedOne(t *testing.T) {
+	var want []string
+	for _, kv := range environment("r", "/h", "/t") {
+		want = append(want, kv[:strings.IndexByte(kv, '=')])
+	}
+	slices.Sort(want)
+	for _, conf := range []confine.Settings{confinedOn, confinedOff} {
+		got, _ := probe(t, runnerWith(t, "", conf), map[string]any{"action": "env"})
+		if got != strings.Join(want, ",") {
+			t.Fatalf("%s: the script sees %s, want %s", conf.Filesystem, got, strings.Join(want, ","))
 		}
 	}
 }

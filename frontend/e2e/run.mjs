@@ -19,7 +19,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
-import { SHOTS, clearShots, pageApi, screenshot, tempDir, until, withApp } from './harness.mjs';
+import { BIN, SHOTS, clearShots, pageApi, screenshot, tempDir, until, withApp } from './harness.mjs';
 
 const TEST_TIMEOUT = 180_000;
 const SKILL = 'text-metrics';
@@ -473,6 +473,86 @@ group('forged-receipt', {}, async ({ srv, page, api, shot }) => {
   assert.equal(await page.getByTestId('security-safe-mode').isChecked(), true, 'the replacement turns safe mode on');
   const policy = await api('GetPolicy', {});
   assert.deepEqual(policy, { mode: 'ask', safeMode: true, trusted: [] });
+});
+
+/** `gatehouse security get --json` against the server's own data directory
+ * (the CLI a person would run next to the app). */
+function cliSecurity(srv) {
+  const out = execFileSync(BIN, ['security', 'get', '--json'], { env: { ...process.env, HOME: srv.home, GATEHOUSE_DATA_DIR: srv.dataDir }, encoding: 'utf8' });
+  return JSON.parse(out);
+}
+
+group('confinement-setting', {}, async ({ srv, page, api, shot }) => {
+  // The Security view shows the setting and what the kernel enforces, exactly
+  // as GetSecurity reports it; turning confinement off warns before saving,
+  // and the saved setting is what the CLI, GetSecurity and the consent dialog see.
+  const before = await api('GetSecurity', {});
+  assert.deepEqual(before.confinement, { filesystem: 'workspace', network: 'deny' }, 'confinement is on by default');
+  await openSecurity(page);
+  const now = page.getByTestId('confinement-now');
+  await now.waitFor();
+  assert.equal(await page.getByTestId('confinement-filesystem-workspace').isChecked(), true);
+  assert.equal(await page.getByTestId('confinement-network-deny').isChecked(), true);
+  const shownEnforced = async () =>
+    page.locator('[data-testid="confinement-features"] li').evaluateAll((els) => els.map((e) => `${e.dataset.feature}:${e.dataset.enforced}`));
+  const want = (v) => [...v.enforcement.enforced.map((f) => `${f}:true`), ...v.enforcement.not_enforced.map((f) => `${f}:false`)];
+  assert.deepEqual(await shownEnforced(), want(before), 'the view lists what GetSecurity says is enforced');
+  assert.match(await now.innerText(), before.confined ? /Confined/ : /Partly confined|Not confined/);
+  assert.equal(await page.getByTestId('confinement-ownership').getAttribute('data-mechanism'), before.ownership);
+  assert.equal(await page.getByTestId('confinement-warning').count(), 0, 'no warning while nothing weakens');
+  await shot('on', page.getByTestId('confinement-now'));
+
+  // Turn both off: a warning names what a script could then do.
+  await page.getByTestId('confinement-filesystem-off').check();
+  await page.getByTestId('confinement-network-allow').check();
+  const warn = page.getByTestId('confinement-warning');
+  await warn.waitFor();
+  const warnText = await warn.innerText();
+  assert.match(warnText, /every file you can/);
+  assert.match(warnText, /use the network/);
+  assert.deepEqual((await api('GetSecurity', {})).confinement, before.confinement, 'nothing is saved before Save');
+  await shot('off-draft', warn);
+  await page.getByTestId('confinement-save').click();
+  await page.getByTestId('confinement-saved').waitFor();
+  const off = await api('GetSecurity', {});
+  assert.deepEqual(off.confinement, { filesystem: 'off', network: 'allow' });
+  assert.equal(off.confined, false);
+  assert.deepEqual(off.enforcement.enforced, [], 'nothing is enforced with both off');
+  assert.deepEqual(cliSecurity(srv).confinement, off.confinement, 'gatehouse security get sees the setting the UI saved');
+  assert.match(await now.innerText(), /Not confined/);
+  assert.deepEqual(await shownEnforced(), want(off));
+  await shot('off-saved', now);
+
+  // The consent dialog now gives the full-trust warning.
+  await startRunFromUI(page, { ws: workspace('confinement-off') });
+  let dlg = await consentDialog(page);
+  assert.match(await dlg.locator('.consent-warning').innerText(), /YOUR full permissions/);
+  await dlg.getByTestId('consent-deny').click();
+  await page.locator('[data-testid="consent-state"][data-state="denied"]').waitFor();
+  await closeConsent(page);
+
+  // A change made with the CLI reaches the view on reload; turning it back
+  // on from the UI needs no warning and is what everyone sees.
+  await openSecurity(page);
+  await page.getByTestId('confinement-filesystem-workspace').check();
+  await page.getByTestId('confinement-network-deny').check();
+  assert.equal(await page.getByTestId('confinement-warning').count(), 0, 'turning confinement on is not warned about');
+  await page.getByTestId('confinement-save').click();
+  await page.getByTestId('confinement-saved').waitFor();
+  const on = await api('GetSecurity', {});
+  assert.deepEqual(on.confinement, before.confinement);
+  assert.deepEqual(cliSecurity(srv).confinement, before.confinement);
+  assert.deepEqual(await shownEnforced(), want(on));
+  await startRunFromUI(page, { ws: workspace('confinement-on') });
+  dlg = await consentDialog(page);
+  const onWarn = await dlg.locator('.consent-warning').innerText();
+  if (on.confined) assert.match(onWarn, /confined: can write only/, onWarn);
+  await dlg.getByTestId('consent-deny').click();
+  await page.locator('[data-testid="consent-state"][data-state="denied"]').waitFor();
+  await closeConsent(page);
+  await openSecurity(page);
+  await page.getByTestId('confinement-now').waitFor();
+  await shot('on-again', page.getByTestId('confinement-now'));
 });
 
 group('untrusted-text', {}, async ({ page, shot }) => {

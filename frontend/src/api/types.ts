@@ -342,6 +342,8 @@ export interface SecurityView {
   confinement: ConfinementSettings;
   enforcement: ConfinementReport | null;
   unavailable?: string;
+  /** The backend's verdict: a launch now is confined (filesystem, TCP and UDP). */
+  confined: boolean;
   ownership: string;
   ownershipUnverifiable?: string;
 }
@@ -634,7 +636,7 @@ export interface ProposalEvent {
 }
 
 export interface SettingsEvent {
-  what: 'policy' | 'agents' | 'runtime' | 'roots' | 'capture' | 'attention';
+  what: 'policy' | 'agents' | 'runtime' | 'roots' | 'capture' | 'attention' | 'security';
 }
 
 export interface EventPayloads {

@@ -14,6 +14,7 @@ import { formatBytes, formatDateTime, shortHash } from '../lib/format';
 import { groupErrors, linesToList, MODE_ORDER, MODES, normalizePath, policyChanges, policyForSave, scopeEdited } from '../lib/settings';
 import { badge, card, copyButton, errorBox, fieldErrors, hashChip, kv, loading, pathText } from '../lib/ui';
 import { fieldDetails, savedNote, SettingsSection } from './security_section';
+import { confinementSection } from './security_confinement';
 import { signingSection } from './security_signing';
 import type { View } from './view';
 
@@ -25,6 +26,7 @@ export function securityView(): View {
   const sections = {
     policy: h('div', { id: 'policy' }),
     agents: h('div', { id: 'agents' }),
+    confinement: h('div', { id: 'confinement' }),
     runtime: h('div', { id: 'runtime' }),
     roots: h('div', { id: 'roots' }),
     capture: h('div', { id: 'capture' }),
@@ -36,6 +38,7 @@ export function securityView(): View {
     [
       ['policy', 'Execution policy'],
       ['agents', 'Agents'],
+      ['confinement', 'Script confinement'],
       ['runtime', 'Node runtime'],
       ['roots', 'Skill roots'],
       ['capture', 'Process capture'],
@@ -55,6 +58,7 @@ export function securityView(): View {
     h('header', { class: 'page-head' }, h('div', null, h('h1', null, 'Security'), h('p', { class: 'muted small' }, 'What agents may run, who they are, and what Gatehouse trusts. Each section saves on its own, all or nothing.')), jump),
     sections.policy,
     sections.agents,
+    sections.confinement,
     sections.runtime,
     sections.roots,
     sections.capture,
@@ -65,6 +69,7 @@ export function securityView(): View {
   // Every section loads on its own; jump to an anchor once all have drawn
   // (earlier, the sections above would still grow and push it away).
   const agents = agentsSection(sections.agents, () => policy.agentsChanged());
+  const confinement = confinementSection(sections.confinement);
   const runtime = runtimeSection(sections.runtime);
   const roots = rootsSection(sections.roots);
   const capture = captureSection(sections.capture);
@@ -87,6 +92,9 @@ export function securityView(): View {
       case 'capture':
         capture.external();
         break;
+      case 'security':
+        confinement.external();
+        break;
     }
   });
 
@@ -96,7 +104,7 @@ export function securityView(): View {
     route(parts: string[]) {
       const id = parts[0] as keyof typeof sections | undefined;
       if (!id || !sections[id]) return;
-      void Promise.all([policy.ready, agents.ready, runtime.ready, roots.ready, capture.ready, signing.ready]).then(() =>
+      void Promise.all([policy.ready, agents.ready, confinement.ready, runtime.ready, roots.ready, capture.ready, signing.ready]).then(() =>
         requestAnimationFrame(() => sections[id].scrollIntoView({ block: 'start' })),
       );
     },

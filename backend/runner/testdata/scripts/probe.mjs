@@ -21,8 +21,9 @@ switch (input.action) {
   case 'write': r = sync(() => fs.writeFileSync(input.path, input.data || 'planted')); break;
   case 'open-rw': r = sync(() => fs.closeSync(fs.openSync(input.path, 'r+'))); break;
   case 'exec': { // a command-line tool writing the database (as the gatehouse CLI would)
-    const p = spawnSync(input.path, input.args, { encoding: 'utf8' });
+    const p = spawnSync(input.path, input.args, { encoding: 'utf8', env: { ...process.env, ...(input.env || {}) } });
     r = p.error ? code(p.error) : (p.status === 0 ? 'ok' : 'exit ' + p.status + ': ' + (p.stderr || '').trim().split('\n').pop());
+    if (input.out && p.status === 0) fs.writeFileSync(input.out, p.stdout); // what the tool printed, kept for the test
     break;
   }
   case 'tcp': r = await connect({ host: '127.0.0.1', port: input.port }); break;
@@ -57,6 +58,7 @@ switch (input.action) {
     }
     r = 'planted ' + planted; break;
   }
+  case 'env': r = Object.keys(process.env).sort().join(','); break;
   case 'look': r = fs.readdirSync(process.env.HOME).concat(fs.readdirSync(process.env.TMPDIR)).join(','); break;
 }
 fs.writeSync(1, JSON.stringify({ echo: r }));

@@ -1,0 +1,72 @@
+package runner
+
+import (
+	"os"
+	"testing"
+
+	"github.com/gatehouse/gatehouse/backend/confine"
+	"github.com/gatehouse/gatehouse/backend/proctree"
+)
+
+// BenchmarkLaunchPhases splits the start of a checked attempt: /bin/true
+// started directly, with the attempt's namespaces (user, PID, network)
+// and cgroup, and through the confinement launcher (the re-exec of this
+// binary, Landlock, exec) with them; each run is started and reaped.
+func BenchmarkLaunchPhases(b *testing.B) {
+	dir := b.TempDir()
+	target, targs := "/bin/true", []string{"/bin/true"}
+	if os.Getenv("LAUNCH_NODE") != "" {
+		target, targs = testPin.Path, []string{testPin.Path, "-e", "0"}
+	}
+	launch := confine.Request{Settings: confine.Default(), ABILimit: -1, NetNamespace: testSup.NetNamespaceUnavailable() == "",
+		ReadOnly: []string{runtimePrefix(testPin.Path)}, ReadWrite: []string{dir}, Path: target, Args: targs, Env: []string{"A=1"}}
+	lp, largs, lenv, err := launch.Command()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cases := []struct {
+		name     string
+		launcher bool
+		spec     proctree.Spec
+	}{
+		{"direct", false, proctree.Spec{NoCgroup: true}},
+		{"cgroup", false, proctree.Spec{}},
+		{"cgroup+userns", false, proctree.Spec{Unprivileged: true}},
+		{"cgroup+userns+pidns", false, proctree.Spec{Unprivileged: true, PIDNamespace: true}},
+		{"cgroup+userns+pidns+netns", false, proctree.Spec{Unprivileged: true, PIDNamespace: true, NetNamespace: true}},
+		{"launcher/direct", true, proctree.Spec{NoCgroup: true}},
+		{"launcher/cgroup+userns", true, proctree.Spec{Unprivileged: true}},
+		{"launcher/cgroup+userns+pidns+netns", true, proctree.Spec{Unprivileged: true, PIDNamespace: true, NetNamespace: true}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				p, err := newPipes()
+				if err != nil {
+					b.Fatal(err)
+				}
+				spec := c.spec
+				spec.Dir = "/"
+				spec.Files = []*os.File{p.stdinR, p.stdoutW, p.stderrW, p.progressW, p.reportW}
+				if c.launcher {
+					spec.Path, spec.Args, spec.Env = lp, largs, lenv
+				} else {
+					spec.Path, spec.Args, spec.Env = target, targs, []string{"A=1"}
+				}
+				tree, err := testSup.Start(spec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p.closeChildEnds()
+				if c.launcher {
+					if _, err := confine.ReadReport(p.reportR); err != nil {
+						b.Fatal(err)
+					}
+				}
+				<-tree.Exited()
+				tree.Terminate(0)
+				p.closeAll()
+			}
+		})
+	}
+}
