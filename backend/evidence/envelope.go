@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // SchemaVersion is the Evidence envelope version this package writes and
@@ -210,7 +211,33 @@ func ComputeID(e *Envelope) (string, error) {
 	if e.Subject != nil {
 		p["subject"], _ = json.Marshal(subjectIdentity{Digest: e.Subject.Digest, Format: e.Subject.Format, Architecture: e.Subject.Architecture})
 	}
-	d, err := Digest(p)
+	// The projection is written as one JSON object around the raw messages
+	// as they are (not through json.Marshal, which would compact and
+	// HTML-escape megabytes once more); DigestJSON checks it is JSON and
+	// hashes its canonical form, the same digest Digest(p) gives.
+	keys := make([]string, 0, len(p))
+	for k, v := range p {
+		if !json.Valid(v) { // one value each, or it could add members
+			return "", fmt.Errorf("evidence: compute evidence_id: %s is not one JSON value", k)
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	size := 2
+	for _, k := range keys {
+		size += len(k) + len(p[k]) + 4
+	}
+	obj := make([]byte, 0, size)
+	obj = append(obj, '{')
+	for i, k := range keys {
+		if i > 0 {
+			obj = append(obj, ',')
+		}
+		name, _ := json.Marshal(k) // a string always encodes
+		obj = append(append(append(obj, name...), ':'), p[k]...)
+	}
+	obj = append(obj, '}')
+	d, err := DigestJSON(obj)
 	if err != nil {
 		return "", fmt.Errorf("evidence: compute evidence_id: %w", err)
 	}
