@@ -165,3 +165,27 @@ func TestComputeIDRefusesRawMessageAddingMembers(t *testing.T) {
 		t.Fatal("Seal accepted a raw message of two members")
 	}
 }
+
+// TestSealJSONIsWhatParseAccepts: the bytes SealJSON returns parse, with
+// the evidence_id it set, and keep "<" and ">" literal; a broken envelope
+// gets no bytes and no id.
+func TestSealJSONIsWhatParseAccepts(t *testing.T) {
+	e := sampleCapture()
+	e.NormalizedResult = json.RawMessage(`{"frames":[{"sequence":0,"at_ms":0,"data":"<redacted> \u001b[0m"}],"truncated":false}`)
+	data, err := SealJSON(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasSuffix(data, []byte("}\n")) || !bytes.Contains(data, []byte("<redacted>")) {
+		t.Fatalf("SealJSON = %.200q", data)
+	}
+	got, issues := Parse(data)
+	if issues != nil || got.EvidenceID != e.EvidenceID || !ValidID(e.EvidenceID) {
+		t.Fatalf("Parse(SealJSON) = %v, %v; sealed id %s", got, issues, e.EvidenceID)
+	}
+	bad := sampleCapture()
+	bad.Confidence = "certain"
+	if data, err := SealJSON(bad); err == nil || data != nil || bad.EvidenceID != "" {
+		t.Fatalf("SealJSON of a broken envelope = %q, %v, id %q", data, err, bad.EvidenceID)
+	}
+}

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -260,8 +261,18 @@ func ValidID(id string) bool {
 // fields (raw messages compacted). On failure e.EvidenceID is
 // left empty and the error wraps an IssueList naming every failing path.
 func Seal(e *Envelope) error {
+	_, err := SealJSON(e)
+	return err
+}
+
+// SealJSON is Seal, and on success also returns e's JSON as checked: one
+// line of compact JSON without HTML escaping ("<" and ">" stay literal),
+// ending with a newline, which Parse accepts with the same evidence_id. It
+// spares a caller that saves the envelope a second encoding of a large
+// result.
+func SealJSON(e *Envelope) ([]byte, error) {
 	if e == nil {
-		return errors.New("evidence: seal: nil envelope")
+		return nil, errors.New("evidence: seal: nil envelope")
 	}
 	if e.SchemaVersion == 0 {
 		e.SchemaVersion = SchemaVersion
@@ -274,19 +285,24 @@ func Seal(e *Envelope) error {
 	e.EvidenceID = ""
 	id, err := ComputeID(e)
 	if err != nil {
-		return fmt.Errorf("evidence: seal: %w", err)
+		return nil, fmt.Errorf("evidence: seal: %w", err)
 	}
 	e.EvidenceID = id
-	data, err := json.Marshal(e)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
 		e.EvidenceID = ""
-		return fmt.Errorf("evidence: seal: encode envelope: %w", err)
+		return nil, fmt.Errorf("evidence: seal: encode envelope: %w", err)
 	}
-	if _, issues := Parse(data); len(issues) > 0 {
+	// The evidence_id was just computed from e, whose JSON these bytes are
+	// (ComputeID reads e through the same encoding), so the check skips
+	// recomputing it; everything else is checked as Parse checks it.
+	if _, issues := parse(b.Bytes(), false); len(issues) > 0 {
 		e.EvidenceID = ""
-		return fmt.Errorf("evidence: seal: invalid envelope: %w", IssueList(issues))
+		return nil, fmt.Errorf("evidence: seal: invalid envelope: %w", IssueList(issues))
 	}
-	return nil
+	return b.Bytes(), nil
 }
 
 func nonNil[T any](s []T) []T {
