@@ -66,8 +66,10 @@ const (
 const minColumns = 2
 
 // screen is a screen rendered by xterm.js in the renderer helper.
-// Writes and resizes are sent without waiting; a snapshot waits for the
-// frame of everything sent before it. It is used by one goroutine.
+// Writes and resizes are queued and sent without waiting, together with
+// the snapshot that follows them (or once 1 MiB is queued); a snapshot
+// waits for the frame of everything sent before it. It is used by one
+// goroutine.
 type screen struct {
 	tree     *proctree.Tree
 	in       *os.File      // the helper's stdin
@@ -76,7 +78,7 @@ type screen struct {
 	stderr   *tailBuffer
 	timeout  time.Duration
 	memoryMB int
-	hdr      [5]byte
+	queued   []byte // messages not yet written (send)
 	// Version is what the helper said it runs.
 	version string
 	err     error // sticky: set once the helper failed
@@ -170,17 +172,35 @@ func (s *screen) fail(err error) error {
 	return s.err
 }
 
+// send queues one message; messages go out together (one write, one wake
+// of the helper) when a snapshot needs them, when maxChunkMessage bytes
+// are queued, or at close.
 func (s *screen) send(typ byte, payload []byte) error {
 	if s.err != nil {
 		return s.err
 	}
-	s.hdr[0] = typ
-	binary.LittleEndian.PutUint32(s.hdr[1:], uint32(len(payload)))
-	s.in.SetWriteDeadline(time.Now().Add(s.timeout)) //nolint:errcheck // pipes support deadlines
-	if _, err := s.in.Write(s.hdr[:]); err != nil {
-		return s.fail(fmt.Errorf("writing to it: %w", err))
+	var hdr [5]byte
+	hdr[0] = typ
+	binary.LittleEndian.PutUint32(hdr[1:], uint32(len(payload)))
+	s.queued = append(append(s.queued, hdr[:]...), payload...)
+	if len(s.queued) >= maxChunkMessage {
+		return s.flush()
 	}
-	if _, err := s.in.Write(payload); err != nil {
+	return nil
+}
+
+// flush writes the queued messages.
+func (s *screen) flush() error {
+	if s.err != nil || len(s.queued) == 0 {
+		return s.err
+	}
+	s.in.SetWriteDeadline(time.Now().Add(s.timeout)) //nolint:errcheck // pipes support deadlines
+	_, err := s.in.Write(s.queued)
+	s.queued = s.queued[:0]
+	if cap(s.queued) > 2*maxChunkMessage+16 { // do not keep a large buffer
+		s.queued = nil
+	}
+	if err != nil {
 		return s.fail(fmt.Errorf("writing to it: %w", err))
 	}
 	return nil
@@ -263,6 +283,9 @@ func (s *screen) snapshot() (RenderedFrame, error) {
 	if err := s.send('s', nil); err != nil {
 		return RenderedFrame{}, err
 	}
+	if err := s.flush(); err != nil {
+		return RenderedFrame{}, err
+	}
 	typ, b, err := s.read()
 	if err == nil && typ != 'f' {
 		err = fmt.Errorf("answered %q to a snapshot", typ)
@@ -291,6 +314,7 @@ func (s *screen) close() {
 		return
 	}
 	s.closed = true
+	s.flush() //nolint:errcheck // a failed helper is ended below either way
 	s.in.Close()
 	select {
 	case <-s.tree.Exited():
