@@ -90,7 +90,7 @@ func TestCaptureExecutesResolvedPaths(t *testing.T) {
 	m := obj{"approved": true, "executable": exe, "working_directory": dir + "/ws/inlink",
 		"environment": obj{"PATH": "/usr/bin:/bin"}, "filesystem_roots": []string{dir + "/ws/inlink/state"}}
 	sc := parseOK(t, mustJSON(t, m))
-	opts := Options{Policy: pol, TempDir: t.TempDir(), RunID: "paths-resolved", GatehouseVersion: "test", ProviderVersion: "test"}
+	opts := Options{Policy: pol, TempDir: t.TempDir(), RunID: "paths-resolved", GatehouseVersion: "test", ProviderVersion: "test", Node: testNode(t)}
 	rec := capture(t, sc, opts)
 	out := output(rec)
 	if !strings.Contains(out, "cwd="+dir+"/ws/sub") && !strings.Contains(out, "cwd="+PlaceholderWorkingDirectory) {

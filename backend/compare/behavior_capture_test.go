@@ -164,8 +164,13 @@ func captureProgram(t *testing.T, sup *proctree.Supervisor, workdir, root string
 	pol.Enabled, pol.AllowExternalNetwork = true, true
 	pol.ExecutableRoots, pol.WorkingRoots = []string{"/"}, []string{"/"}
 	pol.AllowedEnv = []string{"PATH", "ROOT"}
+	node, err := exec.LookPath("node") // the renderer helper runs on Node
+	if err != nil {
+		t.Skip("node is not on PATH")
+	}
+	node, _ = filepath.Abs(node)
 	rec, err := capture.Capture(context.Background(), sup, sc, capture.Options{
-		Policy: pol, TempDir: t.TempDir(), GatehouseVersion: "test", ProviderVersion: "test",
+		Policy: pol, TempDir: t.TempDir(), GatehouseVersion: "test", ProviderVersion: "test", Node: node,
 		RunID: fmt.Sprintf("compare-behavior-%d-%d", os.Getpid(), time.Now().UnixNano()),
 	})
 	if err != nil {
