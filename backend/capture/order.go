@@ -95,17 +95,18 @@ func (s *session) takeChunk(c chunk, ok bool) bool {
 			data, at, joined = next.data, next.at, false
 			continue
 		}
-		if !joined { // one buffer for the joined chunks
-			data, joined = append(make([]byte, 0, coalesceBytes+cap(next.data)), data...), true
+		if !joined { // one buffer, reused, for the joined chunks (recording copies them)
+			data, joined = append(s.joined[:0], data...), true
 		}
 		data, at = append(data, next.data...), next.at
+		s.joined = data[:0]
 	}
 	s.rec.chunk(data, at)
 	return true
 }
 
 // coalesceBytes is where takeChunk stops joining queued chunks.
-const coalesceBytes = 256 << 10
+const coalesceBytes = 64 << 10
 
 // exitOrderWait bounds how long the loop reads the output the root left
 // behind before it records the root's exit; exitQuiet is how long no chunk
