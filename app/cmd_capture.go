@@ -199,7 +199,7 @@ func captureFailure(ctx context.Context, err error) error {
 }
 
 // captureEvidence wraps rec in a sealed Evidence v2 envelope and returns it
-// with its JSON (indented, "<" and ">" not escaped, newline-terminated).
+// with its JSON (compact, "<" and ">" not escaped, newline-terminated).
 func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, error) {
 	result, err := marshalPlain(rec, "")
 	if err != nil {
@@ -222,12 +222,12 @@ func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, error) {
 		Authority:        evidence.AuthorityControlledReplay,
 		Limitations:      append([]string{}, rec.Limitations...),
 	}
-	if err := evidence.Seal(ev); err != nil {
-		return nil, nil, errorf("evidence", CategoryInternal, "the capture record cannot be sealed as Evidence: %v", err)
-	}
-	out, err := marshalPlain(ev, "  ")
+	// The file is the JSON the seal checked (compact, as an asciicast
+	// import saves it): indenting a 10 MB record again would cost as much
+	// as sealing it.
+	out, err := evidence.SealJSON(ev)
 	if err != nil {
-		return nil, nil, errorf("internal", CategoryInternal, "encode the Evidence: %v", err)
+		return nil, nil, errorf("evidence", CategoryInternal, "the capture record cannot be sealed as Evidence: %v", err)
 	}
 	return ev, out, nil
 }

@@ -81,7 +81,7 @@ func (r *recorder) render(text string, at time.Duration) {
 	if text == "" || r.renderedFull {
 		return
 	}
-	if err := r.scr.write([]byte(text)); err != nil {
+	if err := r.scr.writeString(text); err != nil {
 		r.screenFailed(err)
 		return
 	}

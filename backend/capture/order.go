@@ -63,9 +63,50 @@ func (s *session) takeChunk(c chunk, ok bool) bool {
 		return false
 	}
 	s.takeResults()
-	s.rec.chunk(c.data, c.at)
+	if s.rec.rx != nil { // a reactive graph sees every chunk as read
+		s.rec.chunk(c.data, c.at)
+		return true
+	}
+	// Chunks the reader queued while the loop was busy (rendering the last
+	// one) are recorded as one chunk, as one longer read would have
+	// returned them: the loop then waits on the renderer once for them,
+	// not once per read. Coalescing stops at an event outcome handed over
+	// meanwhile (the dispatcher hands it over before the reader can hand
+	// over the chunk after it, see afterDispatch), so output after an
+	// event is never recorded before it.
+	data, at, joined := c.data, c.at, false
+	for len(data) < coalesceBytes {
+		var next chunk
+		select {
+		case n, ok := <-s.chunks:
+			if !ok {
+				s.rec.chunk(data, at)
+				s.chunks = nil
+				return true
+			}
+			next = n
+		default:
+			s.rec.chunk(data, at)
+			return true
+		}
+		if len(s.results) > 0 {
+			s.rec.chunk(data, at)
+			s.takeResults()
+			data, at, joined = next.data, next.at, false
+			continue
+		}
+		if !joined { // one buffer, reused, for the joined chunks (recording copies them)
+			data, joined = append(s.joined[:0], data...), true
+		}
+		data, at = append(data, next.data...), next.at
+		s.joined = data[:0]
+	}
+	s.rec.chunk(data, at)
 	return true
 }
+
+// coalesceBytes is where takeChunk stops joining queued chunks.
+const coalesceBytes = 64 << 10
 
 // exitOrderWait bounds how long the loop reads the output the root left
 // behind before it records the root's exit; exitQuiet is how long no chunk

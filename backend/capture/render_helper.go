@@ -59,6 +59,10 @@ const (
 	// maxChunkMessage bounds one message written to it (the helper's own
 	// limit is 16 MiB).
 	maxChunkMessage = 1 << 20
+	// writeMessage is the size of the output messages: within one pipe
+	// read of the helper, so it never joins the pieces of a large message
+	// (a 256 KiB one raised its resident set by about 10 MB).
+	writeMessage = 32 << 10
 )
 
 // minColumns is xterm.js's smallest column count: a narrower terminal is
@@ -66,8 +70,10 @@ const (
 const minColumns = 2
 
 // screen is a screen rendered by xterm.js in the renderer helper.
-// Writes and resizes are sent without waiting; a snapshot waits for the
-// frame of everything sent before it. It is used by one goroutine.
+// Writes and resizes are queued and sent without waiting, together with
+// the snapshot that follows them (or once 1 MiB is queued); a snapshot
+// waits for the frame of everything sent before it. It is used by one
+// goroutine.
 type screen struct {
 	tree     *proctree.Tree
 	in       *os.File      // the helper's stdin
@@ -76,7 +82,7 @@ type screen struct {
 	stderr   *tailBuffer
 	timeout  time.Duration
 	memoryMB int
-	hdr      [5]byte
+	queued   []byte // messages not yet written (send)
 	// Version is what the helper said it runs.
 	version string
 	err     error // sticky: set once the helper failed
@@ -170,17 +176,35 @@ func (s *screen) fail(err error) error {
 	return s.err
 }
 
+// send queues one message; messages go out together (one write, one wake
+// of the helper) when a snapshot needs them, when maxChunkMessage bytes
+// are queued, or at close.
 func (s *screen) send(typ byte, payload []byte) error {
 	if s.err != nil {
 		return s.err
 	}
-	s.hdr[0] = typ
-	binary.LittleEndian.PutUint32(s.hdr[1:], uint32(len(payload)))
-	s.in.SetWriteDeadline(time.Now().Add(s.timeout)) //nolint:errcheck // pipes support deadlines
-	if _, err := s.in.Write(s.hdr[:]); err != nil {
-		return s.fail(fmt.Errorf("writing to it: %w", err))
+	var hdr [5]byte
+	hdr[0] = typ
+	binary.LittleEndian.PutUint32(hdr[1:], uint32(len(payload)))
+	s.queued = append(append(s.queued, hdr[:]...), payload...)
+	if len(s.queued) >= maxChunkMessage {
+		return s.flush()
 	}
-	if _, err := s.in.Write(payload); err != nil {
+	return nil
+}
+
+// flush writes the queued messages.
+func (s *screen) flush() error {
+	if s.err != nil || len(s.queued) == 0 {
+		return s.err
+	}
+	s.in.SetWriteDeadline(time.Now().Add(s.timeout)) //nolint:errcheck // pipes support deadlines
+	_, err := s.in.Write(s.queued)
+	s.queued = s.queued[:0]
+	if cap(s.queued) > 2*maxChunkMessage+16 { // do not keep a large buffer
+		s.queued = nil
+	}
+	if err != nil {
 		return s.fail(fmt.Errorf("writing to it: %w", err))
 	}
 	return nil
@@ -220,12 +244,26 @@ func strictText(s string) string {
 }
 
 // write sends b as terminal output, in messages of at most
-// maxChunkMessage bytes.
-func (s *screen) write(b []byte) error {
+// writeMessage bytes.
+func (s *screen) write(b []byte) error { return writeText(s, b) }
+
+// writeString is write for text, without converting it first.
+func (s *screen) writeString(text string) error { return writeText(s, text) }
+
+func writeText[T string | []byte](s *screen, b T) error {
 	for len(b) > 0 {
-		n := min(len(b), maxChunkMessage)
-		if err := s.send('w', b[:n]); err != nil {
-			return err
+		if s.err != nil {
+			return s.err
+		}
+		n := min(len(b), writeMessage)
+		var hdr [5]byte
+		hdr[0] = 'w'
+		binary.LittleEndian.PutUint32(hdr[1:], uint32(n))
+		s.queued = append(append(s.queued, hdr[:]...), b[:n]...)
+		if len(s.queued) >= maxChunkMessage {
+			if err := s.flush(); err != nil {
+				return err
+			}
 		}
 		b = b[n:]
 	}
@@ -263,6 +301,9 @@ func (s *screen) snapshot() (RenderedFrame, error) {
 	if err := s.send('s', nil); err != nil {
 		return RenderedFrame{}, err
 	}
+	if err := s.flush(); err != nil {
+		return RenderedFrame{}, err
+	}
 	typ, b, err := s.read()
 	if err == nil && typ != 'f' {
 		err = fmt.Errorf("answered %q to a snapshot", typ)
@@ -291,6 +332,7 @@ func (s *screen) close() {
 		return
 	}
 	s.closed = true
+	s.flush() //nolint:errcheck // a failed helper is ended below either way
 	s.in.Close()
 	select {
 	case <-s.tree.Exited():

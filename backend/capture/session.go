@@ -51,6 +51,7 @@ type session struct {
 	holding  atomic.Bool  // the reader has read a chunk it has not handed over (order.go)
 
 	chunks         chan chunk
+	joined         []byte        // takeChunk's buffer for queued chunks joined into one (order.go)
 	quit           chan struct{} // closed when nobody receives chunks any more
 	readerDone     chan struct{}
 	next           int           // events handed to the dispatcher so far

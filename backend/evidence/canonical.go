@@ -2,9 +2,11 @@
 // JSON and SHA-256 digests over it, commitments to JSON values, and the
 // strict Evidence v2 envelope with its content-derived evidence_id.
 //
-// Canonicalization is delegated to github.com/gowebpki/jcs, an RFC 8785
-// implementation that rejects duplicate object names, invalid UTF-8, lone
-// surrogates and numbers outside the IEEE-754 double range. Nothing in this
+// Canonicalization produces exactly the bytes of github.com/gowebpki/jcs, an
+// RFC 8785 implementation that rejects duplicate object names, invalid
+// UTF-8, lone surrogates and numbers outside the IEEE-754 double range, and
+// refuses exactly what it refuses; it runs in one linear pass of its own
+// (canonical_fast.go says why) and is tested against jcs.Transform. Nothing in this
 // package keeps mutable package-level state; every function is safe for
 // concurrent use.
 package evidence
@@ -14,8 +16,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-
-	"github.com/gowebpki/jcs"
 )
 
 // Canonicalize returns the RFC 8785 (JSON Canonicalization Scheme) form of
@@ -27,10 +27,11 @@ import (
 // for duplicate object names, invalid UTF-8, unpaired surrogate escapes and
 // numbers that do not fit an IEEE-754 double. Like RFC 8785 itself it
 // represents every number as a double, so integers beyond 2^53 are rounded;
-// Parse refuses such numbers inside an Envelope. Canonicalize is idempotent:
+// Parse refuses such numbers inside an Envelope. Input beyond 1 GiB is
+// refused (Parse admits far less). Canonicalize is idempotent:
 // Canonicalize(Canonicalize(x)) equals Canonicalize(x).
 func Canonicalize(jsonBytes []byte) ([]byte, error) {
-	out, err := jcs.Transform(jsonBytes)
+	out, err := canonicalize(jsonBytes)
 	if err != nil {
 		return nil, fmt.Errorf("evidence: canonicalize JSON (RFC 8785): %w", err)
 	}

@@ -1,9 +1,11 @@
 package evidence
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // SchemaVersion is the Evidence envelope version this package writes and
@@ -210,7 +212,33 @@ func ComputeID(e *Envelope) (string, error) {
 	if e.Subject != nil {
 		p["subject"], _ = json.Marshal(subjectIdentity{Digest: e.Subject.Digest, Format: e.Subject.Format, Architecture: e.Subject.Architecture})
 	}
-	d, err := Digest(p)
+	// The projection is written as one JSON object around the raw messages
+	// as they are (not through json.Marshal, which would compact and
+	// HTML-escape megabytes once more); DigestJSON checks it is JSON and
+	// hashes its canonical form, the same digest Digest(p) gives.
+	keys := make([]string, 0, len(p))
+	for k, v := range p {
+		if !json.Valid(v) { // one value each, or it could add members
+			return "", fmt.Errorf("evidence: compute evidence_id: %s is not one JSON value", k)
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	size := 2
+	for _, k := range keys {
+		size += len(k) + len(p[k]) + 4
+	}
+	obj := make([]byte, 0, size)
+	obj = append(obj, '{')
+	for i, k := range keys {
+		if i > 0 {
+			obj = append(obj, ',')
+		}
+		name, _ := json.Marshal(k) // a string always encodes
+		obj = append(append(append(obj, name...), ':'), p[k]...)
+	}
+	obj = append(obj, '}')
+	d, err := DigestJSON(obj)
 	if err != nil {
 		return "", fmt.Errorf("evidence: compute evidence_id: %w", err)
 	}
@@ -233,8 +261,18 @@ func ValidID(id string) bool {
 // fields (raw messages compacted). On failure e.EvidenceID is
 // left empty and the error wraps an IssueList naming every failing path.
 func Seal(e *Envelope) error {
+	_, err := SealJSON(e)
+	return err
+}
+
+// SealJSON is Seal, and on success also returns e's JSON as checked: one
+// line of compact JSON without HTML escaping ("<" and ">" stay literal),
+// ending with a newline, which Parse accepts with the same evidence_id. It
+// spares a caller that saves the envelope a second encoding of a large
+// result.
+func SealJSON(e *Envelope) ([]byte, error) {
 	if e == nil {
-		return errors.New("evidence: seal: nil envelope")
+		return nil, errors.New("evidence: seal: nil envelope")
 	}
 	if e.SchemaVersion == 0 {
 		e.SchemaVersion = SchemaVersion
@@ -247,19 +285,24 @@ func Seal(e *Envelope) error {
 	e.EvidenceID = ""
 	id, err := ComputeID(e)
 	if err != nil {
-		return fmt.Errorf("evidence: seal: %w", err)
+		return nil, fmt.Errorf("evidence: seal: %w", err)
 	}
 	e.EvidenceID = id
-	data, err := json.Marshal(e)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
 		e.EvidenceID = ""
-		return fmt.Errorf("evidence: seal: encode envelope: %w", err)
+		return nil, fmt.Errorf("evidence: seal: encode envelope: %w", err)
 	}
-	if _, issues := Parse(data); len(issues) > 0 {
+	// The evidence_id was just computed from e, whose JSON these bytes are
+	// (ComputeID reads e through the same encoding), so the check skips
+	// recomputing it; everything else is checked as Parse checks it.
+	if _, issues := parse(b.Bytes(), false); len(issues) > 0 {
 		e.EvidenceID = ""
-		return fmt.Errorf("evidence: seal: invalid envelope: %w", IssueList(issues))
+		return nil, fmt.Errorf("evidence: seal: invalid envelope: %w", IssueList(issues))
 	}
-	return nil
+	return b.Bytes(), nil
 }
 
 func nonNil[T any](s []T) []T {

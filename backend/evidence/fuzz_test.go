@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/gowebpki/jcs"
 )
 
 func FuzzParse(f *testing.F) {
@@ -72,6 +74,10 @@ func FuzzCanonicalize(f *testing.F) {
 	f.Add(sealed(f, sampleCapture()))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		out, err := Canonicalize(data)
+		ref, rerr := jcs.Transform(data) // the reference implementation
+		if (err == nil) != (rerr == nil) || !bytes.Equal(out, ref) {
+			t.Fatalf("Canonicalize(%q) = %q, %v; jcs.Transform = %q, %v", data, out, err, ref, rerr)
+		}
 		if err != nil {
 			if _, derr := DigestJSON(data); derr == nil {
 				t.Fatalf("DigestJSON accepted what Canonicalize rejected: %v", err)
