@@ -284,7 +284,16 @@ export async function withApp({ name, server = {}, browser = {} }, body) {
  * inside its panes rather than the document. */
 export async function screenshot(page, name, { show, fullPage = true } = {}) {
   const file = path.join(SHOTS, `${name}.png`);
-  if (show) await show.scrollIntoViewIfNeeded();
+  // A view may re-render the shown element (a settings event echoing the
+  // save that produced it): the locator then finds the new one on retry.
+  for (let i = 0; show; i++) {
+    try {
+      await show.scrollIntoViewIfNeeded();
+      break;
+    } catch (err) {
+      if (i >= 3 || !/not attached/.test(String(err))) throw err;
+    }
+  }
   await page.screenshot({ path: file, fullPage });
   return file;
 }
