@@ -124,7 +124,9 @@ func (t *mcpTools) startTicket(ss *mcp.ServerSession, creq *consent.Request) (*t
 		k.say(msg)
 	}
 	events, stop := f.journal.Subscribe(64)
+	drained := make(chan struct{}) // every event delivered before stop is reported
 	go func() {
+		defer close(drained)
 		for e := range events {
 			if e.RunID != creq.RunID || e.Skill != creq.Skill {
 				continue
@@ -141,6 +143,11 @@ func (t *mcpTools) startTicket(ss *mcp.ServerSession, creq *consent.Request) (*t
 		defer stop()
 		defer f.forgetRunLater(creq.RunID)
 		k.res = f.pipeline.Execute(ctx, creq)
+		// The journal delivers synchronously, so the run's last steps
+		// ("exited", "cleaned") are already buffered: report them before the
+		// result, or a client can receive the result first and drop them.
+		stop()
+		<-drained
 	}()
 	return k, nil
 }
