@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -95,19 +96,7 @@ func (s *DB) RunEvents(ctx context.Context, attemptID string) ([]RunEvent, error
 	if err != nil {
 		return nil, fmt.Errorf("store: run events: %w", err)
 	}
-	defer rows.Close()
-	var out []RunEvent
-	for rows.Next() {
-		var e RunEvent
-		var at, ev string
-		if err := rows.Scan(&e.Seq, &e.RunID, &e.AttemptID, &e.Type, &at, &ev); err != nil {
-			return nil, fmt.Errorf("store: run events: %w", err)
-		}
-		e.At, _ = time.Parse(time.RFC3339Nano, at)
-		e.Event = json.RawMessage(ev)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return scanRunEvents(rows, "run events")
 }
 
 // UnrecordedAttempts returns the stored event of type typ (the runner's
@@ -121,13 +110,20 @@ func (s *DB) UnrecordedAttempts(ctx context.Context, typ string) ([]RunEvent, er
 	if err != nil {
 		return nil, fmt.Errorf("store: unrecorded attempts: %w", err)
 	}
+	return scanRunEvents(rows, "unrecorded attempts")
+}
+
+// scanRunEvents reads every row of a run_events query (seq, run_id,
+// attempt_id, type, at, event) and closes rows; what names the query in
+// errors.
+func scanRunEvents(rows *sql.Rows, what string) ([]RunEvent, error) {
 	defer rows.Close()
 	var out []RunEvent
 	for rows.Next() {
 		var e RunEvent
 		var at, ev string
 		if err := rows.Scan(&e.Seq, &e.RunID, &e.AttemptID, &e.Type, &at, &ev); err != nil {
-			return nil, fmt.Errorf("store: unrecorded attempts: %w", err)
+			return nil, fmt.Errorf("store: %s: %w", what, err)
 		}
 		e.At, _ = time.Parse(time.RFC3339Nano, at)
 		e.Event = json.RawMessage(ev)
