@@ -174,21 +174,7 @@ func captureProgram(t *testing.T, sup *proctree.Supervisor, workdir, root string
 	if rec.Truncated || rec.Exit.Code == nil || *rec.Exit.Code != 0 {
 		t.Fatalf("%s: truncated %v exit %s limitations %v", bc.name, rec.Truncated, fmtJSON(rec.Exit), rec.Limitations)
 	}
-	raw, err := json.Marshal(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &evidence.Envelope{
-		Provider:      evidence.Provider{ID: evidence.ProcessProviderID, Name: "Gatehouse process capture", Version: "test"},
-		PredicateType: evidence.PredicateProcessCapture, Operation: evidence.OperationCaptureProcess,
-		Parameters: json.RawMessage(`{}`), NormalizedResult: raw,
-		Confidence: evidence.Observed, Authority: evidence.AuthorityControlledReplay,
-		Limitations: append([]string{}, rec.Limitations...),
-	}
-	if err := evidence.Seal(e); err != nil {
-		t.Fatal(err)
-	}
-	return e, rec
+	return sealCapture(t, rec), rec
 }
 
 // sampledCapture is captureProgram, taken again (at most twice) when the

@@ -76,21 +76,7 @@ func captureSh(t *testing.T, sup *proctree.Supervisor, workdir string, bucketMS 
 	if err != nil {
 		t.Fatalf("capture: %v", err)
 	}
-	raw, err := json.Marshal(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &evidence.Envelope{
-		Provider:      evidence.Provider{ID: evidence.ProcessProviderID, Name: "Gatehouse process capture", Version: "test"},
-		PredicateType: evidence.PredicateProcessCapture, Operation: evidence.OperationCaptureProcess,
-		Parameters: json.RawMessage(`{}`), NormalizedResult: raw,
-		Confidence: evidence.Observed, Authority: evidence.AuthorityControlledReplay,
-		Limitations: append([]string{}, rec.Limitations...),
-	}
-	if err := evidence.Seal(e); err != nil {
-		t.Fatal(err)
-	}
-	return e, rec
+	return sealCapture(t, rec), rec
 }
 
 // TestRacingWritersOfRealCaptures captures the same program twice, its two
@@ -203,4 +189,24 @@ func rendererNode(t testing.TB) string {
 	}
 	node, _ = filepath.Abs(node)
 	return node
+}
+
+// sealCapture seals rec as the capture Evidence the app would save.
+func sealCapture(t testing.TB, rec *capture.Record) *evidence.Envelope {
+	t.Helper()
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &evidence.Envelope{
+		Provider:      evidence.Provider{ID: evidence.ProcessProviderID, Name: "Gatehouse process capture", Version: "test"},
+		PredicateType: evidence.PredicateProcessCapture, Operation: evidence.OperationCaptureProcess,
+		Parameters: json.RawMessage(`{}`), NormalizedResult: raw,
+		Confidence: evidence.Observed, Authority: evidence.AuthorityControlledReplay,
+		Limitations: append([]string{}, rec.Limitations...),
+	}
+	if err := evidence.Seal(e); err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
