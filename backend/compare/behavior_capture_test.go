@@ -1,9 +1,7 @@
 package compare
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,11 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/gatehouse/gatehouse/backend/capture"
 	"github.com/gatehouse/gatehouse/backend/evidence"
-	"github.com/gatehouse/gatehouse/backend/policy"
 	"github.com/gatehouse/gatehouse/backend/proctree"
 )
 
@@ -152,25 +148,7 @@ func captureProgram(t *testing.T, sup *proctree.Supervisor, workdir, root string
 	if bc.edit != nil {
 		bc.edit(m, root)
 	}
-	doc, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, issues := capture.ParseScenario(doc)
-	if len(issues) > 0 {
-		t.Fatalf("scenario rejected: %v", issues)
-	}
-	pol := policy.DefaultCaptureSettings()
-	pol.Enabled, pol.AllowExternalNetwork = true, true
-	pol.ExecutableRoots, pol.WorkingRoots = []string{"/"}, []string{"/"}
-	pol.AllowedEnv = []string{"PATH", "ROOT"}
-	rec, err := capture.Capture(context.Background(), sup, sc, capture.Options{
-		Policy: pol, TempDir: t.TempDir(), GatehouseVersion: "test", ProviderVersion: "test", Node: rendererNode(t),
-		RunID: fmt.Sprintf("compare-behavior-%d-%d", os.Getpid(), time.Now().UnixNano()),
-	})
-	if err != nil {
-		t.Fatalf("capture: %v", err)
-	}
+	rec := captureScenario(t, sup, m, []string{"PATH", "ROOT"}, "compare-behavior")
 	if rec.Truncated || rec.Exit.Code == nil || *rec.Exit.Code != 0 {
 		t.Fatalf("%s: truncated %v exit %s limitations %v", bc.name, rec.Truncated, fmtJSON(rec.Exit), rec.Limitations)
 	}

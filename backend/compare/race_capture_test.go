@@ -56,26 +56,7 @@ func captureSh(t *testing.T, sup *proctree.Supervisor, workdir string, bucketMS 
 	if events != nil {
 		m["events"] = events
 	}
-	doc, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, issues := capture.ParseScenario(doc)
-	if len(issues) > 0 {
-		t.Fatalf("scenario rejected: %v", issues)
-	}
-	pol := policy.DefaultCaptureSettings()
-	pol.Enabled, pol.AllowExternalNetwork = true, true
-	pol.ExecutableRoots, pol.WorkingRoots = []string{"/"}, []string{"/"}
-	pol.AllowedEnv = []string{"PATH"}
-	node := rendererNode(t)
-	rec, err := capture.Capture(context.Background(), sup, sc, capture.Options{
-		Policy: pol, TempDir: t.TempDir(), GatehouseVersion: "test", ProviderVersion: "test", Node: node,
-		RunID: fmt.Sprintf("compare-race-%d-%d", os.Getpid(), time.Now().UnixNano()),
-	})
-	if err != nil {
-		t.Fatalf("capture: %v", err)
-	}
+	rec := captureScenario(t, sup, m, []string{"PATH"}, "compare-race")
 	return sealCapture(t, rec), rec
 }
 
@@ -209,4 +190,31 @@ func sealCapture(t testing.TB, rec *capture.Record) *evidence.Envelope {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// captureScenario parses scenario m and captures it under an open operator
+// policy that passes only the named environment variables; a refused
+// scenario or a failed capture fails the test. runPrefix starts the run id.
+func captureScenario(t testing.TB, sup *proctree.Supervisor, m map[string]any, allowedEnv []string, runPrefix string) *capture.Record {
+	t.Helper()
+	doc, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, issues := capture.ParseScenario(doc)
+	if len(issues) > 0 {
+		t.Fatalf("scenario rejected: %v", issues)
+	}
+	pol := policy.DefaultCaptureSettings()
+	pol.Enabled, pol.AllowExternalNetwork = true, true
+	pol.ExecutableRoots, pol.WorkingRoots = []string{"/"}, []string{"/"}
+	pol.AllowedEnv = allowedEnv
+	rec, err := capture.Capture(context.Background(), sup, sc, capture.Options{
+		Policy: pol, TempDir: t.TempDir(), GatehouseVersion: "test", ProviderVersion: "test", Node: rendererNode(t),
+		RunID: fmt.Sprintf("%s-%d-%d", runPrefix, os.Getpid(), time.Now().UnixNano()),
+	})
+	if err != nil {
+		t.Fatalf("capture: %v", err)
+	}
+	return rec
 }
