@@ -48,6 +48,7 @@ type ticket struct {
 	proposalID string
 	expiresAt  time.Time
 	sink       func(msg string) // the waiting call's progress notifier, or nil
+	unsent     []string         // what was said while no call was waiting, sent when one attaches
 }
 
 func (k *ticket) set(f func(k *ticket)) {
@@ -60,6 +61,9 @@ func (k *ticket) set(f func(k *ticket)) {
 func (k *ticket) say(msg string) {
 	k.mu.Lock()
 	sink := k.sink
+	if sink == nil && len(k.unsent) < 16 {
+		k.unsent = append(k.unsent, msg)
+	}
 	k.mu.Unlock()
 	if sink != nil {
 		sink(msg)
@@ -188,11 +192,14 @@ func (t *mcpTools) waitTicket(ctx context.Context, req *mcp.CallToolRequest, k *
 	token := req.Params.GetProgressToken()
 	if token != nil {
 		var n atomic.Int64
-		k.set(func(k *ticket) {
-			k.sink = func(msg string) {
-				ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n.Add(1)), Message: msg})
-			}
-		})
+		sink := func(msg string) {
+			ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n.Add(1)), Message: msg})
+		}
+		var unsent []string
+		k.set(func(k *ticket) { k.sink, unsent, k.unsent = sink, k.unsent, nil })
+		for _, msg := range unsent { // said before this call attached (the run's "proposed")
+			sink(msg)
+		}
 		defer k.set(func(k *ticket) { k.sink = nil })
 	}
 	if budget <= 0 && token == nil {
