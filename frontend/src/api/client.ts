@@ -210,7 +210,7 @@ async function call<M extends MethodName>(method: M, args: ApiMethods[M]['args']
     throw new ApiError({
       code: 'unreachable',
       category: 'transport',
-      message: 'Gatehouse is not reachable. Is `gatehouse serve` still running?',
+      message: 'Gatehouse is not reachable. Is “gatehouse serve” still running?',
       details: String(e),
     });
   }
