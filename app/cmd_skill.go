@@ -97,7 +97,7 @@ func (e *Env) discover(ctx context.Context) (*skills.Catalog, error) {
 	if err != nil {
 		return nil, errorf("settings", CategoryIO, "%v", err)
 	}
-	return skills.Discover(roots), nil
+	return skills.DiscoverCached(roots, &e.documents), nil
 }
 
 func runSkillList(ctx context.Context, io IO, args []string) error {
