@@ -59,7 +59,7 @@ func BenchmarkLaunchPhases(b *testing.B) {
 				}
 				p.closeChildEnds()
 				if c.launcher {
-					if _, err := confine.ReadReport(p.reportR); err != nil {
+					if _, err := launch.ReadReport(p.reportR); err != nil {
 						b.Fatal(err)
 					}
 				}
