@@ -17,7 +17,7 @@ describe('runOutcome', () => {
       [rec('workflow plan', 'succeeded'), 'Plan step'],
       [rec('policy: safe mode', 'refused', 'safe_mode'), 'Refused (safe mode)'],
       [rec('policy: blocked', 'refused', 'blocked'), 'Refused (blocked)'],
-      [rec('agent: can_execute_skills', 'refused', 'capability_missing'), 'Refused (capability can_execute_skills missing)'],
+      [rec('agent: can_execute_skills', 'refused', 'capability_missing'), 'Refused (capability missing)'],
       [rec('agent', 'refused', 'agent_disabled'), 'Refused (agent disabled)'],
       [rec('inspection', 'refused', 'not_executable'), 'Refused (not runnable)'],
       [rec('input schema', 'refused', 'invalid_input:type'), 'Refused (invalid input)'],

@@ -29,7 +29,7 @@ const REFUSED: Record<string, string> = {
   'policy: safe mode': 'safe mode',
   'policy: blocked': 'blocked',
   policy: 'policy unreadable',
-  'agent: can_execute_skills': 'capability can_execute_skills missing',
+  'agent: can_execute_skills': 'capability missing',
   inspection: 'not runnable',
   'input schema': 'invalid input',
   'consent: binding_changed': 'changed before launch',
