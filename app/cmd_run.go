@@ -73,7 +73,7 @@ func runSkillRun(ctx context.Context, io IO, args []string) error {
 	defer rn.Close()
 	mgr := consent.NewManager(consent.SystemClock())
 	pipeline := &consent.Pipeline{Policy: env.PolicyStore(), Agents: agents.New(env.DB, nil), Consent: mgr, Runner: rn, Journal: journal,
-		ScopeConfinement: scopeConfinement(env, rn)}
+		ScopeConfinement: scopeConfinement(env, rn), OnApproved: approvalRecorder(env)}
 	runID := mgr.StartRun(agents.LocalID)
 	defer mgr.EndRun(runID)
 	req := &consent.Request{AgentID: agents.LocalID, RunID: runID, Skill: s.Name, Execution: ex, Invocation: invocation, Workspace: ws}

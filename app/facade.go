@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/gatehouse/gatehouse/backend/agents"
+	"github.com/gatehouse/gatehouse/backend/approvals"
 	"github.com/gatehouse/gatehouse/backend/consent"
 	"github.com/gatehouse/gatehouse/backend/policy"
 	"github.com/gatehouse/gatehouse/backend/proctree"
@@ -19,16 +20,17 @@ import (
 // takes one argument struct and returns a result and an error; errors are
 // *CLIError values carrying a stable code. See docs/api.md.
 type Facade struct {
-	env      *Env
-	shell    string
-	sup      *proctree.Supervisor
-	runner   *runner.Runner
-	journal  *runner.Journal
-	consent  *consent.Manager
-	pipeline *consent.Pipeline
-	policy   *policy.Store
-	agents   *agents.Registry
-	events   *hub
+	env       *Env
+	shell     string
+	sup       *proctree.Supervisor
+	runner    *runner.Runner
+	journal   *runner.Journal
+	consent   *consent.Manager
+	pipeline  *consent.Pipeline
+	policy    *policy.Store
+	agents    *agents.Registry
+	approvals *approvals.Book // revisions the person approved, per skill
+	events    *hub
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -70,8 +72,9 @@ func newFacade(env *Env, shell string, window consentWindow) (*Facade, error) {
 	f.consent = consent.NewManager(clock)
 	f.policy = env.PolicyStore()
 	f.agents = agents.New(env.DB, nil)
+	f.approvals = approvals.Open(env.DB, nil)
 	f.pipeline = &consent.Pipeline{Policy: f.policy, Agents: f.agents, Consent: f.consent, Runner: f.runner, Journal: f.journal,
-		ScopeConfinement: scopeConfinement(env, f.runner)}
+		ScopeConfinement: scopeConfinement(env, f.runner), OnApproved: approvalRecorder(env)}
 	f.forwardEvents()
 	return f, nil
 }

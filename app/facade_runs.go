@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/backend/agents"
+	"github.com/gatehouse/gatehouse/backend/approvals"
+	"github.com/gatehouse/gatehouse/backend/artifact"
 	"github.com/gatehouse/gatehouse/backend/consent"
 	"github.com/gatehouse/gatehouse/backend/runner"
 	"github.com/gatehouse/gatehouse/backend/store"
@@ -34,6 +36,13 @@ type ProposalView struct {
 	MaxOutputBytes int                `json:"maxOutputBytes"`
 	Invocation     string             `json:"invocation"`
 	Warning        string             `json:"warning"`
+	// Description is the skill's description from its SKILL.md.
+	Description string `json:"description"`
+	// Approval relates this revision to the ones the person approved.
+	Approval ApprovalView `json:"approval"`
+
+	snap *artifact.Snapshot   // the frozen bytes the run stages (ProposalFile)
+	cmp  approvals.Comparison // the comparison behind Approval
 }
 
 // AgentRef names an agent.
@@ -94,7 +103,7 @@ func (f *Facade) StartRun(a StartRunArgs) (StartRunResult, error) {
 	ex := f.env.inspectExecution(s)
 	runID := f.consent.StartRun(agents.LocalID)
 	req := &consent.Request{AgentID: agents.LocalID, RunID: runID, Skill: s.Name, Execution: ex,
-		Invocation: []byte(a.Input), Workspace: ws, Asker: &uiAsker{f: f, root: s.Root.Path}}
+		Invocation: []byte(a.Input), Workspace: ws, Asker: &uiAsker{f: f, root: s.Root.Path, description: s.Frontmatter.Description}}
 	if f.env.Pin != nil {
 		req.Pin = *f.env.Pin
 	}
@@ -169,14 +178,18 @@ func (f *Facade) noteProgress(e runner.Event) {
 
 // uiAsker raises the consent dialog and waits for the person's decision.
 type uiAsker struct {
-	f    *Facade
-	root string
+	f           *Facade
+	root        string
+	description string
 }
 
 // Ask implements consent.Asker.
 func (a *uiAsker) Ask(ctx context.Context, p consent.Proposal, r *consent.Request) error {
 	v := proposalView(p, r, a.root)
 	v.Warning = consentWarning(ctx, a.f.runner, r.Workspace.Path)
+	v.Description = a.description
+	v.snap = r.Execution.Snapshot
+	v.Approval, v.cmp = approvalView(ctx, a.f.approvals, r)
 	if ag, err := a.f.agents.Get(ctx, r.AgentID); err == nil {
 		v.Agent.Name = ag.Name
 	}

@@ -338,7 +338,7 @@ func (t *mcpTools) runSkill(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	}
 	runID := t.s.runFor(req.Session, t.agentID)
 	creq := &consent.Request{AgentID: t.agentID, RunID: runID, Skill: sk.Name, Execution: f.env.inspectExecution(sk),
-		Invocation: a.Input, Workspace: ws, Asker: &uiAsker{f: f, root: sk.Root.Path}}
+		Invocation: a.Input, Workspace: ws, Asker: &uiAsker{f: f, root: sk.Root.Path, description: sk.Frontmatter.Description}}
 	if f.env.Pin != nil {
 		creq.Pin = *f.env.Pin
 	}

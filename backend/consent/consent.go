@@ -53,6 +53,10 @@ func (e *Error) Error() string { return "consent: " + e.Code + ": " + e.Msg }
 // RefusalCode is the stable code a refused launch reports.
 func (e *Error) RefusalCode() string { return e.Code }
 
+// RefusalRule is the rule a launch refused by this error is recorded
+// under: "consent: <code>" (never the person who approved earlier).
+func (e *Error) RefusalRule() string { return "consent: " + e.Code }
+
 func refuse(code, format string, args ...any) *Error {
 	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
 }

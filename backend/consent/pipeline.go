@@ -65,6 +65,10 @@ type Pipeline struct {
 	// scope matches only a run confined at least as much, and the runner
 	// re-checks that at launch.
 	ScopeConfinement func(ctx context.Context, receiptID string) (*confine.Report, error)
+	// OnApproved, when set, is called once a person's approval of r has
+	// been read back as approved, before the launch checks (the consent
+	// dialog's approval history records the revision here).
+	OnApproved func(ctx context.Context, r *Request)
 }
 
 func (p *Pipeline) emit(ctx context.Context, r *Request, typ string, detail map[string]any) {
@@ -180,6 +184,9 @@ func (p *Pipeline) Execute(ctx context.Context, r *Request) runner.Result {
 	p.emit(ctx, r, runner.EventDecided, map[string]any{"proposalId": prop.ID, "state": decided.State})
 	switch decided.State {
 	case Approved:
+		if p.OnApproved != nil {
+			p.OnApproved(ctx, r)
+		}
 	case Pending:
 		p.Consent.RefuseByPolicy(prop.ID)
 		return refuse(CodePermissionRequired, "consent", "no decision was made")

@@ -116,7 +116,10 @@ type Request struct {
 	Pin        Pin
 	// Authorize rechecks policy and consumes the consent immediately
 	// before spawn; an error refuses the attempt (with the error's
-	// RefusalCode() when it has one). Nil means nothing to recheck.
+	// RefusalCode() when it has one), and the history then records the
+	// refusing check (the error's RefusalRule() when it has one, else
+	// "launch check: <code>") instead of AuthorizedBy, which held only
+	// while the check passed. Nil means nothing to recheck.
 	Authorize func(ctx context.Context) error
 	// OnProgress receives accepted fd 3 progress reports.
 	OnProgress func(Progress)
@@ -231,6 +234,11 @@ func (a *attempt) run(ctx context.Context) (stderr string) {
 			var rc interface{ RefusalCode() string }
 			if errors.As(err, &rc) {
 				code = rc.RefusalCode()
+			}
+			a.req.AuthorizedBy = "launch check: " + code
+			var rr interface{ RefusalRule() string }
+			if errors.As(err, &rr) {
+				a.req.AuthorizedBy = rr.RefusalRule()
 			}
 			return a.refuse(code, "$", err.Error())
 		}

@@ -13,6 +13,7 @@ export const METHODS = [
   'StartRun',
   'PendingProposals',
   'Decide',
+  'ProposalFile',
   'PendingPlans',
   'DecidePlan',
   'PendingGrants',

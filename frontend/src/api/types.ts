@@ -138,6 +138,36 @@ export interface ProposalView {
   /** Pretty-printed exact invocation JSON. */
   invocation: string;
   warning: string;
+  /** The skill's description (untrusted bundle text). */
+  description: string;
+  /** How this revision relates to the ones the person approved. */
+  approval: ApprovalView;
+}
+
+/** The backend's comparison of a proposal's revision with the approved ones. */
+export interface ApprovalView {
+  status: 'new' | 'same' | 'changed' | 'unknown';
+  approvedRevision?: string;
+  approvedAt?: string;
+  changes: { path: string; kind: 'added' | 'removed' | 'modified' }[];
+  error?: string;
+}
+
+/** One revision of a snapshot file, as the consent dialog shows it. */
+export interface FileContent {
+  size: number;
+  sha256: string;
+  binary: boolean;
+  truncated: boolean;
+  text: string;
+}
+
+export interface ProposalFileResult {
+  path: string;
+  change: '' | 'added' | 'modified' | 'removed';
+  current: FileContent | null;
+  previous: FileContent | null;
+  previousNote?: string;
 }
 
 export type PlanState = 'pending' | 'approved' | 'denied' | 'expired' | 'stale' | 'cancelled';
@@ -571,6 +601,7 @@ export interface ApiMethods {
   StartRun: { args: { skill: string; input: string; workspace: string }; result: { runId: string } };
   PendingProposals: { args: Record<string, never>; result: { proposals: ProposalView[] } };
   Decide: { args: { proposalId: string; approve: boolean }; result: ProposalView };
+  ProposalFile: { args: { proposalId: string; path: string }; result: ProposalFileResult };
   PendingPlans: { args: Record<string, never>; result: { plans: PlanView[] } };
   DecidePlan: { args: { planId: string; approve: boolean }; result: PlanView };
   PendingGrants: { args: Record<string, never>; result: { grants: GrantView[] } };

@@ -67,3 +67,13 @@ describe('format', () => {
     expect(humanize('prompt_only')).toBe('Prompt only');
   });
 });
+
+describe('formatStamp', () => {
+  it('always shows the date', async () => {
+    const { formatStamp } = await import('./format');
+    const now = new Date();
+    const s = formatStamp(now);
+    expect(s).toContain(String(now.getFullYear()));
+    expect(formatStamp('not a date')).toBe('—');
+  });
+});

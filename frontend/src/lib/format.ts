@@ -88,6 +88,14 @@ export function formatWhen(t: string | Date | null | undefined, now: Date = new 
   return d.toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
 }
 
+/** Date and clock for history tables ("30 Nov 2026, 14:03"), always with
+ * the date so a row read later is unambiguous. */
+export function formatStamp(t: string | Date | null | undefined): string {
+  const d = parse(t);
+  if (!d) return '—';
+  return d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+}
+
 /** Pretty-printed JSON for display; strings that hold JSON are re-indented. */
 export function prettyJson(v: unknown): string {
   if (typeof v === 'string') {

@@ -17,6 +17,8 @@ import { PROPOSAL_STATE, proposalState, runEventLabel, runStatus } from '../lib/
 import { badge, codeBlock, errorBox, hashChip, pathText, progressBar } from '../lib/ui';
 import { grantDetails, grantState, grantTitle, planDetails, planState, planTitle } from './consent_requests';
 import { notice, requestArrived, requestSettled } from '../attention/attention';
+import { approvalBadge, invocationSummary, orderFiles, outputPreview } from '../lib/consent_model';
+import { fileViewer, loadFile, type FileViewer } from './consent_files';
 
 const ARM_DELAY_MS = 700;
 
@@ -38,6 +40,11 @@ interface Card {
   lastStep?: RunEvent;
   progress?: { completed: number; total?: number; message?: string };
   result?: string;
+  /** The snapshot file open in the dialog's viewer. */
+  viewer?: FileViewer;
+  /** The finished run's validated output (first lines) or first error. */
+  output?: { text: string; more: number } | null;
+  outputError?: string;
 }
 
 /** States a person's decision leads to (expiry and the like are not). */
@@ -229,16 +236,65 @@ function onRunEvent(e: RunEvent): void {
     if (e.type === 'completed') {
       const d = e.detail as { status?: string } | undefined;
       c.result = d?.status ?? 'unknown';
+      void loadOutput(c);
     }
     changed = true;
   }
   if (changed) render();
 }
 
+/** Fetches the finished attempt's record for its output (the completed
+ * event carries only the status). */
+async function loadOutput(c: Card): Promise<void> {
+  try {
+    const r = await api.ListRuns({ limit: 50, skill: (c.p as ProposalView).skill });
+    const rec = r.runs.find((x) => x.attempt_id === c.attemptId);
+    if (!rec) return;
+    c.output = outputPreview(rec.envelope.output);
+    const first = rec.envelope.errors?.[0];
+    c.outputError = first ? `${first.code}: ${first.message}` : undefined;
+  } catch (err) {
+    c.outputError = `The output could not be loaded: ${err instanceof Error ? err.message : String(err)}`;
+  }
+  render();
+}
+
+/** Opens one snapshot file in the card's viewer. */
+function openFile(c: Card, path: string, mode: 'file' | 'diff'): void {
+  const v: FileViewer = { path, mode };
+  c.viewer = v;
+  render();
+  focusViewer();
+  void loadFile(c.p.id, v, () => {
+    if (c.viewer === v) {
+      render();
+      focusViewer();
+    }
+  });
+}
+
+function focusViewer(): void {
+  host.querySelector<HTMLElement>('[data-testid="consent-file-body"]')?.focus();
+}
+
+function closeFile(c: Card): void {
+  const path = c.viewer?.path;
+  c.viewer = undefined;
+  render();
+  if (path) host.querySelector<HTMLElement>(`[data-focus-key="file:${CSS.escape(path)}"]`)?.focus();
+}
+
 function onKey(e: KeyboardEvent): void {
   if (!host || host.hidden) return;
   const c = cards[current];
   if (!c) return;
+  if (e.key === 'Escape' && c.viewer && e.target instanceof Node && host.querySelector('[data-testid="consent-file"]')?.contains(e.target)) {
+    // Esc inside the open file closes the file; anywhere else it denies.
+    e.preventDefault();
+    e.stopPropagation();
+    closeFile(c);
+    return;
+  }
   if (e.key === 'Escape') {
     e.preventDefault();
     e.stopPropagation();
@@ -323,6 +379,8 @@ function render(): void {
   const wasOpen = !host.hidden;
   const prevScroll = host.querySelector('.consent-body')?.scrollTop ?? 0;
   const prevInvScroll = host.querySelector('[data-testid="consent-invocation"]')?.scrollTop ?? 0;
+  const prevFile = host.querySelector<HTMLElement>('[data-testid="consent-file-body"]');
+  const prevFileScroll = prevFile ? { path: prevFile.closest<HTMLElement>('[data-testid="consent-file"]')?.dataset.path, top: prevFile.scrollTop, left: prevFile.scrollLeft } : null;
   const prevCardId = host.querySelector<HTMLElement>('[data-testid="consent-dialog"]')?.dataset.proposalId;
   const hadFocusInside = host.contains(document.activeElement) ? document.activeElement : null;
   const focusKey = hadFocusInside instanceof HTMLElement ? hadFocusInside.dataset.focusKey : undefined;
@@ -339,6 +397,11 @@ function render(): void {
     if (body) body.scrollTop = prevScroll;
     const inv = host.querySelector('[data-testid="consent-invocation"]');
     if (inv) inv.scrollTop = prevInvScroll;
+    const fb = host.querySelector<HTMLElement>('[data-testid="consent-file-body"]');
+    if (fb && prevFileScroll && fb.closest<HTMLElement>('[data-testid="consent-file"]')?.dataset.path === prevFileScroll.path) {
+      fb.scrollTop = prevFileScroll.top;
+      fb.scrollLeft = prevFileScroll.left;
+    }
   }
   const dlg = host.querySelector<HTMLElement>('[data-testid="consent-dialog"]');
   const again = focusKey && prevCardId === c.p.id ? host.querySelector<HTMLElement>(`[data-focus-key="${focusKey}"]`) : null;
@@ -441,7 +504,7 @@ function dialog(c: Card): HTMLElement {
   );
 
   const details =
-    c.kind === 'plan' ? planDetails(c.p as PlanView) : c.kind === 'grant' ? grantDetails(c.p as GrantView) : proposalDetails(p);
+    c.kind === 'plan' ? planDetails(c.p as PlanView) : c.kind === 'grant' ? grantDetails(c.p as GrantView) : proposalDetails(c, p);
   const warning = h(
     'div',
     { class: 'consent-warning', role: 'note' },
@@ -467,20 +530,56 @@ function dialog(c: Card): HTMLElement {
   );
 }
 
-function proposalDetails(p: ProposalView): HTMLElement {
+function proposalDetails(c: Card, p: ProposalView): HTMLElement {
   const totalSize = p.files.reduce((n, f) => n + (f.size || 0), 0);
-  return h(
+  const ap = approvalBadge(p.approval, formatDateTime);
+  const changes = new Map((p.approval?.changes ?? []).map((ch) => [ch.path, ch.kind]));
+  const removed = (p.approval?.changes ?? []).filter((ch) => ch.kind === 'removed');
+  const summary = invocationSummary(p.invocation);
+  const fileButton = (path: string, size: number | null, kind: string | undefined) =>
+    h(
+      'li',
+      { class: [kind ? `changed-${kind}` : '', c.viewer?.path === path ? 'open' : ''] },
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'file-open',
+          'data-testid': 'consent-file-open',
+          dataset: { path, focusKey: `file:${path}` },
+          'aria-label': `Open ${path}${kind ? ` (${kind} since the approved revision)` : ''}`,
+          'aria-pressed': String(c.viewer?.path === path),
+          onclick: () => openFile(c, path, kind === 'modified' || kind === 'removed' ? 'diff' : 'file'),
+        },
+        h('code', { class: ['mono', path === p.entrypoint ? 'entry' : ''], title: path }, path),
+        path === p.entrypoint ? h('span', { class: 'muted small' }, 'entrypoint') : null,
+        kind ? badge(kind, 'warn') : null,
+      ),
+      h('span', { class: 'muted num' }, size === null ? '—' : formatBytes(size)),
+    );
+  const grid = h(
     'div',
     { class: 'consent-grid' },
     h(
       'dl',
       { class: 'kv consent-kv' },
       h('dt', null, 'Agent'),
-      h('dd', null, h('strong', null, p.agent.name || p.agent.id), ' ', h('code', { class: 'mono muted' }, p.agent.id)),
+      h('dd', null, h('strong', { 'data-testid': 'consent-agent' }, p.agent.name || p.agent.id), p.agent.name && p.agent.name !== p.agent.id ? h('span', { class: 'muted small' }, ' ', h('code', { class: 'mono' }, p.agent.id)) : null),
       h('dt', null, 'Skill'),
-      h('dd', null, h('strong', null, p.skill), h('div', null, pathText(p.skillRoot, 'small'))),
+      h(
+        'dd',
+        null,
+        h('strong', null, p.skill),
+        p.description ? h('p', { class: 'skill-desc small', 'data-testid': 'consent-description' }, p.description) : null,
+        h('div', null, pathText(p.skillRoot, 'small')),
+      ),
       h('dt', null, 'Revision'),
-      h('dd', null, hashChip(p.revision, { testid: 'consent-revision' })),
+      h(
+        'dd',
+        null,
+        hashChip(p.revision, { testid: 'consent-revision' }),
+        h('div', { class: 'approval-badge', 'data-testid': 'consent-approval', dataset: { status: p.approval?.status ?? 'unknown' }, title: ap.text }, badge(ap.label, ap.tone)),
+      ),
       h('dt', null, 'Entrypoint'),
       h('dd', null, h('code', { class: 'mono' }, p.entrypoint)),
       h('dt', null, 'Runtime'),
@@ -504,17 +603,32 @@ function proposalDetails(p: ProposalView): HTMLElement {
       'div',
       { class: 'consent-side' },
       h('h3', { class: 'label' }, 'Invocation (exact JSON the script receives)'),
+      summary ? h('p', { class: 'invocation-summary small', 'data-testid': 'consent-invocation-summary' }, summary) : null,
       codeBlock(p.invocation, { testid: 'consent-invocation', label: 'Invocation JSON', cls: 'invocation' }),
-      h('h3', { class: 'label' }, `Files (${p.files.length}, ${formatBytes(totalSize)})`),
+      h('h3', { class: 'label' }, `Files (${p.files.length}, ${formatBytes(totalSize)}) — open one to read the bytes that will run`),
       p.files.length
         ? h(
             'ul',
-            { class: 'file-list' },
-            p.files.map((f) =>
-              h('li', null, h('code', { class: ['mono', f.path === p.entrypoint ? 'entry' : ''], title: f.path }, f.path), h('span', { class: 'muted num' }, formatBytes(f.size))),
-            ),
+            { class: 'file-list', 'data-testid': 'consent-files' },
+            orderFiles(p.files, p.entrypoint).map((f) => fileButton(f.path, f.size, changes.get(f.path))),
+            removed.map((ch) => fileButton(ch.path, null, 'removed')),
           )
         : h('p', { class: 'muted small' }, 'No files listed.'),
+    ),
+  );
+  if (!c.viewer) return grid;
+  const v = c.viewer;
+  return h(
+    'div',
+    null,
+    grid,
+    fileViewer(
+      v,
+      (m) => {
+        v.mode = m;
+        render();
+      },
+      () => closeFile(c),
     ),
   );
 }
@@ -559,6 +673,11 @@ function footer(c: Card, pending: boolean, expiredHere: boolean): HTMLElement {
     if (c.result) {
       const rs = runStatus(c.result);
       info.append(h('div', { class: 'run-result' }, badge(rs.label, rs.tone), h('span', null, rs.text)));
+      if (c.output)
+        info.append(
+          h('div', { class: 'run-output', 'data-testid': 'consent-output' }, h('span', { class: 'label' }, 'Validated output'), codeBlock(c.output.text, { label: 'Run output', cls: 'output-preview' }), c.output.more ? h('p', { class: 'muted small' }, `${c.output.more} more line${c.output.more === 1 ? '' : 's'} in Runs.`) : null),
+        );
+      if (c.outputError) info.append(h('p', { class: 'small run-output-error', 'data-testid': 'consent-output-error' }, c.outputError));
       if (c.attemptId)
         info.append(
           h('a', { href: `#/runs/${encodeURIComponent(c.attemptId)}`, class: 'link', dataset: { focusKey: 'open-run' }, onclick: () => dismiss(c) }, 'Open this run in Runs →'),

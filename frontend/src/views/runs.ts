@@ -5,8 +5,9 @@
 import { api, onEvent, onReconnect } from '../api/client';
 import type { ActiveRun, Envelope, RunRecord, StoredEvent } from '../api/types';
 import { h, icon, replace } from '../lib/dom';
-import { formatBytes, formatDateTime, formatDuration, formatWhen, prettyJson, relativeOffset, shortHash } from '../lib/format';
+import { formatBytes, formatDateTime, formatDuration, formatStamp, prettyJson, relativeOffset, shortHash } from '../lib/format';
 import { RUN_STATUS, runEventLabel, runStatus } from '../lib/labels';
+import { runOutcome } from '../lib/outcome';
 import { badge, codeBlock, emptyState, errorBox, hashChip, kv, loading, pathText, progressBar } from '../lib/ui';
 import type { View } from './view';
 
@@ -16,6 +17,8 @@ const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/;
 export function runsView(): View {
   const el = h('div', { class: 'page runs-view' });
   let runs: RunRecord[] | null = null;
+  /** Agent names by id (the history records ids). */
+  let agentNames = new Map<string, string>();
   let active: ActiveRun[] = [];
   let loadError: unknown = null;
   let loadingNow = false;
@@ -29,7 +32,11 @@ export function runsView(): View {
   async function load(): Promise<void> {
     loadingNow = true;
     try {
-      const r = await api.ListRuns({ limit: HISTORY_LIMIT, ...(filters.status ? { status: filters.status } : {}), ...(filters.skill ? { skill: filters.skill } : {}) });
+      const [r, ag] = await Promise.all([
+        api.ListRuns({ limit: HISTORY_LIMIT, ...(filters.status ? { status: filters.status } : {}), ...(filters.skill ? { skill: filters.skill } : {}) }),
+        api.ListAgents({}).catch(() => null),
+      ]);
+      if (ag) agentNames = new Map(ag.agents.map((a) => [a.id, a.name]));
       runs = r.runs ?? [];
       active = r.active ?? [];
       loadError = null;
@@ -131,7 +138,7 @@ export function runsView(): View {
           h('input', {
             type: 'search',
             class: 'input small',
-            placeholder: 'contains…',
+            placeholder: 'name or id…',
             value: filters.agent,
             'data-testid': 'runs-filter-agent',
             oninput: (e: Event) => {
@@ -174,7 +181,7 @@ export function runsView(): View {
                 h('th', { scope: 'col' }, 'Skill'),
                 h('th', { scope: 'col' }, 'Agent'),
                 h('th', { scope: 'col' }, 'Revision'),
-                h('th', { scope: 'col' }, 'Authorized by'),
+                h('th', { scope: 'col' }, 'Outcome'),
                 h('th', { scope: 'col' }, 'Status'),
                 h('th', { scope: 'col', class: 'num' }, 'Duration'),
               ),
@@ -188,9 +195,14 @@ export function runsView(): View {
     return out;
   }
 
+  /** The agent's name (its id when it is not, or no longer, registered). */
+  function agentName(id: string): string {
+    return agentNames.get(id) || id;
+  }
+
   function visibleRuns(): RunRecord[] {
     const q = filters.agent.trim().toLowerCase();
-    return (runs ?? []).filter((r) => !q || r.agent.toLowerCase().includes(q));
+    return (runs ?? []).filter((r) => !q || r.agent.toLowerCase().includes(q) || agentName(r.agent).toLowerCase().includes(q));
   }
 
   function countText(): string {
@@ -207,6 +219,7 @@ export function runsView(): View {
     }
     return list.map((r) => {
       const st = runStatus(r.status);
+      const oc = runOutcome(r);
       const open = () => (location.hash = `#/runs/${encodeURIComponent(r.attempt_id)}`);
       return h(
         'tr',
@@ -223,11 +236,11 @@ export function runsView(): View {
             }
           },
         },
-        h('td', { class: 'nowrap', title: formatDateTime(r.started_at) }, formatWhen(r.started_at)),
+        h('td', { class: 'nowrap', title: formatDateTime(r.started_at) }, h('time', { datetime: r.started_at }, formatStamp(r.started_at))),
         h('td', null, h('a', { href: `#/runs/${encodeURIComponent(r.attempt_id)}`, class: 'row-link', tabindex: '-1' }, r.skill)),
-        h('td', null, r.agent),
+        h('td', { title: r.agent }, agentName(r.agent)),
         h('td', null, r.revision ? h('code', { class: 'mono', title: r.revision }, shortHash(r.revision, 10)) : h('span', { class: 'muted' }, '—')),
-        h('td', { class: 'ellipsis', title: r.authorized_by }, r.authorized_by || h('span', { class: 'muted' }, '—')),
+        h('td', { class: 'ellipsis', title: `${oc.text} (recorded rule: ${r.authorized_by || 'none'})`, 'data-testid': 'run-outcome' }, badge(oc.label, oc.tone)),
         h('td', null, badge(st.label, st.tone, st.text)),
         h('td', { class: 'num nowrap' }, formatDuration(r.elapsed_ms)),
       );
@@ -246,13 +259,13 @@ export function runsView(): View {
           h(
             'div',
             { class: 'active-main' },
-            h('div', null, h('strong', null, a.skill), h('span', { class: 'muted' }, ` · ${a.agent}`)),
+            h('div', null, h('strong', null, a.skill), h('span', { class: 'muted' }, ` · ${agentName(a.agent)}`)),
             h(
               'div',
               { class: 'muted small' },
               a.state === 'waiting' ? badge('Waiting for approval', 'accent') : badge('Running', 'info'),
               ' started ',
-              formatWhen(a.startedAt),
+              formatStamp(a.startedAt),
               ' · ',
               h('span', { dataset: { since: a.startedAt } }, formatDuration(Date.now() - Date.parse(a.startedAt))),
             ),
@@ -294,8 +307,9 @@ export function runsView(): View {
             ['started', formatDateTime(r.started_at)],
             ['finished', formatDateTime(r.finished_at)],
             ['duration', formatDuration(r.elapsed_ms)],
-            ['agent', r.agent],
-            ['authorized by', r.authorized_by || '—'],
+            ['agent', agentName(r.agent) === r.agent ? r.agent : h('span', null, agentName(r.agent), ' ', h('code', { class: 'mono muted small' }, r.agent))],
+            ['outcome', h('span', { 'data-testid': 'run-detail-outcome' }, badge(runOutcome(r).label, runOutcome(r).tone), ' ', runOutcome(r).text)],
+            ['recorded rule', r.authorized_by || '—'],
             ['revision', r.revision ? hashChip(r.revision) : '—'],
             ['run', h('code', { class: 'mono small' }, r.run_id)],
             ['attempt', h('code', { class: 'mono small' }, r.attempt_id)],
