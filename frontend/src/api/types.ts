@@ -322,6 +322,9 @@ export interface PathError {
   code: string;
   path: string;
   message: string;
+  /** With code out_of_range: the inclusive bounds. */
+  min?: number;
+  max?: number;
 }
 
 /** The Security setting: what scripts may touch (docs/process-ownership.md, "Confinement of skill scripts"). */
