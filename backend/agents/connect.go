@@ -59,7 +59,7 @@ func (c Connection) Text() string {
 // shellJoin quotes each argument for a POSIX shell and joins them with
 // spaces. Hand-written because the rule is four lines: an argument made
 // only of safe characters stays as it is; any other is wrapped in single
-// quotes, a single quote inside written as '\''.
+// quotes, a single quote inside written as '\”.
 func shellJoin(args ...string) string {
 	out := make([]string, len(args))
 	for i, a := range args {
