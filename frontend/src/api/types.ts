@@ -348,10 +348,22 @@ export interface CaptureSettings {
 }
 
 /** Field error of SetPolicy (`invalid_policy`) and SetSkillRoots (`invalid_roots`). */
+/** How an MCP client reaches Gatehouse as one agent: the snippets `gatehouse agent add` prints (backend/agents.Connection). */
+export interface AgentConnection {
+  url: string;
+  mcpJson: string;
+  claudeHttp: string;
+  stdioJson: string;
+  claudeStdio: string;
+}
+
 export interface PathError {
   code: string;
   path: string;
   message: string;
+  /** With code out_of_range: the inclusive bounds. */
+  min?: number;
+  max?: number;
 }
 
 /** The Security setting: what scripts may touch (docs/process-ownership.md, "Confinement of skill scripts"). */
@@ -615,7 +627,7 @@ export interface ApiMethods {
   GetPolicy: { args: Record<string, never>; result: Policy };
   SetPolicy: { args: { policy: Policy }; result: Policy };
   ListAgents: { args: Record<string, never>; result: { agents: Agent[] } };
-  AddAgent: { args: { name: string; canExecuteSkills: boolean }; result: { agent: Agent; token: string } };
+  AddAgent: { args: { name: string; canExecuteSkills: boolean }; result: { agent: Agent; token: string; connect: AgentConnection } };
   SetAgentDisabled: { args: { id: string; disabled: boolean }; result: Agent };
   RemoveAgent: { args: { id: string }; result: { removed: true } };
   GetRuntime: { args: Record<string, never>; result: RuntimeResult };
