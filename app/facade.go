@@ -42,6 +42,7 @@ type Facade struct {
 	grantViews map[string]*GrantView    // capture grant details, by grant id
 	active     map[string]*activeRun    // runs started from the UI, by run id
 	verified   verifiedCache            // Evidence files that passed verification, by digest
+	verifier   verifierDigest           // this executable's SHA-256 (verification marks)
 	digests    fileDigests              // SHA-256 of saved Evidence files, while unchanged (library signatures)
 	stop       []func()
 }
