@@ -74,6 +74,7 @@ func newFacade(env *Env, shell string, window consentWindow) (*Facade, error) {
 	f.pipeline = &consent.Pipeline{Policy: f.policy, Agents: f.agents, Consent: f.consent, Runner: f.runner, Journal: f.journal,
 		ScopeConfinement: scopeConfinement(env, f.runner)}
 	f.forwardEvents()
+	go f.verifier.id() // hashed ahead of the first Evidence read
 	return f, nil
 }
 
