@@ -40,6 +40,8 @@ export const METHODS = [
   'DeleteEvidence',
   'ShareEvidence',
   'AttestEvidence',
+  'StartCapture',
+  'CancelCapture',
   'SigningKeys',
   'RotateSigningKey',
   'TrustSigningKey',
