@@ -480,6 +480,23 @@ export interface SigningKeys {
   trusted: SigningKey[];
 }
 
+/** A capture started from the Evidence library (StartCapture). */
+export interface StartCaptureResult {
+  capture_id: string;
+  command: string;
+  timeout_ms: number;
+}
+
+/** Progress and outcome of a StartCapture capture ("capture" event). */
+export interface CaptureEvent {
+  capture_id: string;
+  state: 'running' | 'saving' | 'done' | 'failed' | 'cancelled';
+  elapsed_ms: number;
+  timeout_ms: number;
+  evidence_id?: string;
+  error?: { code: string; category: string; message: string; details?: unknown };
+}
+
 export interface GetEvidenceResult {
   item: EvidenceItem;
   /** The file's exact JSON (an Evidence v2 envelope). */
@@ -646,6 +663,8 @@ export interface ApiMethods {
   };
   DeleteEvidence: { args: { id: string }; result: { deleted: true } };
   ShareEvidence: { args: { id: string; shared: boolean }; result: { item: EvidenceItem } };
+  StartCapture: { args: { scenario: string }; result: StartCaptureResult };
+  CancelCapture: { args: { capture_id: string }; result: { cancelled: boolean } };
   AttestEvidence: {
     args: { id: string };
     /** evidence: base64 of the attested file's exact bytes (the subject), to save as evidence_name beside the attestation. */
@@ -689,6 +708,7 @@ export interface EventPayloads {
   run: RunEvent;
   settings: SettingsEvent;
   evidence: { evidence_id: string; shared: boolean };
+  capture: CaptureEvent;
   /** The person clicked a desktop notification: show this request. */
   attention: { focus: string; kind: 'proposal' | 'plan' | 'grant' };
 }
