@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -134,5 +135,41 @@ func TestProtocolConnectionsRecovery(t *testing.T) {
 	want := [][]int{{0, 3}, {1, 5}, {2, 4, 7, 8}, {6}, {9}}
 	if fmtJSON(got) != fmtJSON(want) {
 		t.Fatalf("connections %v, want %v", got, want)
+	}
+}
+
+// BenchmarkBehaviorProtocol builds the behavior protocol dimension of two
+// records of n protocol events (HTTP exchanges and messages on eight
+// WebSocket paths, interleaved differently on the two sides): linear in n.
+func BenchmarkBehaviorProtocol(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			side := func(shift int) *record {
+				list := make([]any, n)
+				for i := range n {
+					j := (i + shift) % n
+					var e obj
+					switch j % 4 {
+					case 0:
+						e = httpEvent("request", fmt.Sprintf("/api/%d", j/4), "", "matched")
+					case 1:
+						e = httpEvent("response", fmt.Sprintf("/api/%d", j/4), "ok", "200")
+					default:
+						e = wsEvent("sent", fmt.Sprintf("/ws/%d", j%8), "m", "sent")
+					}
+					e["sequence"], e["at_ms"] = i, i
+					list[i] = map[string]any(e)
+				}
+				return &record{lists: map[string][]any{"protocol_events": list}}
+			}
+			l, r := side(0), side(4)
+			b.ResetTimer()
+			defer reportCPU(b)()
+			for b.Loop() {
+				if d := behaviorProtocol(l, r); d.n[0] != n {
+					b.Fatal(d.n)
+				}
+			}
+		})
 	}
 }
