@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -86,6 +87,8 @@ var beyondSchema = map[string]map[string]bool{
 	// format allows it).
 	"capture-scenario": set("after_timeout", "conflict", "deadline_order", "duplicate_entry", "invalid_name--transport-header",
 		"invalid_pattern", "missing_secret", "not_sorted"),
+	"replay-machine": set("ambiguous_transition", "duplicate_entry", "sensitive_not_string", "terminal_has_transitions",
+		"uncaptured_variable", "unknown_state", "unreachable_state", "unresolved_action_path"),
 	"replay-run": set("connection_conflict", "not_sorted", "sensitive_captures_exceeded"),
 	"trace-spec": set("cycle", "duplicate_event_id", "duplicate_variant", "duplicate_variant_id", "ignored_field_in_exact",
 		"inconsistent_ignore_fields", "not_before_conflict", "ordered_and_unordered", "overlapping_predicates", "prefix_conflict",
@@ -98,4 +101,52 @@ func set(codes ...string) map[string]bool {
 		m[c] = true
 	}
 	return m
+}
+
+// The replay machine is one schema: capture-scenario.schema.json
+// (replay.machine) and replay-run.schema.json (machine) carry
+// replay-machine.schema.json itself under $defs.replay_machine, and its
+// definitions (all named "replay_machine.…") beside it, unchanged, so
+// each published schema stays one self-contained document.
+func TestEmbeddedMachineIsThePublishedOne(t *testing.T) {
+	load := func(f string) map[string]any {
+		b, err := Schemas.ReadFile("schemas/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	machine := load("replay-machine.schema.json")
+	defs := machine["$defs"].(map[string]any)
+	body := map[string]any{}
+	for k, v := range machine {
+		switch k {
+		case "$schema", "$id", "$defs", "title":
+		default:
+			body[k] = v
+		}
+	}
+	for _, host := range []string{"capture-scenario.schema.json", "replay-run.schema.json"} {
+		hd, _ := load(host)["$defs"].(map[string]any)
+		if !reflect.DeepEqual(hd["replay_machine"], body) {
+			t.Errorf("%s: $defs.replay_machine is not replay-machine.schema.json", host)
+		}
+		for k, v := range defs {
+			if !strings.HasPrefix(k, "replay_machine.") {
+				t.Fatalf("replay-machine.schema.json: definition %q is not named replay_machine.…", k)
+			}
+			if !reflect.DeepEqual(hd[k], v) {
+				t.Errorf("%s: $defs[%q] differs from replay-machine.schema.json", host, k)
+			}
+		}
+		for k := range hd {
+			if strings.HasPrefix(k, "replay_machine.") && defs[k] == nil {
+				t.Errorf("%s: $defs[%q] is not in replay-machine.schema.json", host, k)
+			}
+		}
+	}
 }
