@@ -89,6 +89,10 @@ var beyondSchema = map[string]map[string]bool{
 		"invalid_pattern", "missing_secret", "not_sorted"),
 	"replay-machine": set("ambiguous_transition", "duplicate_entry", "sensitive_not_string", "terminal_has_transitions",
 		"uncaptured_variable", "unknown_state", "unreachable_state", "unresolved_action_path"),
+	// refused_source, refused_selector: the format accepts them; the
+	// capture's preflight refuses what this engine cannot serve.
+	"reactive-scenario": set("ambiguous_transition", "dead_end_state", "deadline_order", "refused_selector", "refused_source",
+		"unknown_checkpoint", "unknown_state", "unreachable_state"),
 	"replay-run": set("connection_conflict", "not_sorted", "sensitive_captures_exceeded"),
 	"trace-spec": set("cycle", "duplicate_event_id", "duplicate_variant", "duplicate_variant_id", "ignored_field_in_exact",
 		"inconsistent_ignore_fields", "not_before_conflict", "ordered_and_unordered", "overlapping_predicates", "prefix_conflict",
@@ -103,12 +107,13 @@ func set(codes ...string) map[string]bool {
 	return m
 }
 
-// The replay machine is one schema: capture-scenario.schema.json
-// (replay.machine) and replay-run.schema.json (machine) carry
-// replay-machine.schema.json itself under $defs.replay_machine, and its
-// definitions (all named "replay_machine.…") beside it, unchanged, so
+// A format used inside another is one schema: capture-scenario.schema.json
+// (replay.machine, reactive) and replay-run.schema.json (machine) carry
+// replay-machine.schema.json and reactive-scenario.schema.json themselves
+// under $defs.replay_machine and $defs.reactive, with their definitions
+// (named "replay_machine.…" and "reactive.…") beside them, unchanged, so
 // each published schema stays one self-contained document.
-func TestEmbeddedMachineIsThePublishedOne(t *testing.T) {
+func TestEmbeddedSchemasAreThePublishedOnes(t *testing.T) {
 	load := func(f string) map[string]any {
 		b, err := Schemas.ReadFile("schemas/" + f)
 		if err != nil {
@@ -120,32 +125,43 @@ func TestEmbeddedMachineIsThePublishedOne(t *testing.T) {
 		}
 		return m
 	}
-	machine := load("replay-machine.schema.json")
-	defs := machine["$defs"].(map[string]any)
-	body := map[string]any{}
-	for k, v := range machine {
-		switch k {
-		case "$schema", "$id", "$defs", "title":
-		default:
-			body[k] = v
-		}
-	}
-	for _, host := range []string{"capture-scenario.schema.json", "replay-run.schema.json"} {
-		hd, _ := load(host)["$defs"].(map[string]any)
-		if !reflect.DeepEqual(hd["replay_machine"], body) {
-			t.Errorf("%s: $defs.replay_machine is not replay-machine.schema.json", host)
-		}
-		for k, v := range defs {
-			if !strings.HasPrefix(k, "replay_machine.") {
-				t.Fatalf("replay-machine.schema.json: definition %q is not named replay_machine.…", k)
-			}
-			if !reflect.DeepEqual(hd[k], v) {
-				t.Errorf("%s: $defs[%q] differs from replay-machine.schema.json", host, k)
+	for _, e := range []struct {
+		file, name string
+		hosts      []string
+	}{
+		{"replay-machine.schema.json", "replay_machine", []string{"capture-scenario.schema.json", "replay-run.schema.json"}},
+		{"reactive-scenario.schema.json", "reactive", []string{"capture-scenario.schema.json"}},
+	} {
+		doc := load(e.file)
+		defs := doc["$defs"].(map[string]any)
+		body := map[string]any{}
+		for k, v := range doc {
+			switch k {
+			case "$schema", "$id", "$defs", "title":
+			default:
+				body[k] = v
 			}
 		}
-		for k := range hd {
-			if strings.HasPrefix(k, "replay_machine.") && defs[k] == nil {
-				t.Errorf("%s: $defs[%q] is not in replay-machine.schema.json", host, k)
+		prefix := e.name + "."
+		for k := range defs {
+			if !strings.HasPrefix(k, prefix) {
+				t.Fatalf("%s: definition %q is not named %s…", e.file, k, prefix)
+			}
+		}
+		for _, host := range e.hosts {
+			hd, _ := load(host)["$defs"].(map[string]any)
+			if !reflect.DeepEqual(hd[e.name], body) {
+				t.Errorf("%s: $defs.%s is not %s", host, e.name, e.file)
+			}
+			for k, v := range defs {
+				if !reflect.DeepEqual(hd[k], v) {
+					t.Errorf("%s: $defs[%q] differs from %s", host, k, e.file)
+				}
+			}
+			for k := range hd {
+				if strings.HasPrefix(k, prefix) && defs[k] == nil {
+					t.Errorf("%s: $defs[%q] is not in %s", host, k, e.file)
+				}
 			}
 		}
 	}
