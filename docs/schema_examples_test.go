@@ -3,9 +3,11 @@ package docs
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -33,11 +35,14 @@ func TestExamplesMatchSchemas(t *testing.T) {
 			continue
 		}
 		parse := exampleParsers[name]
-		c := jsonschema.NewCompiler()
-		c.Draft = jsonschema.Draft2020
-		schema, err := c.Compile(sf)
+		schema, err := compileFile(t, filepath.Base(sf))
 		if err != nil {
 			t.Errorf("%s: does not compile: %v", sf, err)
+			continue
+		}
+		bundled, err := compileBundled(filepath.Base(sf))
+		if err != nil {
+			t.Errorf("%s: bundled, does not compile: %v", sf, err)
 			continue
 		}
 		for _, f := range examples {
@@ -57,6 +62,9 @@ func TestExamplesMatchSchemas(t *testing.T) {
 			schemaErr := dec.Decode(&v)
 			if schemaErr == nil {
 				schemaErr = schema.Validate(v)
+				if bErr := bundled.Validate(v); (bErr == nil) != (schemaErr == nil) {
+					t.Errorf("%s: %s refuses it: %v, but bundled: %v", f, sf, schemaErr, bErr)
+				}
 			}
 			switch {
 			case valid && (!parserOK || schemaErr != nil):
@@ -107,62 +115,91 @@ func set(codes ...string) map[string]bool {
 	return m
 }
 
-// A format used inside another is one schema: capture-scenario.schema.json
-// (replay.machine, reactive) and replay-run.schema.json (machine) carry
-// replay-machine.schema.json and reactive-scenario.schema.json themselves
-// under $defs.replay_machine and $defs.reactive, with their definitions
-// (named "replay_machine.…" and "reactive.…") beside them, unchanged, so
-// each published schema stays one self-contained document.
-func TestEmbeddedSchemasAreThePublishedOnes(t *testing.T) {
-	load := func(f string) map[string]any {
-		b, err := Schemas.ReadFile("schemas/" + f)
+// compileFile compiles schemas/file as published, with every other
+// schema file registered under its $id, so references between files
+// resolve as a client that fetches them would resolve them.
+func compileFile(t *testing.T, file string) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	all, _ := filepath.Glob(filepath.Join("schemas", "*.schema.json"))
+	id := ""
+	for _, f := range all {
+		raw, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
+		var d struct {
+			ID string `json:"$id"`
+		}
+		if err := json.Unmarshal(raw, &d); err != nil || d.ID == "" {
+			t.Fatalf("%s: no $id (%v)", f, err)
+		}
+		if err := c.AddResource(d.ID, bytes.NewReader(raw)); err != nil {
 			t.Fatal(err)
 		}
-		return m
+		if filepath.Base(f) == file {
+			id = d.ID
+		}
 	}
+	return c.Compile(id)
+}
+
+// compileBundled compiles what Bundled makes of file, on its own.
+func compileBundled(file string) (*jsonschema.Schema, error) {
+	doc, err := Bundled(file)
+	if err != nil {
+		return nil, err
+	}
+	raw, _ := json.Marshal(doc)
+	if regexpFileRef.Match(raw) {
+		return nil, fmt.Errorf("a reference to a file is left")
+	}
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	if err := c.AddResource("bundled.json", bytes.NewReader(raw)); err != nil {
+		return nil, err
+	}
+	return c.Compile("bundled.json")
+}
+
+// Bundled leaves no reference to another file, and refers to a format
+// used inside another through one copy of that format's own file.
+func TestBundledSchemasAreSelfContained(t *testing.T) {
 	for _, e := range []struct {
-		file, name string
-		hosts      []string
+		file     string
+		included []string
 	}{
-		{"replay-machine.schema.json", "replay_machine", []string{"capture-scenario.schema.json", "replay-run.schema.json"}},
-		{"reactive-scenario.schema.json", "reactive", []string{"capture-scenario.schema.json"}},
+		{"capture-scenario.schema.json", []string{"replay_machine", "reactive_scenario"}},
+		{"replay-run.schema.json", []string{"replay_machine"}},
+		{"trace-spec.schema.json", nil},
 	} {
-		doc := load(e.file)
-		defs := doc["$defs"].(map[string]any)
-		body := map[string]any{}
-		for k, v := range doc {
-			switch k {
-			case "$schema", "$id", "$defs", "title":
-			default:
-				body[k] = v
-			}
+		doc, err := Bundled(e.file)
+		if err != nil {
+			t.Fatal(err)
 		}
-		prefix := e.name + "."
-		for k := range defs {
-			if !strings.HasPrefix(k, prefix) {
-				t.Fatalf("%s: definition %q is not named %s…", e.file, k, prefix)
-			}
+		raw, _ := json.Marshal(doc)
+		if regexpFileRef.Match(raw) {
+			t.Errorf("%s: a file reference is left in the bundle", e.file)
 		}
-		for _, host := range e.hosts {
-			hd, _ := load(host)["$defs"].(map[string]any)
-			if !reflect.DeepEqual(hd[e.name], body) {
-				t.Errorf("%s: $defs.%s is not %s", host, e.name, e.file)
+		defs, _ := doc["$defs"].(map[string]any)
+		for _, name := range e.included {
+			own, err := readSchema(strings.ReplaceAll(name, "_", "-") + ".schema.json")
+			if err != nil {
+				t.Fatal(err)
 			}
-			for k, v := range defs {
-				if !reflect.DeepEqual(hd[k], v) {
-					t.Errorf("%s: $defs[%q] differs from %s", host, k, e.file)
+			for k := range own["$defs"].(map[string]any) {
+				if defs[k] == nil {
+					t.Errorf("%s: bundle lacks %s", e.file, k)
 				}
 			}
-			for k := range hd {
-				if strings.HasPrefix(k, prefix) && defs[k] == nil {
-					t.Errorf("%s: $defs[%q] is not in %s", host, k, e.file)
-				}
+			if defs[name] == nil || own["properties"] == nil || !reflect.DeepEqual(defs[name].(map[string]any)["required"], own["required"]) {
+				t.Errorf("%s: bundle lacks %s", e.file, name)
 			}
 		}
+	}
+	if _, err := Bundled("no-such.schema.json"); err == nil {
+		t.Error("a missing file bundles")
 	}
 }
+
+var regexpFileRef = regexp.MustCompile(`"\$ref":"[^"#]+\.schema\.json"`)
