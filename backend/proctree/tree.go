@@ -37,6 +37,7 @@ type Tree struct {
 	netns     bool // the tree has a network namespace of its own
 	rootStart uint64
 	mech      string
+	limits    []Limit
 
 	exit   chan struct{}
 	mu     sync.Mutex
@@ -243,6 +244,9 @@ type Cleanup struct {
 	Signalled int `json:"signalled"`
 	// Remaining lists members still present when verification gave up.
 	Remaining []int `json:"remaining,omitempty"`
+	// Limits states each resource limit the tree was started with as it
+	// applied (absent when none was asked for).
+	Limits []Limit `json:"limits,omitempty"`
 }
 
 // escapable says why the tree's mechanism cannot prove absence, or "".
@@ -259,7 +263,7 @@ func (t *Tree) escapable() string {
 // verification from /proc. A tree whose members are already gone returns
 // at once. It is safe to call more than once.
 func (t *Tree) Terminate(grace time.Duration) Cleanup {
-	c := Cleanup{Mechanism: t.Mechanism()}
+	c := Cleanup{Mechanism: t.Mechanism(), Limits: t.limits}
 	members := t.Members()
 	if len(members) > 0 || (t.cg != nil && !t.cg.waitEmpty(time.Now())) {
 		c.Signalled = len(members)
