@@ -181,9 +181,12 @@ test('consent: open snapshot files, the changed-since badge with a diff, the out
     await page.keyboard.press('Escape'); // closes the finished card
     await page.getByTestId('consent-dialog').waitFor({ state: 'detached' });
 
-    // Same revision again: "same revision you approved on <date>".
-    await api('StartRun', { skill: 'edit-me', input: '{"n":1}', workspace: ws });
+    // Same revision again: "same revision you approved on <date>"; a
+    // large invocation gets its summary line above the JSON.
+    await api('StartRun', { skill: 'edit-me', input: JSON.stringify({ n: 1, text: 'x'.repeat(3000) }), workspace: ws });
     await pendingDialog(page);
+    assert.match(await page.getByTestId('consent-invocation-summary').innerText(), /^2 top-level keys, .* in all: text \(string of 3000 characters, 2\.9 KB\) · n \(number, 1 B\)$/);
+    await shots(page, 'summary', () => page.getByTestId('consent-invocation-summary'));
     assert.equal(await page.getByTestId('consent-approval').getAttribute('data-status'), 'same');
     assert.match(await page.getByTestId('consent-approval').innerText(), /Same revision you approved on /);
     await page.keyboard.press('Escape'); // Esc denies
