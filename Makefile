@@ -49,7 +49,12 @@ define apt
 	fi
 endef
 
-.PHONY: icons all build build-bin run test interop vet gotest nodetest frontend renderer frontend-test e2e fuzz bench bench-mcp deps desktop desktop-smoke desktop-attention package package-check run-check e2e-attention clean
+# launcher rebuilds the native confinement launcher the Go build embeds
+# (reproducible: TestEmbeddedLauncherIsBuiltFromSource compares the bytes).
+launcher:
+	backend/confine/launcher/build.sh
+
+.PHONY: launcher icons all build build-bin run test interop vet gotest nodetest frontend renderer frontend-test e2e fuzz bench bench-mcp deps desktop desktop-smoke desktop-attention package package-check run-check e2e-attention clean
 
 all: build
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse/gatehouse/backend/agents"
 )
 
 type cliResult struct {
@@ -296,5 +298,39 @@ func TestStagingLeftoversSweptAtStart(t *testing.T) {
 	cli(t, env, "skill", "list")
 	if _, err := os.Stat(left); !os.IsNotExist(err) {
 		t.Fatal("staging leftover survived start-up")
+	}
+}
+
+// `agent add` prints the agent's MCP client configuration (endpoint, both
+// .mcp.json forms, both claude command lines) carrying its own token, and
+// the --json form gives the same snippets the app's AddAgent returns.
+func TestAgentAddPrintsConnection(t *testing.T) {
+	env := dataEnv(t)
+	r := cli(t, env, "agent", "add", "snippet-agent", "--json")
+	if r.status != 0 {
+		t.Fatalf("status %d: %s", r.status, r.stderr)
+	}
+	got := decode[struct {
+		Token   string            `json:"token"`
+		Connect agents.Connection `json:"connect"`
+	}](t, r.stdout)
+	dir := env["GATEHOUSE_DATA_DIR"]
+	exe, _ := os.Executable()
+	if want := agents.Connect("http://127.0.0.1:7420", exe, dir, got.Token); got.Connect != want {
+		t.Fatalf("connect %+v, want %+v", got.Connect, want)
+	}
+	r = cli(t, env, "agent", "add", "snippet-agent-2")
+	if r.status != 0 {
+		t.Fatalf("status %d: %s", r.status, r.stderr)
+	}
+	lines := strings.Split(r.stdout, "\n")
+	token := ""
+	for i, l := range lines {
+		if strings.HasPrefix(l, "token (shown once") && i+1 < len(lines) {
+			token = lines[i+1]
+		}
+	}
+	if token == "" || !strings.Contains(r.stdout, agents.Connect("http://127.0.0.1:7420", exe, dir, token).Text()) {
+		t.Fatalf("agent add printed %q", r.stdout)
 	}
 }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -36,10 +35,10 @@ func runAgent(ctx context.Context, io IO, args []string) error {
 			return agentError(err)
 		}
 		if asJSON {
-			return writeJSON(io, map[string]any{"id": a.ID, "name": a.Name, "token": token, "can_execute_skills": a.CanExecuteSkills})
+			return writeJSON(io, map[string]any{"id": a.ID, "name": a.Name, "token": token, "can_execute_skills": a.CanExecuteSkills, "connect": agentConnection(env, token)})
 		}
 		fmt.Fprintf(io.Stdout, "agent %s (%s) added; can execute skills: %v\n\ntoken (shown once, keep it safe):\n%s\n", visibleText(a.Name), a.ID, a.CanExecuteSkills, token)
-		fmt.Fprint(io.Stdout, mcpConfig(env, token))
+		fmt.Fprint(io.Stdout, agentConnection(env, token).Text())
 		return nil
 	case args[0] == "list" && len(pos) == 0:
 		list, err := reg.List(ctx)
@@ -84,9 +83,11 @@ func runAgent(ctx context.Context, io IO, args []string) error {
 	return usageError("expected: gatehouse " + agentUsage)
 }
 
-// mcpConfig is ready-to-paste MCP client configuration for a new agent:
-// the HTTP form (while the app runs) and the stdio form (`gatehouse mcp`).
-func mcpConfig(env *Env, token string) string {
+// agentConnection is the ready-to-paste MCP client configuration for a
+// new agent (agents.Connect), for the app announced in the data directory's
+// runtime file, or at the default address when none runs now; the CLI
+// prints it and the app's AddAgent returns it.
+func agentConnection(env *Env, token string) agents.Connection {
 	base := "http://127.0.0.1:7420"
 	if ri, err := readRuntimeFile(env.DataDir); err == nil {
 		base = ri.URL
@@ -95,11 +96,7 @@ func mcpConfig(env *Env, token string) string {
 	if err != nil {
 		exe = "gatehouse"
 	}
-	httpForm, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"gatehouse": map[string]any{
-		"type": "http", "url": base + "/mcp", "headers": map[string]string{"Authorization": "Bearer " + token}}}}, "", "  ")
-	stdioForm, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"gatehouse": map[string]any{
-		"command": exe, "args": []string{"mcp"}, "env": map[string]string{"GATEHOUSE_AGENT_TOKEN": token, "GATEHOUSE_DATA_DIR": env.DataDir}}}}, "", "  ")
-	return fmt.Sprintf("\nMCP client configuration (HTTP, while Gatehouse runs):\n%s\n\nMCP client configuration (stdio):\n%s\n", httpForm, stdioForm)
+	return agents.Connect(base, exe, env.DataDir, token)
 }
 
 func agentError(err error) error {

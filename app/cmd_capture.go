@@ -190,8 +190,6 @@ func captureFailure(ctx context.Context, err error) error {
 	case ctx.Err() != nil:
 		return &CLIError{Code: "cancelled", Category: "cancelled", Exit: 130,
 			Message: "the capture was cancelled: its processes were ended and its temporary files removed; nothing was written"}
-	case errors.Is(err, capture.ErrUnsupported):
-		return errorf("unsupported", CategoryInvalid, "%v", err)
 	case errors.Is(err, capture.ErrCleanupIncomplete):
 		return errorf("cleanup_incomplete", CategoryInternal, "the capture ran but its cleanup could not be verified, so no Evidence was written: %v", err)
 	}

@@ -76,6 +76,8 @@ type mcpBridge struct {
 	fatal    error // why the bridge must end
 	inflight sync.WaitGroup
 	listened bool
+
+	barriers barrierSet
 }
 
 // rpcError is the JSON-RPC error object the bridge writes.
@@ -161,6 +163,9 @@ func (b *mcpBridge) handle(line []byte, tooLong bool) {
 		b.reply(nil, rpcError{-32700, "parse error: the line is not a JSON-RPC message"})
 		return
 	}
+	if p.Method == "" && b.barriers.answered(p.ID) {
+		return // the host's answer to the bridge's own ping (barrier.go)
+	}
 	isCall := p.Method != "" && len(p.ID) > 0 && string(p.ID) != "null"
 	b.mu.Lock()
 	first := b.session == ""
@@ -239,14 +244,22 @@ func (b *mcpBridge) relayEvents(body io.Reader, id json.RawMessage) bool {
 	sc.Buffer(make([]byte, 64<<10), maxBridgeLine)
 	var data []byte
 	answered := false
+	notified := false // a notification for this request was relayed
 	flush := func() {
 		if len(data) == 0 {
 			return
 		}
 		var q peek
-		if json.Unmarshal(data, &q) == nil && q.Method == "" && bytes.Equal(bytes.TrimSpace(q.ID), bytes.TrimSpace(id)) {
+		isAnswer := json.Unmarshal(data, &q) == nil && q.Method == "" && len(id) > 0 && bytes.Equal(bytes.TrimSpace(q.ID), bytes.TrimSpace(id))
+		switch {
+		case isAnswer:
 			answered = true
 			b.noteInitialize(data)
+			if notified {
+				b.barrier() // the host has handled every notification before the answer
+			}
+		case q.Method != "" && len(q.ID) == 0:
+			notified = true
 		}
 		b.write(data)
 		data = nil

@@ -97,7 +97,7 @@ func (e *Env) discover(ctx context.Context) (*skills.Catalog, error) {
 	if err != nil {
 		return nil, errorf("settings", CategoryIO, "%v", err)
 	}
-	return skills.Discover(roots), nil
+	return skills.DiscoverCached(roots, &e.documents), nil
 }
 
 func runSkillList(ctx context.Context, io IO, args []string) error {
@@ -222,7 +222,7 @@ func inspection(env *Env, s *skills.Skill) SkillInspection {
 	return SkillInspection{
 		Name: s.Name, Kind: s.Kind, Root: s.Root.Path, RootOrigin: s.Root.Origin, Dir: s.Dir, File: s.File,
 		Valid: s.Valid, Errors: s.Errors, Warnings: s.Warnings, Frontmatter: s.Frontmatter, UnknownFields: s.UnknownFields,
-		Resources: res, ResourceIssues: resIssues, Shadowed: shadowed, Execution: env.inspectExecution(s),
+		Resources: res, ResourceIssues: resIssues, Shadowed: shadowed, Execution: bundle.WithExampleInput(s.Dir, env.inspectExecution(s)),
 	}
 }
 

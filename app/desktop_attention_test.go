@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,6 +70,7 @@ func TestDesktopAttention(t *testing.T) {
 		ri, err := readRuntimeFile(dataDir)
 		return ri, err == nil && ri.PID == app.Process.Pid
 	})
+	secondLaunchKeepsTheWindow(t, bin, env, dataDir, ri)
 	// Without a window manager X focus follows the pointer root and GTK
 	// calls the window active; give the focus to the root window, as a
 	// person switching to another application would.
@@ -100,6 +102,28 @@ func TestDesktopAttention(t *testing.T) {
 	wait(t, res)
 	if id := nextCall(t, srv.closed, "CloseNotification"); id != c.ID {
 		t.Fatalf("closed %d, want %d", id, c.ID)
+	}
+}
+
+// secondLaunchKeepsTheWindow launches the app again on the same data
+// directory: it hands over to the running window and exits with status 1
+// (Wails' single-instance lock, an os.Exit inside wails.Run) without
+// having served agents, so the runtime file still names the window and
+// agents keep reaching it (the MCP call that follows uses it).
+func secondLaunchKeepsTheWindow(t *testing.T, bin string, env []string, dataDir string, first RuntimeInfo) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	second := exec.CommandContext(ctx, bin, "desktop", "--view", "runs")
+	second.Env = env
+	out, err := second.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("second launch: %v (want exit status 1 after handing over)\n%s", err, out)
+	}
+	got, err := readRuntimeFile(dataDir)
+	if err != nil || got != first {
+		t.Fatalf("after a second launch the runtime file is %+v (%v), want the window's %+v", got, err, first)
 	}
 }
 

@@ -7,9 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"sync"
-	"time"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
@@ -26,12 +24,14 @@ const desktopBuilt = true
 
 // runDesktop opens the Wails window over the same facade browser mode
 // serves. With --smoke it exits 0 once the UI has loaded and called the
-// facade (AppInfo), or 1 after 60 s: the CI smoke test under Xvfb.
+// facade (AppInfo), or 1 after 60 s: the CI smoke test under Xvfb. Either
+// way it returns, so its deferred closes run.
 //
 // One window per data directory: a second launch on the same data
 // directory hands its arguments to the running window over the D-Bus
 // session bus (Wails' single-instance lock), which comes to the front, and
-// the second process exits with status 1 (Wails' behaviour). Without a
+// the second process exits with status 1 (Wails' behaviour) without
+// having served agents or touched the runtime file. Without a
 // session bus the lock cannot be taken and each launch opens its own
 // window.
 func runDesktop(ctx context.Context, io IO, args []string) error {
@@ -49,11 +49,12 @@ func runDesktop(ctx context.Context, io IO, args []string) error {
 		return errorf("startup", CategoryInternal, "%v", err)
 	}
 	defer f.close()
-	defer serveAgents(ctx, env, f)()
-	called := f.watchFirstCall()
-	smokeFailed := false
-	var wctx context.Context
-	var hookOnce sync.Once
+	win := &windowHandle{quitWith: wailsruntime.Quit}
+	smokeResult := func() error { return nil }
+	if *opts.smoke {
+		smokeResult = smokeWatch(f.watchFirstCall(), smokeTimeout, win.quit, io.Stdout)
+	}
+	var readyOnce sync.Once
 	// Attention starts before the window, so a request raised while the
 	// window is still loading is not missed (the window counts as not
 	// focused until GTK says otherwise).
@@ -70,6 +71,7 @@ func runDesktop(ctx context.Context, io IO, args []string) error {
 		SingleInstanceLock: &options.SingleInstanceLock{
 			UniqueId: singleInstanceID(env.DataDir),
 			OnSecondInstanceLaunch: func(d options.SecondInstanceData) {
+				wctx := win.context()
 				if wctx == nil {
 					return
 				}
@@ -81,10 +83,17 @@ func runDesktop(ctx context.Context, io IO, args []string) error {
 		},
 		OnDomReady: func(c context.Context) {
 			showView(c, *opts.view)
-			hookOnce.Do(hookGTKWindow)
+			readyOnce.Do(func() {
+				hookGTKWindow()
+				// Agents are served (and the runtime file naming this
+				// window written) only now: a second launch has handed
+				// over and exited by this point, inside wails.Run, by an
+				// os.Exit that skips every deferred close. OnStartup is
+				// too early: Wails calls it alongside that check.
+				f.onClose(serveAgents(ctx, env, f))
+			})
 		},
 		OnStartup: func(c context.Context) {
-			wctx = c
 			events, stop := f.events.subscribe(256)
 			f.onClose(stop)
 			go func() {
@@ -92,27 +101,14 @@ func runDesktop(ctx context.Context, io IO, args []string) error {
 					wailsruntime.EventsEmit(c, e.Name, e.Data)
 				}
 			}()
-			if *opts.smoke {
-				go func() {
-					select {
-					case <-called:
-						fmt.Fprintln(io.Stdout, "smoke: the UI loaded and AppInfo round-tripped")
-					case <-time.After(60 * time.Second):
-						fmt.Fprintln(io.Stderr, "smoke: the UI never called the facade")
-						smokeFailed = true
-					}
-					wailsruntime.Quit(c)
-				}()
-			}
+			win.started(c)
 		},
 	})
+	smokeErr := smokeResult()
 	if err != nil {
 		return errorf("desktop", CategoryInternal, "%v", err)
 	}
-	if smokeFailed {
-		os.Exit(1)
-	}
-	return nil
+	return smokeErr
 }
 
 // startDesktopAttention flags the window and sends desktop notifications

@@ -45,7 +45,8 @@ type Env struct {
 	PinErr  error
 
 	runtimeOnce sync.Once
-	inspected   bundle.InspectCache // content-keyed inspection results (cmd_skill.go)
+	inspected   bundle.InspectCache  // content-keyed inspection results (cmd_skill.go)
+	documents   skills.DocumentCache // content-keyed SKILL.md parses (cmd_skill.go)
 	runtimeErr  error
 }
 

@@ -44,6 +44,8 @@ type Facade struct {
 	grantViews map[string]*GrantView    // capture grant details, by grant id
 	active     map[string]*activeRun    // runs started from the UI, by run id
 	verified   verifiedCache            // Evidence files that passed verification, by digest
+	verifier   verifierDigest           // this executable's SHA-256 (verification marks)
+	captures   uiCaptures               // captures started from the UI (StartCapture)
 	digests    fileDigests              // SHA-256 of saved Evidence files, while unchanged (library signatures)
 	stop       []func()
 }
@@ -76,6 +78,8 @@ func newFacade(env *Env, shell string, window consentWindow) (*Facade, error) {
 	f.pipeline = &consent.Pipeline{Policy: f.policy, Agents: f.agents, Consent: f.consent, Runner: f.runner, Journal: f.journal,
 		ScopeConfinement: scopeConfinement(env, f.runner), OnApproved: approvalRecorder(env)}
 	f.forwardEvents()
+	f.stop = append(f.stop, f.captures.stop)
+	go f.verifier.id() // hashed ahead of the first Evidence read
 	return f, nil
 }
 

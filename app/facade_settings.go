@@ -75,10 +75,13 @@ type AddAgentArgs struct {
 	CanExecuteSkills bool   `json:"canExecuteSkills"`
 }
 
-// AddAgentResult carries the new agent and its token, shown this once.
+// AddAgentResult carries the new agent and its token, shown this once,
+// with the MCP client configuration for it: the same snippets `gatehouse
+// agent add` prints.
 type AddAgentResult struct {
-	Agent agents.Agent `json:"agent"`
-	Token string       `json:"token"`
+	Agent   agents.Agent      `json:"agent"`
+	Token   string            `json:"token"`
+	Connect agents.Connection `json:"connect"`
 }
 
 // AddAgent registers an agent; its token is returned once and only its
@@ -89,7 +92,7 @@ func (f *Facade) AddAgent(a AddAgentArgs) (AddAgentResult, error) {
 		return AddAgentResult{}, agentError(err)
 	}
 	f.events.publish("settings", map[string]string{"what": "agents"})
-	return AddAgentResult{Agent: ag, Token: token}, nil
+	return AddAgentResult{Agent: ag, Token: token, Connect: agentConnection(f.env, token)}, nil
 }
 
 // SetAgentDisabledArgs enables or disables an agent.

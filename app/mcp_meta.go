@@ -160,6 +160,9 @@ func withToolMeta(next mcp.MethodHandler) mcp.MethodHandler {
 			if file, ok := publishedInputs[tl.Name]; ok {
 				c.InputSchema = publishedSchema(file)
 			}
+			if props, ok := publishedProperties[tl.Name]; ok {
+				c.InputSchema = withPublishedProperties(c.InputSchema, props)
+			}
 			out.Tools[i] = &c
 		}
 		return &out, nil
@@ -172,6 +175,47 @@ func withToolMeta(next mcp.MethodHandler) mcp.MethodHandler {
 var publishedInputs = map[string]string{
 	"capture_process_scenario": "capture-scenario.schema.json",
 	"run_replay_machine":       "replay-run.schema.json",
+}
+
+// publishedProperties are the tool arguments that are one of the
+// project's file formats: tools/list publishes that format's schema as
+// the argument's schema.
+var publishedProperties = map[string]map[string]string{
+	"compare_process_captures": {"trace_spec": "trace-spec.schema.json"},
+}
+
+// withPublishedProperties returns a copy of the object schema in with
+// each named property's schema replaced by a published document. The
+// document's own definitions move to the result's "$defs" (its "#/$defs/…"
+// references then resolve there) and its "$schema" and "$id" are left
+// out, so the result is one plain schema every client can compile; the
+// property keeps its own description when the document has none.
+func withPublishedProperties(in any, props map[string]string) map[string]any {
+	var out map[string]any
+	if err := json.Unmarshal(schemaJSON(in), &out); err != nil {
+		panic(fmt.Sprintf("input schema: %v", err))
+	}
+	properties, _ := out["properties"].(map[string]any)
+	defs, _ := out["$defs"].(map[string]any)
+	if defs == nil {
+		defs = map[string]any{}
+	}
+	for name, file := range props {
+		doc := publishedSchema(file)
+		docDefs, _ := doc["$defs"].(map[string]any)
+		for k, v := range docDefs {
+			if _, clash := defs[k]; clash {
+				panic(fmt.Sprintf("published schema %s: definition %q already used", file, k))
+			}
+			defs[k] = v
+		}
+		delete(doc, "$defs")
+		delete(doc, "$schema")
+		delete(doc, "$id")
+		properties[name] = doc
+	}
+	out["$defs"] = defs
+	return out
 }
 
 // publishedSchema reads one published schema; the files are embedded, so

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/gatehouse/gatehouse/backend/capture"
+	"github.com/gatehouse/gatehouse/backend/compare"
 	"github.com/gatehouse/gatehouse/backend/replay"
 	"github.com/gatehouse/gatehouse/docs"
 )
@@ -164,5 +168,67 @@ func TestReplayRunSchemaMatchesParser(t *testing.T) {
 	}
 	for _, e := range broken {
 		check(e, false)
+	}
+}
+
+// compare_process_captures publishes the trace-spec schema as its
+// trace_spec argument: compiled as the tool's whole input schema (what a
+// client does), it accepts every valid docs/examples/trace-spec document
+// and refuses the structurally broken ones, as the parser does.
+func TestMCPPublishesTraceSpecSchema(t *testing.T) {
+	ts := startServer(t)
+	_, tok := addAgent(t, ts, "trace-schema")
+	cs, err := mcpClient(t, ts, tok, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw json.RawMessage
+	for _, tl := range tools.Tools {
+		if tl.Name == "compare_process_captures" {
+			raw = schemaJSON(tl.InputSchema)
+		}
+	}
+	if raw == nil {
+		t.Fatal("no compare_process_captures tool")
+	}
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	if err := c.AddResource("compare.json", bytes.NewReader(raw)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("compare.json")
+	if err != nil {
+		t.Fatalf("the published input schema does not compile: %v\n%s", err, raw)
+	}
+	files, _ := filepath.Glob(filepath.Join("..", "docs", "examples", "trace-spec", "*.json"))
+	if len(files) < 3 {
+		t.Fatalf("%d trace-spec examples", len(files))
+	}
+	structural := map[string]bool{"missing_field": true, "unknown_field": true, "wrong_type": true, "unsupported_version": true, "out_of_range": true}
+	const id = "ev_0000000000000000000000000000000000000000000000000000000000000000"
+	for _, f := range files {
+		spec, _ := os.ReadFile(f)
+		var sv any
+		if json.Unmarshal(spec, &sv) != nil {
+			continue // invalid JSON never reaches a schema
+		}
+		args := map[string]any{"left_evidence_id": id, "right_evidence_id": id, "trace_spec": sv}
+		_, perr := compare.ParseTraceSpec(spec)
+		verr := s.Validate(args)
+		base := filepath.Base(f)
+		code := strings.TrimSuffix(strings.TrimPrefix(base, "broken-"), ".json")
+		switch {
+		case strings.HasPrefix(base, "valid-") && (perr != nil || verr != nil):
+			t.Errorf("%s: parser %v, schema %v; both must accept it", base, perr, verr)
+		case strings.HasPrefix(base, "broken-") && perr == nil:
+			t.Errorf("%s: the parser accepts it", base)
+		case structural[code] && verr == nil:
+			t.Errorf("%s: the published schema accepts it", base)
+		}
 	}
 }

@@ -11,8 +11,6 @@ package artifact
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -243,8 +241,7 @@ func readLimited(root int, p string, limit, budget int) ([]byte, unix.Stat_t, er
 	if err != nil {
 		return nil, unix.Stat_t{}, openError(p, err)
 	}
-	f := os.NewFile(uintptr(fd), p)
-	defer f.Close()
+	defer unix.Close(fd)
 	var before unix.Stat_t
 	if err := unix.Fstat(fd, &before); err != nil {
 		return nil, unix.Stat_t{}, fail("stat", p, "%w", err)
@@ -258,7 +255,7 @@ func readLimited(root int, p string, limit, budget int) ([]byte, unix.Stat_t, er
 	if before.Size > int64(budget) {
 		return nil, unix.Stat_t{}, fail("snapshot_too_large", p, "snapshot exceeds %d bytes", MaxSnapshotBytes)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, before.Size+1))
+	data, err := readAtMost(fd, int(before.Size)+1)
 	if err != nil {
 		return nil, unix.Stat_t{}, fail("read", p, "%w", err)
 	}
@@ -286,4 +283,28 @@ func openError(p string, err error) *Error {
 		return fail("missing", p, "no such file")
 	}
 	return fail("open", p, "%w", err)
+}
+
+// readAtMost reads fd to its end or until n bytes are read, into one
+// buffer of n bytes. It reads the descriptor directly (not through an
+// os.File, which would register the non-blocking descriptor with the
+// runtime poller on every open): a skill listing reads hundreds of small
+// files per call.
+func readAtMost(fd, n int) ([]byte, error) {
+	buf := make([]byte, n)
+	got := 0
+	for got < n {
+		m, err := unix.Read(fd, buf[got:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m == 0 {
+			break
+		}
+		got += m
+	}
+	return buf[:got:got], nil
 }

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // PayloadType is the DSSE payload type of an in-toto Statement.
@@ -53,7 +54,7 @@ type Predicate struct {
 func SummaryOf(e *evidence.Envelope) Predicate {
 	p := Predicate{EvidenceID: e.EvidenceID, SchemaVersion: e.SchemaVersion, PredicateType: e.PredicateType,
 		Operation: e.Operation, Provider: e.Provider, Confidence: e.Confidence, Authority: e.Authority,
-		Limitations: nonNil(e.Limitations), EvidenceLinks: nonNil(e.EvidenceLinks)}
+		Limitations: strictjson.NonNil(e.Limitations), EvidenceLinks: strictjson.NonNil(e.EvidenceLinks)}
 	switch e.PredicateType {
 	case evidence.PredicateProcessCapture:
 		var rec struct {
@@ -116,13 +117,6 @@ func executableOf(e *evidence.Envelope) (name, sha256 string, ok bool) {
 		return "", "", false
 	}
 	return rec.Manifest.Scenario.Executable, rec.Manifest.ExecutableSHA256, true
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }
 
 // Statement is the in-toto Statement v1 of one Evidence file, built with

@@ -285,7 +285,7 @@ func strictUnmarshal(raw []byte, v any) error {
 
 // normalize makes empty and nil collections compare equal.
 func normalize(p Predicate) Predicate {
-	p.Limitations, p.EvidenceLinks = nonNil(p.Limitations), nonNil(p.EvidenceLinks)
+	p.Limitations, p.EvidenceLinks = strictjson.NonNil(p.Limitations), strictjson.NonNil(p.EvidenceLinks)
 	if len(p.Verdicts) == 0 {
 		p.Verdicts = nil
 	}

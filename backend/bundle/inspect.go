@@ -17,6 +17,12 @@ type Execution struct {
 	Manifest    *Manifest `json:"manifest,omitempty"`
 	Issues      []Issue   `json:"issues"`
 	Unsupported []string  `json:"unsupported"`
+	// ExampleInput is the bundle's example invocation (ExampleInputFile),
+	// when it ships one that is a valid input; ExampleInputProblem says why
+	// a shipped one is not offered. Inspect leaves them empty (a run does
+	// not need them); WithExampleInput fills them.
+	ExampleInput        *ExampleInput `json:"exampleInput,omitempty"`
+	ExampleInputProblem string        `json:"exampleInputProblem,omitempty"`
 	// Snapshot holds the captured bytes when the capture succeeded; the
 	// runner stages exactly these bytes.
 	Snapshot *artifact.Snapshot `json:"-"`

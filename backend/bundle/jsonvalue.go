@@ -175,7 +175,7 @@ func parseJSON(data []byte, maxDepth, maxNodes int) (*Value, *Issue) {
 		return nil, &Issue{Code: "bom", Path: "$", Message: "document starts with a byte order mark"}
 	}
 	if !utf8.Valid(data) {
-		return nil, &Issue{Code: "invalid_utf8", Path: "$", Message: fmt.Sprintf("document is not valid UTF-8 (first bad byte at offset %d)", firstInvalidUTF8(data))}
+		return nil, &Issue{Code: "invalid_utf8", Path: "$", Message: fmt.Sprintf("document is not valid UTF-8 (first bad byte at offset %d)", strictjson.FirstInvalidUTF8(data))}
 	}
 	issues := strictjson.Collector{Max: 1}
 	n := strictjson.Decode(data, "$", jsonOptions(maxDepth, maxNodes), &issues)
@@ -211,17 +211,6 @@ func fromNode(n *strictjson.Node) *Value {
 		return v
 	}
 	return &Value{Kind: Null}
-}
-
-func firstInvalidUTF8(b []byte) int {
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n <= 1 {
-			return i
-		}
-		i += n
-	}
-	return -1
 }
 
 // JoinPath appends an object key to a JSON path: $.name for identifier-like

@@ -59,20 +59,10 @@ func (e *PolicyError) Error() string {
 	return fmt.Sprintf("capture refused by operator policy (%s): %s", e.Reason, e.Message)
 }
 
-// ErrUnsupported is wrapped by the error Capture returns for a scenario
-// that needs a feature this engine does not implement yet.
-var ErrUnsupported = errors.New("not supported by this capture engine")
-
 // ErrCleanupIncomplete is wrapped by the error Capture returns, together
 // with the record, when the owned tree could not be verified gone or the
 // temporary root could not be removed.
 var ErrCleanupIncomplete = errors.New("capture cleanup incomplete")
-
-// unsupported names what sc asks for that Capture cannot do yet.
-func unsupported(sc *Scenario) []string {
-	var out []string
-	return out
-}
 
 // Capture runs sc.Executable with sc.Arguments in a new PTY owned by sup
 // and records what it did (docs/formats/capture-record.md). The target gets
@@ -103,9 +93,6 @@ func Capture(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, opts O
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("capture: cancelled before launch: %w", err)
-	}
-	if missing := unsupported(sc); len(missing) > 0 {
-		return nil, fmt.Errorf("capture: scenario uses %v: %w", missing, ErrUnsupported)
 	}
 	if err := reactivePreflight(sc); err != nil {
 		return nil, err

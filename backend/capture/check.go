@@ -109,30 +109,13 @@ func (c *checker) envName(s, path string) bool {
 	return true
 }
 
-func isAlnum(b byte) bool {
-	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
-}
-
 // isEnvName matches ^[A-Za-z_][A-Za-z0-9_]*$.
 func isEnvName(s string) bool {
 	if s == "" || s[0] >= '0' && s[0] <= '9' {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if !isAlnum(s[i]) && s[i] != '_' {
-			return false
-		}
-	}
-	return true
-}
-
-// isName matches ^[A-Za-z0-9][A-Za-z0-9<extra>]{0,max-1}$.
-func isName(s string, max int, extra string) bool {
-	if s == "" || len(s) > max || !isAlnum(s[0]) {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if !isAlnum(s[i]) && strings.IndexByte(extra, s[i]) < 0 {
+		if !strictjson.IsAlnum(s[i]) && s[i] != '_' {
 			return false
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 	"github.com/gatehouse/gatehouse/backend/policy"
 )
 
@@ -28,20 +29,20 @@ func RedactedInput(n int) string { return fmt.Sprintf("<redacted-input:%d-bytes>
 func (s Scenario) MarshalJSON() ([]byte, error) {
 	type plain Scenario
 	p := plain(s)
-	p.Arguments = nonNil(p.Arguments)
+	p.Arguments = strictjson.NonNil(p.Arguments)
 	if p.Environment == nil {
 		p.Environment = map[string]string{}
 	}
-	p.InheritEnvironment = nonNil(p.InheritEnvironment)
-	p.SecretAliases = nonNil(p.SecretAliases)
-	p.FilesystemRoots = nonNil(p.FilesystemRoots)
-	p.Events = nonNil(p.Events)
-	p.Checkpoints = nonNil(p.Checkpoints)
-	p.CommandShims = nonNil(p.CommandShims)
-	p.Normalization.Patterns = nonNil(p.Normalization.Patterns)
-	p.Replay.HTTP = nonNil(p.Replay.HTTP)
-	p.Replay.WebsocketMessages = nonNil(p.Replay.WebsocketMessages)
-	p.Replay.WebsocketConnections = nonNil(p.Replay.WebsocketConnections)
+	p.InheritEnvironment = strictjson.NonNil(p.InheritEnvironment)
+	p.SecretAliases = strictjson.NonNil(p.SecretAliases)
+	p.FilesystemRoots = strictjson.NonNil(p.FilesystemRoots)
+	p.Events = strictjson.NonNil(p.Events)
+	p.Checkpoints = strictjson.NonNil(p.Checkpoints)
+	p.CommandShims = strictjson.NonNil(p.CommandShims)
+	p.Normalization.Patterns = strictjson.NonNil(p.Normalization.Patterns)
+	p.Replay.HTTP = strictjson.NonNil(p.Replay.HTTP)
+	p.Replay.WebsocketMessages = strictjson.NonNil(p.Replay.WebsocketMessages)
+	p.Replay.WebsocketConnections = strictjson.NonNil(p.Replay.WebsocketConnections)
 	if len(p.Replay.Machine) == 0 {
 		p.Replay.Machine = json.RawMessage("null")
 	}
@@ -49,13 +50,6 @@ func (s Scenario) MarshalJSON() ([]byte, error) {
 		p.Reactive = json.RawMessage("null")
 	}
 	return json.Marshal(p)
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }
 
 // Redactor returns a function that replaces every occurrence of a secret

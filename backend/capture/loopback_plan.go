@@ -444,7 +444,7 @@ func isHeaderToken(s string) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if !isAlnum(s[i]) && strings.IndexByte("!#$%&'*+-.^_`|~", s[i]) < 0 {
+		if !strictjson.IsAlnum(s[i]) && strings.IndexByte("!#$%&'*+-.^_`|~", s[i]) < 0 {
 			return false
 		}
 	}

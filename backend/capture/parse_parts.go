@@ -103,7 +103,7 @@ func (c *checker) checkpoints(m strictjson.Members) []Checkpoint {
 			cp.Name = name
 			first, dup := names[name]
 			switch {
-			case !isName(name, 64, "_-"):
+			case !strictjson.IsName(name, 64, "_-"):
 				c.Add(at+".name", CodeInvalidName, "%q does not match ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", strictjson.Truncate(name, 80))
 			case name == "before" || name == "after_settlement":
 				c.Add(at+".name", CodeReservedName, "%q is reserved: Gatehouse always takes it", name)
@@ -157,7 +157,7 @@ func (c *checker) shims(m strictjson.Members) []CommandShim {
 			shim.Name = name
 			first, dup := names[name]
 			switch {
-			case !isName(name, 128, "._-"):
+			case !strictjson.IsName(name, 128, "._-"):
 				c.Add(at+".name", CodeInvalidName, "%q does not match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", strictjson.Truncate(name, 140))
 			case dup:
 				c.Add(at+".name", CodeDuplicateEntry, "shim %q is already named by command_shims[%d]", name, first)

@@ -263,18 +263,6 @@ func (v *verifier) boolAt(m map[string]json.RawMessage, path, key string) (bool,
 
 func isNull(raw json.RawMessage) bool { return rawKind(raw) == 'z' }
 
-func isHex64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !(s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // digestOf is the commitment digest of raw ("" when it has none).
 func digestOf(raw json.RawMessage) string {
 	d, err := evidence.DigestJSON(raw)
@@ -317,7 +305,7 @@ func (v *verifier) manifest(rec map[string]json.RawMessage) {
 	commit("normalization_sha256", norm, hasNorm)
 	commit("shim_plan_sha256", m["shim_plan"], m["shim_plan"] != nil)
 	commit("replay_plan_sha256", m["replay_plan"], m["replay_plan"] != nil)
-	if d, ok := v.strAt(m, p, "executable_sha256", false); ok && !isHex64(d) {
+	if d, ok := v.strAt(m, p, "executable_sha256", false); ok && !strictjson.IsHex64(d) {
 		v.add(p+".executable_sha256", CodeInvalidValue, "must be 64 lowercase hexadecimal digits")
 	}
 	if hasScenario {
@@ -548,7 +536,7 @@ func (v *verifier) fileState(raw json.RawMessage, at string) {
 	}
 	sum, hasSum := v.strAt(f, at, "sha256", true)
 	switch {
-	case hasSum && !isHex64(sum):
+	case hasSum && !strictjson.IsHex64(sum):
 		v.add(at+".sha256", CodeInvalidValue, "must be 64 lowercase hexadecimal digits or null")
 	case hasSum && ok && typ != FileTypeFile:
 		v.add(at+".sha256", CodeStateMismatch, "only files have a sha256")

@@ -84,7 +84,8 @@ func (r *record) timedList(name, timeField string, skip map[string]bool) []obs {
 
 // behaviorDimensions builds every dimension's comparison list in behavior
 // mode (docs/formats/comparison.md): the terminal as one stream and a final
-// screen; interaction, protocol and shim lists without times; exit and
+// screen; interaction and shim lists without times, protocol events per
+// connection (behavior_protocol.go); exit and
 // settlement without elapsed_ms; checkpoints matched by name without
 // at_ms, then the final state; processes as a set of command-line paths.
 // Times are kept on the observations only to order the first divergence.
@@ -95,9 +96,7 @@ func behaviorDimensions(l, r *record) [numDims]dimObs {
 		r.timedList("interaction_events", "dispatched_at_ms", skipInteraction))
 	out[dimExit] = zip([]obs{behaviorExit(l)}, []obs{behaviorExit(r)})
 	out[dimFilesystem] = behaviorFilesystem(l, r)
-	out[dimProtocol] = zip(
-		append(l.timedList("protocol_events", "at_ms", skipTimes), l.timedList("replay_transitions", "at_ms", skipTimes)...),
-		append(r.timedList("protocol_events", "at_ms", skipTimes), r.timedList("replay_transitions", "at_ms", skipTimes)...))
+	out[dimProtocol] = behaviorProtocol(l, r)
 	out[dimProcess] = behaviorProcesses(l, r)
 	out[dimShim] = zip(l.timedList("shim_events", "at_ms", skipTimes), r.timedList("shim_events", "at_ms", skipTimes))
 	return out

@@ -242,8 +242,9 @@ const ReasonTruncated = "At least one capture is truncated."
 // (behavior.go, terminal.go) the terminal is the concatenated raw stream
 // plus the final rendered screen, located at the first differing byte with
 // the differing rows of the screen rendered after the chunk holding it on
-// each side (and their character ranges); interaction, protocol and shim
-// lists compare without their times and sequences, exit and settlement
+// each side (and their character ranges); interaction and shim lists
+// compare without their times and sequences, protocol events the same way
+// per connection in connection order (behavior_protocol.go), exit and settlement
 // without elapsed_ms, checkpoints by name without at_ms, processes as the
 // set of command-line paths of the tree. Times still order the first
 // divergence. In exact mode the observations are compared index by index

@@ -344,7 +344,7 @@ func (c *recordChecker) manifest(v any, f map[string]any, r *record) {
 		if !ok {
 			continue
 		}
-		if !isHex64(s) {
+		if !strictjson.IsHex64(s) {
 			c.add(p, "invalid_value", "must be 64 lowercase hexadecimal characters")
 			continue
 		}
@@ -458,7 +458,7 @@ func (c *recordChecker) item(name string, it any, i int, last *int64, report boo
 			_, good = v.(bool)
 		}
 		if !good {
-			bad("."+f, "wrong_type", "must be %s %s, not %s", article(want), want, kindName(v))
+			bad("."+f, "wrong_type", "must be %s %s, not %s", strictjson.Article(want), want, kindName(v))
 		}
 	}
 	enum := func(f string, allowed ...string) {
@@ -508,13 +508,6 @@ func (c *recordChecker) item(name string, it any, i int, last *int64, report boo
 		enum("direction", "request", "response", "received", "sent")
 	}
 	return ok
-}
-
-func article(kind string) string {
-	if kind == "array" || kind == "object" {
-		return "an"
-	}
-	return "a"
 }
 
 func (c *recordChecker) exit(v any) map[string]any {
@@ -718,19 +711,6 @@ func (c *recordChecker) journal(v any, r *record) {
 			}
 		}
 	}
-}
-
-func isHex64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		if (ch < '0' || ch > '9') && (ch < 'a' || ch > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // rawJSON re-encodes a decoded value (for messages and fixtures).

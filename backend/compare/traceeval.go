@@ -179,7 +179,7 @@ type step struct {
 func (s *TraceSpec) evaluate(r *record, side string) TraceSide {
 	unknown := func(msg string, events []string) TraceSide {
 		return TraceSide{Status: SideUnknown, Trace: []TraceStep{},
-			Diagnostic: &Diagnostic{Kind: DiagJournal, Side: side, Message: msg, EventIDs: nonNilStrings(events), Locations: []string{}}}
+			Diagnostic: &Diagnostic{Kind: DiagJournal, Side: side, Message: msg, EventIDs: strictjson.NonNil(events), Locations: []string{}}}
 	}
 	if r.truncated {
 		return unknown("The capture is truncated, so its journal may be incomplete.", nil)
@@ -208,7 +208,7 @@ func (s *TraceSpec) evaluate(r *record, side string) TraceSide {
 			locs = locs[:maxDiagnosticLocations]
 		}
 		return TraceSide{Status: SideFail, Trace: []TraceStep{},
-			Diagnostic: &Diagnostic{Kind: kind, Side: side, Message: msg, EventIDs: nonNilStrings(ids), Locations: nonNilStrings(locs)}}
+			Diagnostic: &Diagnostic{Kind: kind, Side: side, Message: msg, EventIDs: strictjson.NonNil(ids), Locations: strictjson.NonNil(locs)}}
 	}
 
 	// Project the journal onto the declared sources.
@@ -307,13 +307,6 @@ func (s *TraceSpec) ids(list []int) []string {
 		out[i] = s.events[x].id
 	}
 	return out
-}
-
-func nonNilStrings(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 type anchoredFailure struct {

@@ -47,6 +47,10 @@ type Request struct {
 	Path string   `json:"path"`
 	Args []string `json:"args"`
 	Env  []string `json:"env"`
+	// GoLauncher starts the launch through the re-executed Go launcher
+	// even where the native one runs (a test seam: both must enforce the
+	// same).
+	GoLauncher bool `json:"-"`
 }
 
 // SystemReadOnly are the system paths a Node runtime needs to read: its
@@ -61,9 +65,13 @@ func SystemReadOnly() []string { return append([]string(nil), systemReadOnly...)
 // for ignored stdio), the random and zero devices read-only.
 var devRW, devRO = []string{"/dev/null"}, []string{"/dev/zero", "/dev/urandom", "/dev/random"}
 
-// Command returns how to start the request through the launcher: this
-// executable (/proc/self/exe), with the request and GOMAXPROCS=1 as its
-// only environment.
+// Command returns how to start the request through the launcher: the
+// native launcher (launch.c, embedded, executed from a sealed memory file)
+// with the Landlock masks and rules on its command line and the target's
+// environment as its own; or, where the native launcher cannot run (another
+// architecture, a kernel that forbids executing memory files) or GoLauncher
+// is set, this executable (/proc/self/exe) with the request and
+// GOMAXPROCS=1 as its only environment.
 // The caller gives the started process the protocol descriptors 0–3 and
 // the write end of a report pipe as ReportFD, then calls ReadReport.
 func (r Request) Command() (path string, args, env []string, err error) {
@@ -72,6 +80,11 @@ func (r Request) Command() (path string, args, env []string, err error) {
 	}
 	if !strings.HasPrefix(r.Path, "/") || len(r.Args) == 0 {
 		return "", nil, nil, errors.New("confine: the target needs an absolute path and an argv")
+	}
+	if !r.GoLauncher {
+		if native, err := nativeLauncher(); err == nil {
+			return native, r.nativeArgs(), r.Env, nil
+		}
 	}
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -87,26 +100,29 @@ func (r Request) Command() (path string, args, env []string, err error) {
 	return "/proc/self/exe", []string{"gatehouse-launcher", "-test.run=^$"}, []string{"GOMAXPROCS=1", launchEnv + "=" + string(b)}, nil
 }
 
-// launchReply is the launcher's one line on ReportFD.
+// launchReply is the launcher's one line on ReportFD: the facts it saw
+// (the Landlock ABI, as limited by the request, and whether the network
+// namespace is a fresh one) once everything is enforced, or an error.
 type launchReply struct {
-	Report      *Report `json:"report,omitempty"`
-	Error       string  `json:"error,omitempty"`
-	Unavailable bool    `json:"unavailable,omitempty"`
+	ABI         *int   `json:"abi,omitempty"`
+	NetNS       bool   `json:"netns,omitempty"`
+	Error       string `json:"error,omitempty"`
+	Unavailable bool   `json:"unavailable,omitempty"`
 }
 
 // ReadReport reads the launcher's report from the read end of its pipe
 // until EOF (the target was executed, or the launcher ended). It returns
-// the report when the target was executed under it, an UnavailableError
-// when the confinement could not be enforced, and another error when the
-// launch failed.
-func ReadReport(r io.Reader) (*Report, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxReport))
+// what the launch enforced when the target was executed under it (the
+// plan of the request's settings for the ABI and network namespace the
+// launcher saw), an UnavailableError when the confinement could not be
+// enforced, and another error when the launch failed.
+func (r Request) ReadReport(rd io.Reader) (*Report, error) {
+	b, err := io.ReadAll(io.LimitReader(rd, maxReport))
 	if err != nil {
 		return nil, fmt.Errorf("confine: read the launcher's report: %w", err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	var rep *Report
-	for _, line := range lines {
+	var facts *launchReply
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		if line == "" {
 			continue
 		}
@@ -119,14 +135,22 @@ func ReadReport(r io.Reader) (*Report, error) {
 			return nil, &UnavailableError{Reason: reply.Error}
 		case reply.Error != "":
 			return nil, fmt.Errorf("confine: launcher: %s", reply.Error)
-		case reply.Report != nil:
-			rep = reply.Report
+		case reply.ABI != nil:
+			facts = &reply
 		}
 	}
-	if rep == nil {
+	if facts == nil {
 		return nil, errors.New("confine: the launcher ended without a report")
 	}
-	return rep, nil
+	// The launcher enforced the masks this process computed for its own
+	// view of the kernel; they are the plan's only if both saw one ABI.
+	if want := limitABI(KernelABI(), r.ABILimit); *facts.ABI != want {
+		return nil, fmt.Errorf("confine: the launcher saw Landlock ABI %d, Gatehouse %d", *facts.ABI, want)
+	}
+	if facts.NetNS != r.NetNamespace {
+		return nil, errors.New("confine: the launcher's network namespace report does not match the request")
+	}
+	return plan(r.Settings, *facts.ABI, facts.NetNS)
 }
 
 // MaybeLaunch runs the launcher and never returns when this process was
@@ -150,12 +174,12 @@ func MaybeLaunch() {
 		reply(launchReply{Error: "malformed launch request: " + err.Error()})
 		os.Exit(126)
 	}
-	rep, err := enforce(req)
+	abi, err := enforce(req)
 	if err != nil {
 		reply(launchReply{Error: err.Error(), Unavailable: IsUnavailable(err)})
 		os.Exit(126)
 	}
-	reply(launchReply{Report: rep})
+	reply(launchReply{ABI: &abi, NetNS: req.NetNamespace})
 	// The target inherits only 0–3: everything above, the report pipe
 	// included, closes on exec.
 	if err := unix.CloseRange(ReportFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
@@ -168,41 +192,49 @@ func MaybeLaunch() {
 }
 
 // enforce sets no_new_privs and applies the Landlock ruleset of the
-// request on this thread, and returns what is enforced.
-func enforce(req Request) (*Report, error) {
-	netns := req.NetNamespace && onlyLoopback()
+// request on this thread, and returns the ABI it was built for. A network
+// namespace that was asked for and is not a fresh one refuses the launch,
+// as the native launcher does.
+func enforce(req Request) (int, error) {
+	if req.NetNamespace && !onlyLoopback() {
+		return 0, &UnavailableError{Reason: "the attempt's network namespace is not a fresh one (an interface other than lo is present)"}
+	}
 	abi := limitABI(KernelABI(), req.ABILimit)
-	rep, err := plan(req.Settings, abi, netns)
-	if err != nil {
-		return nil, err
+	if _, err := plan(req.Settings, abi, req.NetNamespace); err != nil {
+		return 0, err
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return nil, fmt.Errorf("no_new_privs: %w", err)
+		return 0, fmt.Errorf("no_new_privs: %w", err)
 	}
 	cfg, any := config(req.Settings, abi)
 	if !any {
-		return rep, nil
+		return abi, nil
 	}
+	// The native launcher's rules (nativeArgs), through go-landlock.
 	var rules []landlock.Rule
-	if cfg.HandledAccessFS != 0 {
-		rules = append(rules,
-			landlock.RODirs(append(SystemReadOnly(), req.ReadOnly...)...).IgnoreIfMissing(),
-			landlock.RWDirs(req.ReadWrite...),
-			landlock.RWFiles(devRW...).IgnoreIfMissing(),
-			landlock.ROFiles(devRO...).IgnoreIfMissing(),
-		)
+	for _, r := range req.pathRules(uint64(cfg.HandledAccessFS)) {
+		// A path that must exist and does not is the launch's error, not
+		// the kernel's inability (as in the native launcher).
+		if _, err := os.Stat(r.path); err != nil && !r.ignoreMissing {
+			return 0, fmt.Errorf("open %s: %w", r.path, err)
+		}
+		rule := landlock.PathAccess(landlock.AccessFSSet(r.access), r.path)
+		if r.ignoreMissing {
+			rule = rule.IgnoreIfMissing()
+		}
+		rules = append(rules, rule)
 	}
 	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil {
-		return nil, &UnavailableError{Reason: "Landlock ruleset: " + err.Error()}
+		return 0, &UnavailableError{Reason: "Landlock ruleset: " + err.Error()}
 	}
 	if fd >= 0 {
 		defer unix.Close(fd)
 		if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
-			return nil, &UnavailableError{Reason: "Landlock restrict_self: " + err.Error()}
+			return 0, &UnavailableError{Reason: "Landlock restrict_self: " + err.Error()}
 		}
 	}
-	return rep, nil
+	return abi, nil
 }
 
 // onlyLoopback reports whether this process's network namespace has no

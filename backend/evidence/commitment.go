@@ -74,7 +74,7 @@ func (c Commitment) check() error {
 	if c.Algorithm != AlgorithmSHA256 {
 		return fmt.Errorf("evidence: verify commitment: unsupported algorithm %q (want %q)", strictjson.Truncate(c.Algorithm, 32), AlgorithmSHA256)
 	}
-	if !isHex64(c.Digest) {
+	if !strictjson.IsHex64(c.Digest) {
 		return fmt.Errorf("evidence: verify commitment: digest %q is not 64 lowercase hexadecimal characters", strictjson.Truncate(c.Digest, 80))
 	}
 	return nil
@@ -85,18 +85,4 @@ func (c Commitment) compare(actual string) error {
 		return fmt.Errorf("evidence: verify commitment: value digest %s, committed %s: %w", actual, c.Digest, ErrCommitmentMismatch)
 	}
 	return nil
-}
-
-// isHex64 reports whether s is exactly 64 lowercase hexadecimal characters.
-func isHex64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }

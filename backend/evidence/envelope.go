@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // SchemaVersion is the Evidence envelope version this package writes and
@@ -197,7 +199,7 @@ func ComputeID(e *Envelope) (string, error) {
 	c := *e
 	c.EvidenceID = ""
 	c.Parameters, c.RawResult, c.NormalizedResult = nil, nil, nil
-	c.Limitations, c.Locations, c.EvidenceLinks = nonNil(e.Limitations), nonNil(e.Locations), nonNil(e.EvidenceLinks)
+	c.Limitations, c.Locations, c.EvidenceLinks = strictjson.NonNil(e.Limitations), strictjson.NonNil(e.Locations), strictjson.NonNil(e.EvidenceLinks)
 	c.Subject = nil
 	raw, err := json.Marshal(c)
 	if err != nil {
@@ -249,7 +251,7 @@ func ComputeID(e *Envelope) (string, error) {
 // lowercase hexadecimal characters. It does not say whether id matches any
 // envelope.
 func ValidID(id string) bool {
-	return len(id) == len(IDPrefix)+64 && id[:len(IDPrefix)] == IDPrefix && isHex64(id[len(IDPrefix):])
+	return len(id) == len(IDPrefix)+64 && id[:len(IDPrefix)] == IDPrefix && strictjson.IsHex64(id[len(IDPrefix):])
 }
 
 // Seal prepares e for writing and sets its evidence_id. It sets a zero
@@ -277,9 +279,9 @@ func SealJSON(e *Envelope) ([]byte, error) {
 	if e.SchemaVersion == 0 {
 		e.SchemaVersion = SchemaVersion
 	}
-	e.Limitations = nonNil(e.Limitations)
-	e.Locations = nonNil(e.Locations)
-	e.EvidenceLinks = nonNil(e.EvidenceLinks)
+	e.Limitations = strictjson.NonNil(e.Limitations)
+	e.Locations = strictjson.NonNil(e.Locations)
+	e.EvidenceLinks = strictjson.NonNil(e.EvidenceLinks)
 	e.RawResult = rawOrNull(e.RawResult)
 	e.NormalizedResult = rawOrNull(e.NormalizedResult)
 	e.EvidenceID = ""
@@ -303,13 +305,6 @@ func SealJSON(e *Envelope) ([]byte, error) {
 		return nil, fmt.Errorf("evidence: seal: invalid envelope: %w", IssueList(issues))
 	}
 	return b.Bytes(), nil
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }
 
 func rawOrNull(r json.RawMessage) json.RawMessage {

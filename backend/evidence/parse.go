@@ -141,7 +141,7 @@ func parse(data []byte, checkID bool) (*Envelope, []Issue) {
 		return nil, []Issue{{Code: CodeTooLarge, Path: "$", Message: fmt.Sprintf("envelope is %d bytes; the limit is %d bytes", len(data), MaxEnvelopeBytes)}}
 	}
 	if !utf8.Valid(data) {
-		return nil, []Issue{{Code: CodeInvalidUTF8, Path: "$", Message: fmt.Sprintf("input is not valid UTF-8 (first bad byte at offset %d)", firstInvalidUTF8(data))}}
+		return nil, []Issue{{Code: CodeInvalidUTF8, Path: "$", Message: fmt.Sprintf("input is not valid UTF-8 (first bad byte at offset %d)", strictjson.FirstInvalidUTF8(data))}}
 	}
 	p := &parser{issues: strictjson.Collector{Max: MaxIssues, MarkOnOverflow: true}}
 	root := strictjson.Decode(data, "$", decodeOptions, &p.issues)
@@ -183,17 +183,6 @@ type parser struct {
 }
 
 func (p *parser) addAt(path, code, msg string) { p.issues.Add(path, code, "%s", msg) }
-
-func firstInvalidUTF8(b []byte) int {
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n <= 1 {
-			return i
-		}
-		i += n
-	}
-	return len(b)
-}
 
 // envelopeFields lists the envelope fields in the order of the spec, which
 // is also the order of the issues reported for them.
@@ -356,7 +345,7 @@ func (p *parser) subject(path string, raw []byte) *Subject {
 	if d, ok := p.fields(path+".digest", m["digest"], "sha256"); ok {
 		dp := path + ".digest.sha256"
 		if h, ok := p.str(dp, d["sha256"], false); ok {
-			if !isHex64(h) {
+			if !strictjson.IsHex64(h) {
 				p.addAt(dp, CodeInvalidValue, "must be 64 lowercase hexadecimal characters")
 			}
 			s.Digest.SHA256 = h
@@ -461,17 +450,10 @@ func (p *parser) str(path string, raw []byte, nonEmpty bool) (string, bool) {
 // kind checks the JSON type of raw and reports a mismatch.
 func (p *parser) kind(path string, raw []byte, want string) bool {
 	if got := kindOf(raw); got != want {
-		p.addAt(path, CodeWrongType, fmt.Sprintf("must be %s %s, not %s", article(want), want, got))
+		p.addAt(path, CodeWrongType, fmt.Sprintf("must be %s %s, not %s", strictjson.Article(want), want, got))
 		return false
 	}
 	return true
-}
-
-func article(kind string) string {
-	if kind == "object" || kind == "array" {
-		return "an"
-	}
-	return "a"
 }
 
 // kindOf names the JSON type of a well-formed raw value.

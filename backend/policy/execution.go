@@ -6,12 +6,10 @@
 package policy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"time"
 
@@ -76,11 +74,16 @@ type Execution struct {
 // DefaultExecution is the policy before the person changes anything.
 func DefaultExecution() Execution { return Execution{Mode: ModeAsk, Trusted: []Scope{}} }
 
-// FieldError is one reason a submitted policy was rejected.
+// FieldError is one reason a submitted policy was rejected: a code, the
+// JSONPath of the member at fault and a message. An out_of_range error also
+// carries the allowed bounds, inclusive, so a caller can say the range
+// without knowing it.
 type FieldError struct {
 	Code    string `json:"code"`
 	Path    string `json:"path"`
 	Message string `json:"message"`
+	Min     *int   `json:"min,omitempty"`
+	Max     *int   `json:"max,omitempty"`
 }
 
 // ValidationError rejects a whole submission; nothing was stored.
@@ -103,95 +106,10 @@ var revisionPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 // ParseExecution strictly decodes a submitted policy. Unknown fields,
 // wrong types, unknown modes, bad revisions, relative or unclean
 // workspaces, out-of-range ceilings, duplicate scopes and more than
-// MaxScopes scopes are errors. Submitted receiptId/approvedAt values are
+// MaxScopes scopes are errors, and every one of them is reported, each at
+// its own path: one bad member hides no other. Submitted receiptId/approvedAt values are
 // accepted syntactically and then discarded: only the server mints them.
 func ParseExecution(data []byte) (Execution, error) { return parseExecution(data, false) }
-
-// parseExecution is ParseExecution; with stored, receipts are kept (a
-// stored scope has both receiptId and approvedAt, or neither) for the
-// caller to verify.
-func parseExecution(data []byte, stored bool) (Execution, error) {
-	var raw struct {
-		Mode     *Mode             `json:"mode"`
-		SafeMode *bool             `json:"safeMode"`
-		Trusted  []json.RawMessage `json:"trusted"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&raw); err != nil {
-		return Execution{}, &ValidationError{[]FieldError{{Code: "invalid_json", Path: "$", Message: err.Error()}}}
-	}
-	if dec.More() {
-		return Execution{}, &ValidationError{[]FieldError{{Code: "trailing_data", Path: "$", Message: "more than one JSON value"}}}
-	}
-	var errs []FieldError
-	add := func(code, path, format string, args ...any) {
-		errs = append(errs, FieldError{Code: code, Path: path, Message: fmt.Sprintf(format, args...)})
-	}
-	p := DefaultExecution()
-	switch {
-	case raw.Mode == nil:
-		add("missing_field", "$.mode", "mode is required")
-	case *raw.Mode == ModeAsk || *raw.Mode == ModeBlocked || *raw.Mode == ModeWorkflow || *raw.Mode == ModeTrusted:
-		p.Mode = *raw.Mode
-	default:
-		add("invalid_mode", "$.mode", "mode must be ask, blocked, workflow or trusted_revisions, got %q", *raw.Mode)
-	}
-	if raw.SafeMode == nil {
-		add("missing_field", "$.safeMode", "safeMode is required")
-	} else {
-		p.SafeMode = *raw.SafeMode
-	}
-	if len(raw.Trusted) > MaxScopes {
-		add("too_many_scopes", "$.trusted", "at most %d trusted scopes, got %d", MaxScopes, len(raw.Trusted))
-	}
-	seen := map[string]int{}
-	for i, r := range raw.Trusted {
-		path := fmt.Sprintf("$.trusted[%d]", i)
-		var s Scope
-		d := json.NewDecoder(bytes.NewReader(r))
-		d.DisallowUnknownFields()
-		if err := d.Decode(&s); err != nil {
-			add("invalid_scope", path, "%v", err)
-			continue
-		}
-		before := len(errs)
-		if !revisionPattern.MatchString(s.Revision) {
-			add("invalid_revision", path+".revision", "revision must be sha256: followed by 64 lowercase hex digits")
-		}
-		if s.AgentID == "" || len(s.AgentID) > maxAgentIDLength {
-			add("invalid_agent", path+".agentId", "agentId must be 1-%d characters", maxAgentIDLength)
-		}
-		if !filepath.IsAbs(s.Workspace) || filepath.Clean(s.Workspace) != s.Workspace {
-			add("invalid_workspace", path+".workspace", "workspace must be an absolute, clean path")
-		}
-		if s.TimeoutMsCeiling < minTimeoutMs || s.TimeoutMsCeiling > maxTimeoutMs {
-			add("out_of_range", path+".timeoutMsCeiling", "must be %d-%d", minTimeoutMs, maxTimeoutMs)
-		}
-		if s.MaxOutputBytesCeiling < minOutputBytes || s.MaxOutputBytesCeiling > maxOutputBytes {
-			add("out_of_range", path+".maxOutputBytesCeiling", "must be %d-%d", minOutputBytes, maxOutputBytes)
-		}
-		if len(errs) > before {
-			continue
-		}
-		if !stored {
-			s.ReceiptID, s.ApprovedAt = nil, nil // callers cannot mint receipts
-		} else if (s.ReceiptID == nil) != (s.ApprovedAt == nil) {
-			add("invalid_receipt", path, "receiptId and approvedAt must both be set or both be null")
-			continue
-		}
-		if j, dup := seen[s.key()]; dup {
-			add("duplicate_scope", path, "same scope as trusted[%d]", j)
-			continue
-		}
-		seen[s.key()] = i
-		p.Trusted = append(p.Trusted, s)
-	}
-	if len(errs) > 0 {
-		return Execution{}, &ValidationError{errs}
-	}
-	return p, nil
-}
 
 // Store reads and writes the execution policy in the settings table.
 type Store struct {

@@ -153,9 +153,9 @@ func TestStoredPolicyFailsClosed(t *testing.T) {
 		{"receipt of another install", string(policyJSON("trusted_revisions", scopeJSON(rev2, "local", "/w", 5000, 100, foreignReceipt))), "$.trusted[0].receiptId", "unverified_receipt"},
 		{"receipt without a time", string(policyJSON("trusted_revisions", scopeJSON(rev1, "local", "/w", 5000, 100, fmt.Sprintf(`,"receiptId":%q`, id)))), "$.trusted[0]", "invalid_receipt"},
 		{"not an object", `["trusted_revisions"]`, "$", "invalid_json"},
-		{"wrong type", `{"mode":"ask","safeMode":"false","trusted":[]}`, "$", "invalid_json"},
+		{"wrong type", `{"mode":"ask","safeMode":"false","trusted":[]}`, "$.safeMode", "invalid_type"},
 		{"unknown mode", `{"mode":"yolo","safeMode":false,"trusted":[]}`, "$.mode", "invalid_mode"},
-		{"unknown field", `{"mode":"ask","safeMode":false,"trusted":[],"allowAll":true}`, "$", "invalid_json"},
+		{"unknown field", `{"mode":"ask","safeMode":false,"trusted":[],"allowAll":true}`, "$.allowAll", "unknown_field"},
 		{"relative workspace", string(policyJSON("trusted_revisions", scopeJSON(rev1, "local", "w", 5000, 100, receipt))), "$.trusted[0].workspace", "invalid_workspace"},
 		{"safe mode missing", `{"mode":"ask","trusted":[]}`, "$.safeMode", "missing_field"},
 	}
@@ -233,11 +233,15 @@ func TestMalformedPolicyRejectedWholeWithoutChange(t *testing.T) {
 		doc  string
 		path string
 	}{
-		{`{"mode":"ask","safeMode":false,"trusted":[],"extra":1}`, "$"},
+		{`{"mode":"ask","safeMode":false,"trusted":[],"extra":1}`, "$.extra"},
+		{`{"mode":"ask","safeMode":false,"trusted":[],"odd key":1}`, `$["odd key"]`},
+		{`{"mode":"ask","safeMode":false,"trusted":{}}`, "$.trusted"},
+		{`{"mode":"ask","safeMode":false,"trusted":[1]}`, "$.trusted[0]"},
+		{`{"mode":null,"safeMode":false}`, "$.mode"},
 		{`{"mode":"sometimes","safeMode":false}`, "$.mode"},
 		{`{"safeMode":false}`, "$.mode"},
 		{`{"mode":"ask"}`, "$.safeMode"},
-		{`{"mode":"ask","safeMode":"no"}`, "$"},
+		{`{"mode":"ask","safeMode":"no"}`, "$.safeMode"},
 		{string(policyJSON("ask", scopeJSON("sha256:abc", "local", "/w", 5000, 100, ""))), "$.trusted[0].revision"},
 		{string(policyJSON("ask", scopeJSON(rev1, "", "/w", 5000, 100, ""))), "$.trusted[0].agentId"},
 		{string(policyJSON("ask", scopeJSON(rev1, "local", "w", 5000, 100, ""))), "$.trusted[0].workspace"},
@@ -246,7 +250,9 @@ func TestMalformedPolicyRejectedWholeWithoutChange(t *testing.T) {
 		{string(policyJSON("ask", scopeJSON(rev1, "local", "/w", 120001, 100, ""))), "$.trusted[0].timeoutMsCeiling"},
 		{string(policyJSON("ask", scopeJSON(rev1, "local", "/w", 5000, 0, ""))), "$.trusted[0].maxOutputBytesCeiling"},
 		{string(policyJSON("ask", scopeJSON(rev1, "local", "/w", 5000, 262145, ""))), "$.trusted[0].maxOutputBytesCeiling"},
-		{string(policyJSON("ask", scopeJSON(rev1, "local", "/w", 5000, 100, `,"network":true`))), "$.trusted[0]"},
+		{string(policyJSON("ask", scopeJSON(rev1, "local", "/w", 5000, 100, `,"network":true`))), "$.trusted[0].network"},
+		{string(policyJSON("ask", scopeJSON(rev1, "local", "/w", 5000, 100, `,"approvedAt":"yesterday"`))), "$.trusted[0].approvedAt"},
+		{`{"mode":"ask","safeMode":false,"trusted":[{"revision":"` + rev1 + `","agentId":"local","workspace":"/w","timeoutMsCeiling":99999999999999999999999,"maxOutputBytesCeiling":100}]}`, "$.trusted[0].timeoutMsCeiling"},
 		{string(policyJSON("ask", scopeJSON(rev1, "local", "/w", 5000, 100, ""), scopeJSON(rev1, "local", "/w", 5000, 100, ""))), "$.trusted[1]"},
 		{string(policyJSON("ask", append(many, scopeJSON(rev2, "x", "/w", 5000, 100, ""))...)), "$.trusted"},
 		{`{"mode":"ask","safeMode":false} {}`, "$"},
@@ -300,10 +306,23 @@ func TestMatch(t *testing.T) {
 func FuzzParseExecution(f *testing.F) {
 	f.Add(policyJSON("trusted_revisions", scopeJSON(rev1, "local", "/w", 5000, 100, `,"receiptId":"x"`)))
 	f.Add([]byte(`{"mode":"ask","safeMode":true,"trusted":null}`))
+	f.Add([]byte(`{"MODE":1,"safeMode":"no","x":{},"trusted":[{"revision":null,"timeoutMsCeiling":1e3},[],{"Workspace":"/w","maxOutputBytesCeiling":-99999999999999999999}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := ParseExecution(data)
+		var ve *ValidationError
+		if err != nil && (!errors.As(err, &ve) || len(ve.Fields) == 0) {
+			t.Fatalf("rejected without a field error: %v", err)
+		}
 		if err != nil {
 			return
+		}
+		// What was accepted reads back the same.
+		again, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q, err := ParseExecution(again); err != nil || len(q.Trusted) != len(p.Trusted) || q.Mode != p.Mode || q.SafeMode != p.SafeMode {
+			t.Fatalf("accepted %s, its encoding %s reads as %+v, %v", data, again, q, err)
 		}
 		for _, s := range p.Trusted {
 			if s.ReceiptID != nil || s.ApprovedAt != nil {
@@ -337,4 +356,53 @@ func FuzzDecodeStoredPolicy(f *testing.F) {
 			}
 		}
 	})
+}
+
+// One submission with a problem in every member gets every problem back in
+// one answer, each at its own path: a wrong type or an unknown member hides
+// none of the others (it used to stop the whole object, or the whole scope,
+// at its first decode error).
+func TestEveryProblemReportedAtOnce(t *testing.T) {
+	doc := `{"mode":1,"safeMode":"no","extra":true,"trusted":[
+		{"revision":"x","agentId":"","workspace":"rel","timeoutMsCeiling":"abc","maxOutputBytesCeiling":1.5,"network":true},
+		{"revision":"` + rev1 + `","agentId":"local","workspace":"/w","timeoutMsCeiling":999,"maxOutputBytesCeiling":262145,"receiptId":7}]}`
+	_, err := ParseExecution([]byte(doc))
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("err %v, want a ValidationError", err)
+	}
+	got := map[string]FieldError{}
+	for _, f := range ve.Fields {
+		got[f.Path] = f
+	}
+	want := map[string]string{
+		"$.mode":                             "invalid_type",
+		"$.safeMode":                         "invalid_type",
+		"$.extra":                            "unknown_field",
+		"$.trusted[0].revision":              "invalid_revision",
+		"$.trusted[0].agentId":               "invalid_agent",
+		"$.trusted[0].workspace":             "invalid_workspace",
+		"$.trusted[0].timeoutMsCeiling":      "invalid_type",
+		"$.trusted[0].maxOutputBytesCeiling": "invalid_type",
+		"$.trusted[0].network":               "unknown_field",
+		"$.trusted[1].timeoutMsCeiling":      "out_of_range",
+		"$.trusted[1].maxOutputBytesCeiling": "out_of_range",
+		"$.trusted[1].receiptId":             "invalid_type",
+	}
+	for path, code := range want {
+		if got[path].Code != code {
+			t.Errorf("%s: got %+v, want code %s", path, got[path], code)
+		}
+	}
+	if len(ve.Fields) != len(want) {
+		t.Errorf("got %d problems, want %d: %+v", len(ve.Fields), len(want), ve.Fields)
+	}
+	// A range problem carries its bounds, and its message says which one was crossed.
+	lo, hi := got["$.trusted[1].timeoutMsCeiling"], got["$.trusted[1].maxOutputBytesCeiling"]
+	if lo.Min == nil || *lo.Min != 1000 || lo.Max == nil || *lo.Max != 120000 || lo.Message != "must be at least 1000" {
+		t.Errorf("timeout bounds: %+v", lo)
+	}
+	if hi.Min == nil || *hi.Min != 1 || hi.Max == nil || *hi.Max != 262144 || hi.Message != "must be at most 262144" {
+		t.Errorf("output bounds: %+v", hi)
+	}
 }

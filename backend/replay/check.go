@@ -117,7 +117,7 @@ func isToken(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		b := s[i]
-		if isAlnum(b) || strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0 {
+		if strictjson.IsAlnum(b) || strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0 {
 			continue
 		}
 		return false
@@ -125,23 +125,9 @@ func isToken(s string) bool {
 	return true
 }
 
-func isAlnum(b byte) bool {
-	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
-}
-
 // isName matches ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$ (state names,
 // transition ids, connection ids).
-func isName(s string) bool {
-	if s == "" || len(s) > MaxNameChars || !isAlnum(s[0]) {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if !isAlnum(s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-' {
-			return false
-		}
-	}
-	return true
-}
+func isName(s string) bool { return strictjson.IsName(s, MaxNameChars, "._-") }
 
 // isVariable matches ^[A-Za-z_][A-Za-z0-9_]{0,63}$.
 func isVariable(s string) bool {
@@ -149,7 +135,7 @@ func isVariable(s string) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if !isAlnum(s[i]) && s[i] != '_' {
+		if !strictjson.IsAlnum(s[i]) && s[i] != '_' {
 			return false
 		}
 	}

@@ -253,7 +253,7 @@ func startLaunch(t *testing.T, req confine.Request) (*confine.Report, error) {
 		t.Fatal(err)
 	}
 	p.closeChildEnds()
-	rep, rerr := confine.ReadReport(p.reportR)
+	rep, rerr := req.ReadReport(p.reportR)
 	tree.Terminate(proctree.Grace)
 	<-tree.Exited()
 	return rep, rerr

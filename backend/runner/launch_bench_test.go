@@ -10,19 +10,14 @@ import (
 
 // BenchmarkLaunchPhases splits the start of a checked attempt: /bin/true
 // started directly, with the attempt's namespaces (user, PID, network)
-// and cgroup, and through the confinement launcher (the re-exec of this
-// binary, Landlock, exec) with them; each run is started and reaped.
+// and cgroup, and through the confinement launcher (the
+// native launcher, Landlock, exec) with them; each run is started and
+// reaped.
 func BenchmarkLaunchPhases(b *testing.B) {
 	dir := b.TempDir()
 	target, targs := "/bin/true", []string{"/bin/true"}
 	if os.Getenv("LAUNCH_NODE") != "" {
 		target, targs = testPin.Path, []string{testPin.Path, "-e", "0"}
-	}
-	launch := confine.Request{Settings: confine.Default(), ABILimit: -1, NetNamespace: testSup.NetNamespaceUnavailable() == "",
-		ReadOnly: []string{runtimePrefix(testPin.Path)}, ReadWrite: []string{dir}, Path: target, Args: targs, Env: []string{"A=1"}}
-	lp, largs, lenv, err := launch.Command()
-	if err != nil {
-		b.Fatal(err)
 	}
 	cases := []struct {
 		name     string
@@ -39,6 +34,13 @@ func BenchmarkLaunchPhases(b *testing.B) {
 		{"launcher/cgroup+userns+pidns+netns", true, proctree.Spec{Unprivileged: true, PIDNamespace: true, NetNamespace: true}},
 	}
 	for _, c := range cases {
+		// The launcher checks the network namespace it is told of.
+		launch := confine.Request{Settings: confine.Default(), ABILimit: -1, NetNamespace: c.spec.NetNamespace && testSup.NetNamespaceUnavailable() == "",
+			ReadOnly: []string{runtimePrefix(testPin.Path)}, ReadWrite: []string{dir}, Path: target, Args: targs, Env: []string{"A=1"}}
+		lp, largs, lenv, err := launch.Command()
+		if err != nil {
+			b.Fatal(err)
+		}
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				p, err := newPipes()
@@ -59,7 +61,7 @@ func BenchmarkLaunchPhases(b *testing.B) {
 				}
 				p.closeChildEnds()
 				if c.launcher {
-					if _, err := confine.ReadReport(p.reportR); err != nil {
+					if _, err := launch.ReadReport(p.reportR); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -48,7 +48,7 @@ func (r *Runner) Probe(ctx context.Context, pin Pin, settings confine.Settings) 
 		return nil, err
 	}
 	p.closeChildEnds()
-	rep, rerr := confine.ReadReport(p.reportR)
+	rep, rerr := launch.ReadReport(p.reportR)
 	tree.Terminate(proctree.Grace)
 	select {
 	case <-tree.Exited():

@@ -362,7 +362,7 @@ func (a *attempt) launch(ctx context.Context, staging *artifact.Staging, outSche
 	// The launcher reports what it enforced, then executes the runtime
 	// (which closes the report pipe). Nothing of the script runs before
 	// the report is read.
-	rep, err := confine.ReadReport(pipes.reportR)
+	rep, err := launch.ReadReport(pipes.reportR)
 	if err != nil {
 		cleanup := tree.Terminate(proctree.Grace)
 		<-tree.Exited()

@@ -88,9 +88,16 @@ func (c *Catalog) Find(name string) (*Skill, bool) {
 // flat NAME.md. Losers are recorded in the winner's Shadowed list. A root
 // that cannot be read is reported in Roots and skipped.
 func Discover(roots []Root) *Catalog {
+	return DiscoverCached(roots, nil)
+}
+
+// DiscoverCached is Discover with the parse of unchanged documents taken
+// from cache (nil: no cache). Every document is still read on every call;
+// the answer is the one Discover gives for the same bytes.
+func DiscoverCached(roots []Root, cache *DocumentCache) *Catalog {
 	c := &Catalog{byName: map[string]*Skill{}}
 	for _, r := range roots {
-		found, err := discoverRoot(r)
+		found, err := discoverRoot(r, cache)
 		st := RootStatus{Root: r, Skills: len(found)}
 		if err != nil {
 			st.Error = err.Error()
@@ -110,7 +117,7 @@ func Discover(roots []Root) *Catalog {
 	return c
 }
 
-func discoverRoot(r Root) ([]*Skill, error) {
+func discoverRoot(r Root, cache *DocumentCache) ([]*Skill, error) {
 	if !filepath.IsAbs(r.Path) {
 		return nil, fmt.Errorf("skill root %q is not an absolute path", r.Path)
 	}
@@ -151,10 +158,10 @@ func discoverRoot(r Root) ([]*Skill, error) {
 			if _, err := os.Lstat(filepath.Join(full, artifact.SkillFile)); err != nil {
 				continue // not a skill folder
 			}
-			folders[name] = loadSkill(r, name, KindFolder, full, artifact.SkillFile)
+			folders[name] = loadSkill(r, name, KindFolder, full, artifact.SkillFile, cache)
 		case e.Type().IsRegular() && strings.HasSuffix(name, ".md") && name != ".md":
 			stem := strings.TrimSuffix(name, ".md")
-			flats = append(flats, loadSkill(r, stem, KindFlat, r.Path, name))
+			flats = append(flats, loadSkill(r, stem, KindFlat, r.Path, name, cache))
 		}
 	}
 	out := make([]*Skill, 0, len(folders)+len(flats))
@@ -172,7 +179,7 @@ func discoverRoot(r Root) ([]*Skill, error) {
 }
 
 // loadSkill reads one skill document with safe opens. file is relative to dir.
-func loadSkill(r Root, name, kind, dir, file string) *Skill {
+func loadSkill(r Root, name, kind, dir, file string, cache *DocumentCache) *Skill {
 	s := &Skill{Name: name, Kind: kind, Root: r, File: filepath.Join(dir, file)}
 	if kind == KindFolder {
 		s.Dir = dir
@@ -191,7 +198,7 @@ func loadSkill(r Root, name, kind, dir, file string) *Skill {
 		finish(s)
 		return s
 	}
-	p := parseDocument(doc, name)
+	p := cache.parse(doc, name)
 	s.Frontmatter, s.UnknownFields, s.Body = p.fm, p.unknown, p.body
 	s.Errors, s.Warnings = p.errors, p.warnings
 	if kind == KindFlat {
@@ -232,5 +239,5 @@ func LoadFolder(dir string) (*Skill, error) {
 	if _, err := os.Lstat(filepath.Join(abs, artifact.SkillFile)); err != nil {
 		return nil, fmt.Errorf("skills: %s has no %s: %w", abs, artifact.SkillFile, err)
 	}
-	return loadSkill(Root{Path: filepath.Dir(abs), Origin: "path"}, filepath.Base(abs), KindFolder, abs, artifact.SkillFile), nil
+	return loadSkill(Root{Path: filepath.Dir(abs), Origin: "path"}, filepath.Base(abs), KindFolder, abs, artifact.SkillFile, nil), nil
 }

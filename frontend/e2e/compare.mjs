@@ -19,7 +19,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { BIN, SHOTS, WAIT, captureEnv, clearShots, pageApi, setTheme, tempDir, until, withApp } from './harness.mjs';
+import { BIN, SHOTS, WAIT, captureEnv, clearShots, pageApi, screenshot, setTheme, tempDir, until, withApp } from './harness.mjs';
 
 // ---- the program and its captures -------------------------------------------
 
@@ -312,5 +312,31 @@ test('compare two real captures, jump to the first divergence, trace spec, ascii
     await until('back one page', async () => (await range.textContent()) === 'Items 1801–2000 of 2200');
     await shot(page, 'paging');
 
+  });
+});
+
+// Issue 22 item 7: the Compare view's empty state shows the command as
+// code, not between literal backticks; a code span in a SKILL.md table
+// (the bundled memory-organization skill) stays on one line instead of
+// breaking mid-word to squeeze its column.
+test('compare empty state and SKILL.md table code spans', { timeout: 60_000 }, async () => {
+  await withApp({ name: 'ui-text' }, async ({ srv, page }) => {
+    await page.setViewportSize({ width: 1100, height: 800 });
+    await page.goto(new URL('/#/compare', srv.url).href);
+    const empty = page.locator('.cmp-picker .empty');
+    await empty.waitFor();
+    const text = await empty.textContent();
+    assert.ok(!text.includes('`'), `no literal backticks in the empty state: ${text}`);
+    assert.equal(await empty.locator('code').first().textContent(), 'gatehouse capture-process');
+
+    await page.goto(new URL('/#/skills/memory-organization', srv.url).href);
+    const cells = page.locator('.markdown td code');
+    await until('the skill body table', async () => (await cells.count()) > 5);
+    const broken = await cells.evaluateAll((els) => els.filter((e) => e.getClientRects().length !== 1).map((e) => e.textContent));
+    assert.deepEqual(broken, [], 'every code span in a table cell is on one line');
+    // The table may scroll sideways but never pushes the page wider.
+    const over = await page.locator('.markdown table').first().evaluate((t) => t.getBoundingClientRect().right - t.closest('.markdown').getBoundingClientRect().right);
+    assert.ok(over <= 1, `the table ends inside the skill body (${over} px past it)`);
+    await screenshot(page, 'skill-markdown-table', { show: page.locator('.markdown table').first() });
   });
 });

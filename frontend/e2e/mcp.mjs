@@ -254,11 +254,9 @@ for (const [via, connect] of [['HTTP', agentClient], ['gatehouse mcp', bridgeCli
     assert.equal(res.structuredContent.output.words, 3);
     const waiting = notes.filter((m) => /^waiting for approval in Gatehouse, expires in \d:\d\d$/.test(m));
     assert.ok(waiting.length >= Math.floor(DECIDE_AFTER / KEEPALIVE) - 2, `keep-alives: ${waiting.length}`);
-    // Known defect (issue 18, open): through the stdio bridge the run's last
-    // progress notifications ("exited", "cleaned") can reach the client after
-    // the result, which the SDK then drops; over HTTP they arrive first.
-    const steps = via === 'HTTP' ? ['proposed', 'decided: approved', 'spawned', 'cleaned'] : ['proposed', 'decided: approved'];
-    for (const step of steps) assert.ok(notes.some((m) => m.startsWith(step)), `${step} in ${notes.join(' | ')}`);
+    // Every lifecycle step arrives before the result, over HTTP and through
+    // the stdio bridge alike (the SDK drops progress for an answered call).
+    for (const step of ['proposed', 'decided: approved', 'staged', 'spawned', 'exited', 'cleaned']) assert.ok(notes.some((m) => m.startsWith(step)), `${step} in ${notes.join(' | ')}`);
   });
 }
 

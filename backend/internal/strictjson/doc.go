@@ -19,7 +19,10 @@
 //     CodeTooManyIssues;
 //   - the Checker helpers (objects with allowed keys, string, integer,
 //     boolean and array accessors with bounds) report every violation they
-//     find and never repair a value.
+//     find and never repair a value;
+//   - the lexical checks the readers share (IsHex64, IsName, IsAlnum,
+//     FirstInvalidUTF8, Article) and NonNil, which their writers use so a
+//     list never encodes as null, have one copy here.
 //
 // Callers choose their own codes, wording, path style and number,
 // surrogate, depth and key rules through Options, so that each keeps its

@@ -41,6 +41,8 @@ export const METHODS = [
   'DeleteEvidence',
   'ShareEvidence',
   'AttestEvidence',
+  'StartCapture',
+  'CancelCapture',
   'SigningKeys',
   'RotateSigningKey',
   'TrustSigningKey',
@@ -187,6 +189,18 @@ export function shellKind(): 'desktop' | 'browser' {
 }
 
 async function call<M extends MethodName>(method: M, args: ApiMethods[M]['args']): Promise<ApiMethods[M]['result']> {
+  return (await send(method, args)).result;
+}
+
+/** A call's result with the exact JSON text it arrived as (null in the
+ * desktop shell, whose bindings hand over parsed values): a web worker
+ * can parse its own copy of a large result instead of the page cloning
+ * the parsed one. */
+export function callWithText<M extends MethodName>(method: M, args: ApiMethods[M]['args']): Promise<{ result: ApiMethods[M]['result']; text: string | null }> {
+  return send(method, args);
+}
+
+async function send<M extends MethodName>(method: M, args: ApiMethods[M]['args']): Promise<{ result: ApiMethods[M]['result']; text: string | null }> {
   const w = wails();
   if (w) {
     const fn = w[method];
@@ -194,7 +208,7 @@ async function call<M extends MethodName>(method: M, args: ApiMethods[M]['args']
       throw new ApiError({ code: 'unknown_method', category: 'not_found', message: `the desktop bindings have no ${method}` });
     }
     try {
-      return (await fn(args ?? {})) as ApiMethods[M]['result'];
+      return { result: (await fn(args ?? {})) as ApiMethods[M]['result'], text: null };
     } catch (e) {
       throw toApiError(e);
     }
@@ -211,7 +225,7 @@ async function call<M extends MethodName>(method: M, args: ApiMethods[M]['args']
     throw new ApiError({
       code: 'unreachable',
       category: 'transport',
-      message: 'Gatehouse is not reachable. Is `gatehouse serve` still running?',
+      message: 'Gatehouse is not reachable. Is “gatehouse serve” still running?',
       details: String(e),
     });
   }
@@ -234,7 +248,7 @@ async function call<M extends MethodName>(method: M, args: ApiMethods[M]['args']
       status: res.status,
     });
   }
-  return body as ApiMethods[M]['result'];
+  return { result: body as ApiMethods[M]['result'], text };
 }
 
 type Client = { [M in MethodName]: (args: ApiMethods[M]['args']) => Promise<ApiMethods[M]['result']> };

@@ -348,10 +348,22 @@ export interface CaptureSettings {
 }
 
 /** Field error of SetPolicy (`invalid_policy`) and SetSkillRoots (`invalid_roots`). */
+/** How an MCP client reaches Gatehouse as one agent: the snippets `gatehouse agent add` prints (backend/agents.Connection). */
+export interface AgentConnection {
+  url: string;
+  mcpJson: string;
+  claudeHttp: string;
+  stdioJson: string;
+  claudeStdio: string;
+}
+
 export interface PathError {
   code: string;
   path: string;
   message: string;
+  /** With code out_of_range: the inclusive bounds. */
+  min?: number;
+  max?: number;
 }
 
 /** The Security setting: what scripts may touch (docs/process-ownership.md, "Confinement of skill scripts"). */
@@ -466,6 +478,23 @@ export interface SigningKey {
 export interface SigningKeys {
   installation: SigningKey[];
   trusted: SigningKey[];
+}
+
+/** A capture started from the Evidence library (StartCapture). */
+export interface StartCaptureResult {
+  capture_id: string;
+  command: string;
+  timeout_ms: number;
+}
+
+/** Progress and outcome of a StartCapture capture ("capture" event). */
+export interface CaptureEvent {
+  capture_id: string;
+  state: 'running' | 'saving' | 'done' | 'failed' | 'cancelled';
+  elapsed_ms: number;
+  timeout_ms: number;
+  evidence_id?: string;
+  error?: { code: string; category: string; message: string; details?: unknown };
 }
 
 export interface GetEvidenceResult {
@@ -615,7 +644,7 @@ export interface ApiMethods {
   GetPolicy: { args: Record<string, never>; result: Policy };
   SetPolicy: { args: { policy: Policy }; result: Policy };
   ListAgents: { args: Record<string, never>; result: { agents: Agent[] } };
-  AddAgent: { args: { name: string; canExecuteSkills: boolean }; result: { agent: Agent; token: string } };
+  AddAgent: { args: { name: string; canExecuteSkills: boolean }; result: { agent: Agent; token: string; connect: AgentConnection } };
   SetAgentDisabled: { args: { id: string; disabled: boolean }; result: Agent };
   RemoveAgent: { args: { id: string }; result: { removed: true } };
   GetRuntime: { args: Record<string, never>; result: RuntimeResult };
@@ -634,6 +663,8 @@ export interface ApiMethods {
   };
   DeleteEvidence: { args: { id: string }; result: { deleted: true } };
   ShareEvidence: { args: { id: string; shared: boolean }; result: { item: EvidenceItem } };
+  StartCapture: { args: { scenario: string }; result: StartCaptureResult };
+  CancelCapture: { args: { capture_id: string }; result: { cancelled: boolean } };
   AttestEvidence: {
     args: { id: string };
     /** evidence: base64 of the attested file's exact bytes (the subject), to save as evidence_name beside the attestation. */
@@ -677,6 +708,7 @@ export interface EventPayloads {
   run: RunEvent;
   settings: SettingsEvent;
   evidence: { evidence_id: string; shared: boolean };
+  capture: CaptureEvent;
   /** The person clicked a desktop notification: show this request. */
   attention: { focus: string; kind: 'proposal' | 'plan' | 'grant' };
 }

@@ -61,13 +61,36 @@ export function initAttention(onFocus: (id: string) => void): HTMLButtonElement 
   return bell;
 }
 
-async function refresh(): Promise<void> {
-  try {
-    enabled = (await api.GetAttention({})).notifications;
-  } catch {
-    /* keep the last known value */
-  }
+// The setting is learnt from three sources that can overlap: the load at
+// start, the `settings` event (another window or this one saved it) and
+// this window's own save. Each read or save takes a number and an answer
+// older than the newest one applied is dropped, so a slow read started
+// before a save can never switch notifications back on after the person
+// turned them off. A read answered while this window's save is on its way
+// cannot tell whether it saw the save: it is dropped too, and the setting
+// is read once more when the save is done.
+let generation = 0;
+let applied = 0;
+let saving = 0;
+let readDuringSave = false;
+
+function apply(gen: number, value: boolean): void {
+  if (gen < applied) return;
+  applied = gen;
+  enabled = value;
   renderBell();
+}
+
+async function refresh(): Promise<void> {
+  const gen = ++generation;
+  let value: boolean;
+  try {
+    value = (await api.GetAttention({})).notifications;
+  } catch {
+    return; // keep the last known value
+  }
+  if (saving > 0) readDuringSave = true;
+  else apply(gen, value);
 }
 
 function browserPermission(): NotificationPermission | 'unsupported' {
@@ -104,12 +127,25 @@ async function toggle(): Promise<void> {
       /* old browsers: the callback form; treat as not granted */
     }
   }
+  // The person's click counts at once: no notification is shown for a
+  // request that arrives while the save is on its way. A failed save puts
+  // back what the server holds.
+  const gen = ++generation;
+  apply(gen, want);
+  saving++;
+  let failed = false;
   try {
-    enabled = (await api.SetAttention({ notifications: want })).notifications;
+    apply(gen, (await api.SetAttention({ notifications: want })).notifications);
   } catch (e) {
+    failed = true;
     console.warn('gatehouse: could not save the notification setting', e);
+  } finally {
+    saving--;
   }
-  renderBell();
+  if (saving === 0 && (failed || readDuringSave)) {
+    readDuringSave = false;
+    void refresh();
+  }
 }
 
 /** A request arrived (raised, not loaded at start): in browser mode,

@@ -3,7 +3,7 @@
 // then the replay (Player + ReplayControls), the keyboard shortcuts and
 // the panels, each linked to the timeline.
 
-import { api, ApiError } from '../api/client';
+import { api, ApiError, callWithText } from '../api/client';
 import type { EvidenceItem, Issue } from '../api/types';
 import { h, icon, replace, uid } from '../lib/dom';
 import { formatBytes, formatDateTime } from '../lib/format';
@@ -15,7 +15,8 @@ import { DEFAULT_IDLE_CAP_MS, Player } from './player';
 import { PREDICATE_TERMINAL_RECORDING } from './asciicast';
 import { PREDICATE_CAPTURE, terminalOf, type CaptureRecord, type EvidenceEnvelope } from './record';
 import { adjacentMarker, lastAtOrBefore } from './timeline';
-import { verifyCommitments, type CommitmentCheck } from './verify';
+import type { CommitmentCheck } from './verify';
+import { verifyInBackground, type Verification } from './verify_client';
 
 /** Fired on the detail element after every seek made through the UI,
  * once the screen has been parsed and painted: detail {ms, latency}. */
@@ -41,6 +42,7 @@ export class EvidenceDetail {
   private currentRow: HTMLElement | null = null;
   private disposed = false;
   private readonly offs: (() => void)[] = [];
+  private verification: Verification | null = null;
   /** Milliseconds from the start of load() to the first screen shown. */
   openMs = 0;
 
@@ -52,41 +54,52 @@ export class EvidenceDetail {
     this.offs.push(() => document.removeEventListener('keydown', onKey));
   }
 
+  /** Opens the file: the backend checks it before handing it over; the
+   * first screen (the poster frame) is shown at once, while a web worker
+   * recomputes every commitment from its own copy of the exact text. The
+   * page says "verified" only when the worker has answered. */
   async load(): Promise<void> {
     const started = performance.now();
-    replace(this.el, this.back(), loading('Opening and verifying the Evidence file…'));
+    replace(this.el, this.back(), loading('Opening the Evidence file…'));
+    let text: string | null = null;
     try {
-      const r = await api.GetEvidence({ id: this.id });
+      const r = await callWithText('GetEvidence', { id: this.id });
       this.el.dataset.fetchMs = (performance.now() - started).toFixed(1);
       if (this.disposed) return;
-      this.item = r.item;
-      this.env = r.evidence as EvidenceEnvelope;
+      text = r.text;
+      this.item = r.result.item;
+      this.env = r.result.evidence as EvidenceEnvelope;
       if (this.env.predicate_type === PREDICATE_CAPTURE) this.rec = this.env.normalized_result as CaptureRecord;
     } catch (e) {
       this.error = e;
     }
     this.render();
+    if (this.env && !this.disposed) void this.verifyInBrowser(text, this.env, started);
     if (this.player && this.rec) {
-      await this.player.load(this.rec);
+      await this.player.load(this.rec, 'poster');
       await nextFrame();
+      if (this.disposed) return;
       this.openMs = performance.now() - started;
       this.el.dataset.openMs = this.openMs.toFixed(1);
+      this.el.dataset.poster = String(this.player.time);
       this.el.dataset.ready = 'true';
     }
-    if (this.env && !this.disposed) void this.verifyInBrowser(this.env);
   }
 
-  private async verifyInBrowser(env: EvidenceEnvelope): Promise<void> {
-    try {
-      this.checks = await verifyCommitments(env);
-    } catch (e) {
-      this.checkError = `The commitments could not be recomputed in this browser: ${e instanceof Error ? e.message : String(e)}`;
-    }
+  private async verifyInBrowser(text: string | null, env: EvidenceEnvelope, started: number): Promise<void> {
+    this.verification = verifyInBackground(text !== null ? { text, field: 'evidence' } : { envelope: env });
+    this.el.dataset.verifiedIn = this.verification.where;
+    const reply = await this.verification.done;
     if (this.disposed) return;
+    if ('checks' in reply) this.checks = reply.checks;
+    else this.checkError = `The commitments could not be recomputed in this browser: ${reply.error}`;
     const bad = this.checks?.filter((c) => c.ok === false).length ?? 0;
     const chip = this.el.querySelector('[data-testid="ev-browser-check"]');
-    if (chip) replace(chip, this.browserBadge(bad));
+    if (chip) replace(chip, this.verifyBadge());
+    const alertHost = this.el.querySelector('[data-testid="ev-verify-alert"]');
+    if (alertHost) replace(alertHost, this.verifyAlert());
     if (this.panel === 'commitments') this.renderPanel();
+    this.el.dataset.verifiedMs = (performance.now() - started).toFixed(1);
     this.el.dataset.browserVerified = this.checkError ? 'error' : bad ? 'mismatch' : 'ok';
   }
 
@@ -94,10 +107,34 @@ export class EvidenceDetail {
     return h('a', { href: '#/evidence', class: 'back-link' }, icon('back'), 'All Evidence');
   }
 
-  private browserBadge(bad: number): HTMLElement {
-    if (this.checkError) return badge('browser check failed', 'danger', this.checkError);
-    if (!this.checks) return badge('checking in browser…', 'neutral');
-    return bad ? badge(`${bad} commitment${bad === 1 ? '' : 's'} ✗ in browser`, 'danger') : badge('commitments ✓ in browser', 'ok', 'Every recomputable commitment matches (WebCrypto SHA-256 over RFC 8785 JSON)');
+  /** The one verification badge: "verifying…" until the browser's own
+   * check has answered, then verified or failed. */
+  private verifyBadge(): HTMLElement {
+    if (this.checkError) return badge('not verified: the browser check failed', 'danger', this.checkError);
+    if (!this.checks)
+      return badge('verifying in this browser…', 'neutral', 'Gatehouse checked the file before handing it over; this browser is recomputing every commitment in the background');
+    const bad = this.checks.filter((c) => c.ok === false).length;
+    return bad
+      ? badge(`verification failed: ${bad} commitment${bad === 1 ? '' : 's'} ✗`, 'danger', 'Recomputed in this browser: see Commitments')
+      : badge('verified ✓', 'ok', 'Gatehouse re-checked the envelope, its evidence id and every record commitment and invariant, and this browser recomputed every commitment (WebCrypto SHA-256 over RFC 8785 JSON)');
+  }
+
+  /** A failed browser check is said above the replay, not only in a badge. */
+  private verifyAlert(): HTMLElement | null {
+    const bad = this.checks?.filter((c) => c.ok === false) ?? [];
+    if (!this.checkError && bad.length === 0) return null;
+    return h(
+      'div',
+      { class: 'alert tone-danger', role: 'alert', 'data-testid': 'ev-verify-failed' },
+      icon('warn'),
+      h(
+        'div',
+        null,
+        h('strong', null, 'Not verified: do not rely on this replay. '),
+        this.checkError ?? `This browser recomputed the file's commitments and ${bad.length} differ${bad.length === 1 ? 's' : ''}: `,
+        bad.map((c, i) => [i ? ', ' : '', h('code', { class: 'mono' }, c.path)]),
+      ),
+    );
   }
 
   // ---- rendering --------------------------------------------------------
@@ -134,7 +171,8 @@ export class EvidenceDetail {
       replace(
         this.el,
         this.back(),
-        h('header', { class: 'ev-head' }, h('h1', null, env.predicate_type), h('div', { class: 'badges' }, badge('verified by Gatehouse', 'ok'), h('span', { 'data-testid': 'ev-browser-check' }, this.browserBadge(0)))),
+        h('header', { class: 'ev-head' }, h('h1', null, env.predicate_type), h('div', { class: 'badges' }, h('span', { 'data-testid': 'ev-browser-check' }, this.verifyBadge()))),
+        h('div', { 'data-testid': 'ev-verify-alert' }, this.verifyAlert()),
         this.notACapture(env),
       );
       return;
@@ -149,8 +187,7 @@ export class EvidenceDetail {
       h(
         'div',
         { class: 'badges' },
-        badge('verified by Gatehouse', 'ok', 'The backend re-checked the envelope, its evidence id and every record commitment and invariant when this file was opened'),
-        h('span', { 'data-testid': 'ev-browser-check' }, this.browserBadge(0)),
+        h('span', { 'data-testid': 'ev-browser-check' }, this.verifyBadge()),
         badge(exitText(rec.exit), rec.exit.reason === 'exited' && rec.exit.code === 0 ? 'ok' : 'warn'),
         badge(`settlement ${rec.settlement.state.replace(/_/g, ' ')}`, settlementTone(rec.settlement.state)),
         rec.truncated ? badge('truncated', 'danger') : null,
@@ -167,16 +204,20 @@ export class EvidenceDetail {
       ),
     );
     this.player?.dispose();
-    const player = new Player({ idleCapMs: DEFAULT_IDLE_CAP_MS });
+    const player = new Player({ idleCapMs: DEFAULT_IDLE_CAP_MS, maxScale: 2.5 });
     this.player = player;
     const screenHost = h('div', { class: 'ev-screen', 'data-testid': 'player' });
     (screenHost as unknown as { gatehousePlayer: Player }).gatehousePlayer = player;
     this.controls?.dispose();
     this.controls = new ReplayControls(player, (ms) => void this.seek(ms));
-    const replay = h('section', { class: 'ev-replay', 'aria-label': 'Replay' }, screenHost, this.controls.el);
+    const replay = h('section', { class: 'ev-replay', 'aria-label': 'Replay', 'data-testid': 'ev-replay' }, screenHost, this.controls.el);
+    this.controls.el.querySelector('.ev-controls-row')?.append(this.fullscreenButton(replay));
     const tabs = this.tabs();
     this.panelEl = h('div', { class: 'tab-panel ev-panel', role: 'tabpanel', tabindex: '-1', 'data-testid': 'ev-panel' });
-    replace(this.el, this.back(), head, replay, h('section', { class: 'ev-panels', 'aria-label': 'Capture details' }, tabs, this.panelEl));
+    // The replay stays in view while the panels scroll (sticky above them,
+    // or beside them on a wide window), so a clicked row's moment shows.
+    const body = h('div', { class: 'ev-body' }, replay, h('section', { class: 'ev-panels', 'aria-label': 'Capture details' }, tabs, this.panelEl));
+    replace(this.el, this.back(), head, h('div', { 'data-testid': 'ev-verify-alert' }, this.verifyAlert()), body);
     player.mount(screenHost);
     this.offs.push(
       player.onTime((ms) => this.showTime(ms)),
@@ -184,6 +225,29 @@ export class EvidenceDetail {
     );
     this.renderPanel();
   }
+
+  /** Full screen for the replay (the screen and its controls); F toggles
+   * it, Escape leaves it. */
+  private fullscreenButton(replay: HTMLElement): HTMLElement {
+    const btn = h('button', { type: 'button', class: 'btn small ev-fullscreen', 'data-testid': 'player-fullscreen', title: 'Full screen (F)', 'aria-pressed': 'false' }, 'Full screen');
+    this.toggleFullscreen = () => {
+      if (document.fullscreenElement === replay) void document.exitFullscreen().catch(() => {});
+      else void replay.requestFullscreen?.().catch(() => {});
+    };
+    btn.addEventListener('click', this.toggleFullscreen);
+    const onChange = () => {
+      const on = document.fullscreenElement === replay;
+      btn.textContent = on ? 'Exit full screen' : 'Full screen';
+      btn.title = on ? 'Exit full screen (F or Escape)' : 'Full screen (F)';
+      btn.setAttribute('aria-pressed', String(on));
+      this.el.dataset.fullscreen = String(on);
+    };
+    document.addEventListener('fullscreenchange', onChange);
+    this.offs.push(() => document.removeEventListener('fullscreenchange', onChange));
+    return btn;
+  }
+
+  private toggleFullscreen: (() => void) | null = null;
 
   private rejected(err: unknown): HTMLElement {
     const e = err instanceof ApiError ? err : null;
@@ -353,6 +417,10 @@ export class EvidenceDetail {
       case 'Home':
         void this.seek(0);
         break;
+      case 'f':
+      case 'F':
+        this.toggleFullscreen?.();
+        break;
       case 'End':
         void this.seek(player.duration);
         break;
@@ -379,6 +447,8 @@ export class EvidenceDetail {
 
   destroy(): void {
     this.disposed = true;
+    this.verification?.cancel();
+    if (document.fullscreenElement && this.el.contains(document.fullscreenElement)) void document.exitFullscreen().catch(() => {});
     this.offs.forEach((f) => f());
     this.controls?.dispose();
     this.player?.dispose();

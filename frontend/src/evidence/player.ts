@@ -17,7 +17,7 @@ import { Terminal, type ITheme } from '@xterm/xterm';
 import '@xterm/xterm/css/xterm.css';
 import { dropSheets, StyleMirror, withInertStyles, type SheetSet } from './cspstyles';
 import type { CaptureRecord } from './record';
-import { buildTimeline, eventTimes, restoreSequence, seekPlan, TimeMap, type Marker, type Timeline } from './timeline';
+import { buildTimeline, eventTimes, posterTime, restoreSequence, seekPlan, TimeMap, type Marker, type Timeline } from './timeline';
 
 /** Playback speeds the UI offers (the player accepts any in [MIN, MAX]). */
 export const SPEEDS = [0.5, 1, 1.5, 2, 4, 8] as const;
@@ -25,8 +25,8 @@ export const MIN_SPEED = 0.5;
 export const MAX_SPEED = 8;
 /** Default idle-time cap: a silence longer than this plays as this long. */
 export const DEFAULT_IDLE_CAP_MS = 2000;
-/** The most the terminal is enlarged to fill its box (the DOM renderer
- * re-rasterizes text, so it stays sharp). */
+/** The most the terminal is enlarged to fill its box by default (the DOM
+ * renderer re-rasterizes text, so it stays sharp). */
 const MAX_SCALE = 1.3;
 
 export interface PlayerOptions {
@@ -36,7 +36,14 @@ export interface PlayerOptions {
   idleCapMs?: number | null;
   /** Terminal font size in px (default 13). */
   fontSize?: number;
+  /** The most the terminal is enlarged to fill the width of its box
+   * (default 1.3). A CSS max-height on that box bounds it too. */
+  maxScale?: number;
 }
+
+/** Where load() opens a capture: at 0, or at its poster frame (the first
+ * non-empty screen, posterTime). */
+export type LoadAt = 'start' | 'poster';
 
 export type PlayerState = 'empty' | 'paused' | 'playing' | 'ended';
 
@@ -46,8 +53,10 @@ const LIGHT: ITheme = {
   cursor: '#2d5bd0',
   cursorAccent: '#fbfbfc',
   selectionBackground: '#c9d7f8',
-  black: '#1c2127', red: '#b42318', green: '#1a7f37', yellow: '#8a5a00', blue: '#2d5bd0', magenta: '#8e3ab8', cyan: '#0f7a8a', white: '#d5dae0',
-  brightBlack: '#667080', brightRed: '#d92d20', brightGreen: '#25a244', brightYellow: '#b07800', brightBlue: '#4a76e8', brightMagenta: '#a855d6', brightCyan: '#1597aa', brightWhite: '#f5f6f8',
+  // ANSI white and bright white are text colours: on this light
+  // background they are mid greys (5.6:1 and 3.9:1 contrast), not white.
+  black: '#1c2127', red: '#b42318', green: '#1a7f37', yellow: '#8a5a00', blue: '#2d5bd0', magenta: '#8e3ab8', cyan: '#0f7a8a', white: '#5f6773',
+  brightBlack: '#667080', brightRed: '#d92d20', brightGreen: '#25a244', brightYellow: '#b07800', brightBlue: '#4a76e8', brightMagenta: '#a855d6', brightCyan: '#1597aa', brightWhite: '#7a828e',
 };
 
 const DARK: ITheme = {
@@ -75,6 +84,7 @@ export class Player {
   private capMs: number | null;
   private rate: number;
   private readonly fontSize: number;
+  private readonly maxScale: number;
 
   private t = 0; // capture time shown, ms
   private next = 0; // index of the next op to apply while playing
@@ -99,6 +109,7 @@ export class Player {
     this.rate = clampSpeed(opts.speed ?? 1);
     this.capMs = opts.idleCapMs === undefined ? DEFAULT_IDLE_CAP_MS : opts.idleCapMs;
     this.fontSize = opts.fontSize ?? 13;
+    this.maxScale = opts.maxScale ?? MAX_SCALE;
   }
 
   /** Creates the terminal inside el (once). */
@@ -153,8 +164,9 @@ export class Player {
     if (tl) void this.seek(this.t);
   }
 
-  /** Loads a verified capture record and shows its screen at time 0. */
-  load(record: CaptureRecord): Promise<void> {
+  /** Loads a verified capture record and shows its screen at time 0, or
+   * at its poster frame (the first screen that is not blank). */
+  load(record: CaptureRecord, at: LoadAt = 'start'): Promise<void> {
     this.pause();
     this.tl = buildTimeline(record);
     this.clock = new TimeMap(eventTimes(this.tl), this.tl.duration, this.capMs);
@@ -162,7 +174,12 @@ export class Player {
     this.playAt = 0;
     this.setState('paused');
     if (this.term) this.term.options.scrollback = this.tl.initial.scrollback;
-    return this.seek(0);
+    return this.seek(at === 'poster' ? posterTime(this.tl) : 0);
+  }
+
+  /** The poster time of the loaded capture (0 when nothing is loaded). */
+  get poster(): number {
+    return this.tl ? posterTime(this.tl) : 0;
   }
 
   /** The loaded timeline (ops, keyframes, markers), or null. */
@@ -420,7 +437,9 @@ export class Player {
     this.timeListeners.forEach((cb) => cb(this.t));
   }
 
-  /** Scales the terminal to the width it is given (up to MAX_SCALE). */
+  /** Scales the terminal to the width it is given (up to maxScale) and,
+   * when its box has a CSS max-height (or is shown full screen), to that
+   * height too. */
   private fit(): void {
     const screen = this.screen;
     const host = this.host;
@@ -430,8 +449,15 @@ export class Player {
     if (!xs) return;
     const natural = xs.offsetWidth;
     const naturalH = xs.offsetHeight;
-    const avail = parent.clientWidth;
-    const scale = natural > 0 && avail > 0 ? Math.min(MAX_SCALE, avail / natural) : 1;
+    const cs = getComputedStyle(parent);
+    const padX = parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight) || 0;
+    const padY = parseFloat(cs.paddingTop) + parseFloat(cs.paddingBottom) || 0;
+    const avail = parent.clientWidth - padX;
+    let availH = parseFloat(cs.maxHeight); // "none" is NaN
+    availH = Number.isFinite(availH) ? availH - padY : Infinity;
+    if (document.fullscreenElement?.contains(parent)) availH = Math.min(availH, parent.clientHeight - padY);
+    let scale = natural > 0 && avail > 0 ? Math.min(this.maxScale, avail / natural) : 1;
+    if (naturalH > 0 && availH > 0 && Number.isFinite(availH)) scale = Math.min(scale, availH / naturalH);
     screen.style.setProperty('--player-scale', String(scale));
     screen.style.width = `${Math.ceil(natural * scale)}px`;
     screen.style.height = `${Math.ceil(naturalH * scale)}px`;

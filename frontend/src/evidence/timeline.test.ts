@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CaptureRecord, RenderedFrame } from './record';
-import { adjacentMarker, buildTimeline, eventTimes, lastAtOrBefore, printable, restoreSequence, seekPlan, TimeMap } from './timeline';
+import { adjacentMarker, buildTimeline, eventTimes, lastAtOrBefore, posterTime, printable, restoreSequence, seekPlan, TimeMap } from './timeline';
 
 function rf(sequence: number, at_ms: number, text: string, columns = 10, rows = 2): RenderedFrame {
   const lines = [text.padEnd(columns), ''.padEnd(columns)];
@@ -208,5 +208,32 @@ describe('helpers', () => {
   it('printable shows control characters as escapes', () => {
     expect(printable('a\r\n\x1b[1m\x07')).toBe('a\\r\\n\\e[1m\\x07');
     expect(printable('x'.repeat(10), 4)).toBe('xxxx…');
+  });
+});
+
+describe('posterTime', () => {
+  it('is the first time whose screen a seek shows is not blank', () => {
+    const rec = record();
+    // Blank until 100 ms; the first frame at 100 ms is still blank, the
+    // last one at that time (what a seek to 100 shows) is not.
+    rec.rendered_frames[0] = rf(0, 0, '');
+    rec.rendered_frames[1] = rf(1, 100, '');
+    expect(posterTime(buildTimeline(rec))).toBe(100);
+    rec.rendered_frames[2] = rf(2, 100, '   ');
+    expect(posterTime(buildTimeline(rec))).toBe(200);
+  });
+
+  it('is 0 for a capture that shows something at once, or never', () => {
+    expect(posterTime(buildTimeline(record()))).toBe(0);
+    const rec = record();
+    rec.rendered_frames = rec.rendered_frames.map((f) => rf(f.sequence, f.at_ms, '', f.columns, f.rows));
+    expect(posterTime(buildTimeline(rec))).toBe(0);
+  });
+
+  it('counts the alternate screen as something shown', () => {
+    const rec = record();
+    rec.rendered_frames = rec.rendered_frames.map((f) => rf(f.sequence, f.at_ms, '', f.columns, f.rows));
+    rec.rendered_frames[3] = { ...rec.rendered_frames[3]!, active_buffer: 'alternate' };
+    expect(posterTime(buildTimeline(rec))).toBe(200);
   });
 });

@@ -287,3 +287,21 @@ export class TimeMap {
 export function eventTimes(tl: Timeline): number[] {
   return [...tl.ops.map((o) => o.at), ...tl.keyframes.map((k) => k.at), ...tl.markers.map((m) => m.at)];
 }
+
+/** Whether a rendered frame shows anything: a non-blank row, or the
+ * alternate screen (a full-screen program that may paint only colours). */
+function shows(f: RenderedFrame): boolean {
+  return f.active_buffer === 'alternate' || f.lines.some((l) => l.trim() !== '');
+}
+
+/** The poster time of a capture: the first capture time whose screen (the
+ * last keyframe at that time, which a seek there restores) is not blank;
+ * 0 when the screen never shows anything. */
+export function posterTime(tl: Timeline): number {
+  const ks = tl.keyframes;
+  for (let i = 0; i < ks.length; i++) {
+    if (i + 1 < ks.length && ks[i + 1]!.at === ks[i]!.at) continue; // a later frame at the same time is what a seek shows
+    if (shows(ks[i]!.frame)) return ks[i]!.at;
+  }
+  return 0;
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EvidenceEnvelope } from './record';
-import { verifyCommitments } from './verify';
+import { answerVerify, verifyCommitments } from './verify';
 
 // A real capture written by `gatehouse capture-process` (sh printing,
 // reading input, writing a file, a resize), kept as a fixture.
@@ -23,5 +23,20 @@ describe('verifyCommitments', () => {
     rec.manifest.scenario.timeout_ms += 1;
     const bad = await verifyCommitments(env);
     expect(bad.filter((c) => c.ok === false).map((c) => c.path)).toEqual(['$.normalized_result.manifest.full_scenario_sha256', '$.evidence_id']);
+  });
+});
+
+describe('answerVerify', () => {
+  it('verifies the envelope under a field of the exact text, and reports a tampered text', async () => {
+    const text = `{"item":{},"evidence":${FIXTURE.trim()},"verification":{}}`;
+    const good = await answerVerify({ text, field: 'evidence' });
+    expect('checks' in good && good.checks.every((c) => c.ok !== false)).toBe(true);
+    const bad = await answerVerify({ text: text.replace('"timeout_ms": 30000', '"timeout_ms": 30001'), field: 'evidence' });
+    expect('checks' in bad && bad.checks.filter((c) => c.ok === false).map((c) => c.path)).toEqual(['$.normalized_result.manifest.full_scenario_sha256', '$.evidence_id']);
+  });
+
+  it('answers with an error, not a pass, for text that is not an envelope', async () => {
+    expect(await answerVerify({ text: '{"evidence":', field: 'evidence' })).toHaveProperty('error');
+    expect(await answerVerify({ text: '{}', field: 'evidence' })).toEqual({ error: 'no Evidence envelope to verify' });
   });
 });

@@ -66,3 +66,33 @@ export async function verifyCommitments(env: EvidenceEnvelope): Promise<Commitme
   out.push(await check('$.evidence_id', 'the whole envelope (without evidence_id; subject reduced to its identity)', env.evidence_id, idProjection(env), 'ev_'));
   return out;
 }
+
+/** What a verification worker is asked: the exact JSON text of a result
+ * that holds an Evidence envelope under `field` ("" = the text is the
+ * envelope), or the envelope itself when no text exists (the desktop
+ * shell hands over parsed values). */
+export interface VerifyRequest {
+  text?: string;
+  field?: string;
+  envelope?: EvidenceEnvelope;
+}
+
+/** A worker's answer: every commitment checked, or why none could be. */
+export type VerifyReply = { checks: CommitmentCheck[] } | { error: string };
+
+/** Answers one VerifyRequest (what verify_worker.ts runs off the page's
+ * thread). It parses its own copy of the text, so the page never clones
+ * a 10 MB object graph to hand it over. */
+export async function answerVerify(req: VerifyRequest): Promise<VerifyReply> {
+  try {
+    let env = req.envelope;
+    if (req.text !== undefined) {
+      const v = JSON.parse(req.text) as Record<string, unknown>;
+      env = (req.field ? v[req.field] : v) as EvidenceEnvelope;
+    }
+    if (!env || typeof env !== 'object') return { error: 'no Evidence envelope to verify' };
+    return { checks: await verifyCommitments(env) };
+  } catch (e) {
+    return { error: e instanceof Error ? e.message : String(e) };
+  }
+}

@@ -70,7 +70,8 @@ export function pathText(p: string, cls = ''): HTMLElement {
   return h('code', { class: ['mono', 'path', cls], title: p }, p);
 }
 
-export function emptyState(title: string, guidance: string, ...extra: (Node | string)[]): HTMLElement {
+/** An empty state: a title, guidance (text, or a node for inline code) and actions. */
+export function emptyState(title: string, guidance: string | Node, ...extra: (Node | string)[]): HTMLElement {
   return h('div', { class: 'empty' }, h('p', { class: 'empty-title' }, title), h('p', { class: 'empty-text' }, guidance), ...extra);
 }
 

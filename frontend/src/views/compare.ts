@@ -252,7 +252,13 @@ export function compareView(): View {
         captures.length < 2
           ? emptyState(
               'Two captures are needed',
-              'Captures made with `gatehouse capture-process` (or by an agent) appear in the Evidence library; imported Process Capture Evidence works too. An imported asciicast is terminal-only and cannot be compared.',
+              h(
+                'span',
+                null,
+                'Captures made with ',
+                h('code', null, 'gatehouse capture-process'),
+                ' (or by an agent) appear in the Evidence library; imported Process Capture Evidence works too. An imported asciicast is terminal-only and cannot be compared.',
+              ),
               h('a', { href: '#/evidence', class: 'btn' }, 'Open the Evidence library'),
             )
           : null,

@@ -118,16 +118,8 @@ export function focusRequest(id: string): void {
 function upsert(kind: Kind, p: Req, type: string): void {
   const existing = cards.find((c) => c.p.id === p.id);
   if (existing) {
-    const wasPending = isPending(existing);
-    existing.p = { ...existing.p, ...p } as Req;
     existing.gone = false;
-    if (wasPending && !isPending(existing)) {
-      requestSettled(p.id);
-      if (!existing.decidedHere && !existing.deciding && DECIDED.has(existing.p.state)) {
-        cards = cards.filter((c) => c !== existing);
-        notice(decidedElsewhere(kind, existing.p));
-      }
-    }
+    changeState(existing, p);
   } else if (type === 'raised' || p.state === 'pending') {
     add(kind, p);
     if (type === 'raised' && p.state === 'pending') requestArrived(kind, p);
@@ -135,6 +127,31 @@ function upsert(kind: Kind, p: Req, type: string): void {
     return;
   }
   render();
+}
+
+/** Applies what one source (a request event, the run journal's `decided`
+ * step, the deciding call's answer) says about a card's request. The
+ * sources arrive in no fixed order, so the card leaving "pending" is
+ * handled here once, whichever reports it first: its notification goes
+ * away and, when a person decided it in another window, the card leaves
+ * this window's queue with a short notice. */
+function changeState(c: Card, next: Partial<Req>): void {
+  const wasPending = c.p.state === 'pending';
+  c.p = { ...c.p, ...next } as Req;
+  if (!wasPending || c.p.state === 'pending') return;
+  requestSettled(c.p.id);
+  if (!c.decidedHere && !c.deciding && DECIDED.has(c.p.state)) {
+    removeCard(c);
+    notice(decidedElsewhere(c.kind, c.p));
+  }
+}
+
+/** Takes a card out of the queue, keeping the shown card shown. */
+function removeCard(c: Card): void {
+  const shown = cards[current];
+  cards = cards.filter((x) => x !== c);
+  const i = shown ? cards.indexOf(shown) : -1;
+  current = i >= 0 ? i : Math.min(current, Math.max(0, cards.length - 1));
 }
 
 /** The notice for a request another window decided. */
@@ -200,8 +217,9 @@ function onRunEvent(e: RunEvent): void {
   if (e.type === 'decided' && e.detail && typeof e.detail === 'object') {
     const d = e.detail as { proposalId?: string; state?: string };
     const c = cards.find((x) => x.kind === 'proposal' && x.p.id === d.proposalId);
-    if (c && isPending(c) && d.state && d.state !== 'pending' && d.state in PROPOSAL_STATE) {
-      c.p = { ...(c.p as ProposalView), state: d.state as ProposalView['state'] };
+    if (c && c.p.state === 'pending' && d.state && d.state !== 'pending' && d.state in PROPOSAL_STATE) {
+      c.gone = false;
+      changeState(c, { state: d.state as ProposalView['state'] });
       changed = true;
     }
   }
@@ -306,13 +324,12 @@ async function decide(c: Card, approve: boolean, scope?: GrantScope): Promise<vo
         : c.kind === 'grant'
           ? await api.DecideGrant({ grantId: c.p.id, approve, scope: approve ? scope : undefined })
           : await api.Decide({ proposalId: c.p.id, approve });
-    if (v && v.id) c.p = { ...c.p, ...v } as Req;
-    else c.p = { ...c.p, state: approve ? 'approved' : 'denied' } as Req;
+    changeState(c, v && v.id ? v : { state: approve ? 'approved' : 'denied' });
   } catch (err) {
     c.error = err;
     // The proposal may have expired or been replaced meanwhile: re-sync.
     if (err instanceof ApiError && err.details && typeof err.details === 'object' && 'state' in (err.details as object)) {
-      c.p = { ...c.p, state: (err.details as { state: string }).state } as Req;
+      changeState(c, { state: (err.details as { state: string }).state } as Partial<Req>);
     }
     void loadPending();
   } finally {

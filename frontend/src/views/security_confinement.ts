@@ -9,7 +9,7 @@ import type { ConfinementSettings, SecurityView } from '../api/types';
 import { h, icon } from '../lib/dom';
 import { confinementModel, settingChanged, settingWords, weakeningWarning } from '../lib/confinement';
 import { badge, card, kv } from '../lib/ui';
-import { savedNote, SettingsSection } from './security_section';
+import { savedNote, SettingsSection } from './settings_section';
 
 type Choice<K extends keyof ConfinementSettings> = { value: ConfinementSettings[K]; label: string; line: string };
 

@@ -10,7 +10,7 @@ import type { SigningKey, SigningKeys } from '../api/types';
 import { downloadText } from '../evidence/asciicast';
 import { h, icon } from '../lib/dom';
 import { badge, card, codeBlock, copyButton, emptyState, errorBox, loading } from '../lib/ui';
-import { savedNote, SettingsSection } from './security_section';
+import { savedNote, SettingsSection } from './settings_section';
 
 export function signingSection(root: HTMLElement) {
   let keys: SigningKeys | null = null;

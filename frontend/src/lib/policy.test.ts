@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Policy } from '../api/types';
-import { groupErrors, linesToList, MODE_ORDER, MODES, normalizePath, policyChanges, policyForSave, scopeEdited } from './settings';
+import { groupErrors, linesToList, MODE_ORDER, MODES, normalizePath, policyChanges, policyForSave, scopeEdited } from './policy';
 
 const scope = (over: Partial<Policy['trusted'][number]> = {}) => ({
   revision: 'sha256:' + 'a'.repeat(64),

@@ -1,5 +1,6 @@
-// Pure helpers for the Security settings view: field-error paths, the
-// "what changed" summary of a policy save, and plain-language texts.
+// The execution policy model the Security view edits: field-error paths,
+// the mode texts, the "what changed" summary of a policy save, and the
+// policy a draft submits. Pure; no DOM.
 
 import type { Policy, PolicyMode, Scope } from '../api/types';
 

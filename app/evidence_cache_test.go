@@ -1,0 +1,94 @@
+package app
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// A saved file's verification mark spares a full check only for the exact
+// bytes it names, checked by this executable: a changed byte, a mark of
+// another verifier or a mark for another id means a full verification,
+// and a tampered file is still never returned.
+func TestGetEvidenceVerificationMarks(t *testing.T) {
+	ts := startServer(t)
+	f := ts.facade
+	ev, out := facadeCapture(t, ts, "echo 'hello <marks>'")
+	id := ev.EvidenceID
+	path := filepath.Join(f.env.DataDir, "evidence", id+".json")
+	sum := sha256.Sum256(out)
+
+	if _, status, e := apiCall[GetEvidenceResult](t, ts, "GetEvidence", GetEvidenceArgs{ID: id}); status != 200 {
+		t.Fatalf("first read: %d %+v", status, e)
+	}
+	m, ok := f.readMark(f.ctx, id)
+	if !ok || m.SHA256 != hex.EncodeToString(sum[:]) || m.Verifier == "" || m.Verifier != f.verifier.id() || !m.Result.RecordVerified {
+		t.Fatalf("mark after a full verification: %+v %v", m, ok)
+	}
+
+	// readAfterRestart reads with the in-memory cache empty, as after a
+	// restart, with the given mark stored (a marker result shows its use).
+	readAfterRestart := func(mark verifiedMark) (GetEvidenceResult, int, cliErr) {
+		t.Helper()
+		f.verified = verifiedCache{}
+		b, _ := json.Marshal(mark)
+		if err := f.env.DB.Put(f.ctx, verifiedMarkNamespace, id, b); err != nil {
+			t.Fatal(err)
+		}
+		return apiCall[GetEvidenceResult](t, ts, "GetEvidence", GetEvidenceArgs{ID: id})
+	}
+	poked := m
+	poked.Result.PredicateType = "from-the-mark"
+
+	got, status, e := readAfterRestart(poked)
+	if status != 200 || got.Verification.PredicateType != "from-the-mark" {
+		t.Fatalf("the mark of the same bytes by the same verifier is used: %d %+v %+v", status, got.Verification, e)
+	}
+	other := poked
+	other.Verifier = "0000"
+	if got, status, e := readAfterRestart(other); status != 200 || got.Verification.PredicateType != ev.PredicateType {
+		t.Errorf("a mark of another verifier must mean a full verification: %d %+v %+v", status, got.Verification, e)
+	}
+
+	// The attacker changes the saved file and leaves the mark in place.
+	tampered := bytes.Replace(out, []byte("hello <marks>"), []byte("hello <MARKS>"), 1)
+	if bytes.Equal(tampered, out) {
+		t.Fatal("nothing tampered")
+	}
+	if err := os.WriteFile(path, tampered, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, status, e := readAfterRestart(poked); status != 400 || e.Code != "evidence_integrity_mismatch" || issuePaths(t, e)["$.evidence_id"] != "evidence_id_mismatch" {
+		t.Errorf("tampered file under an old mark: %d %+v", status, e)
+	}
+	// ...and also forges the mark's digest, but not this executable's.
+	forged := poked
+	ts2 := sha256.Sum256(tampered)
+	forged.SHA256, forged.Verifier = hex.EncodeToString(ts2[:]), "not-this-executable"
+	if _, status, e := readAfterRestart(forged); status != 400 || e.Code != "evidence_integrity_mismatch" {
+		t.Errorf("tampered file under a forged mark of another verifier: %d %+v", status, e)
+	}
+
+	// Deleting the Evidence removes its mark.
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, status, e := apiCall[DeleteEvidenceResult](t, ts, "DeleteEvidence", DeleteEvidenceArgs{ID: id}); status != 200 {
+		t.Fatalf("delete: %d %+v", status, e)
+	}
+	if _, ok := f.readMark(f.ctx, id); ok {
+		t.Error("the mark outlives its Evidence")
+	}
+
+	// An import verified in full marks the file right away.
+	if _, status, e := apiCall[ImportEvidenceResult](t, ts, "ImportEvidence", ImportEvidenceArgs{Name: "c.json", Data: out}); status != 200 {
+		t.Fatalf("import: %d %+v", status, e)
+	}
+	if m, ok := f.readMark(f.ctx, id); !ok || m.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("mark after import: %+v %v", m, ok)
+	}
+}

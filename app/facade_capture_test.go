@@ -1,0 +1,154 @@
+package app
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// allowCaptures stores an operator policy that lets /bin/sh run in work.
+func allowCaptures(t *testing.T, ts *testServer, work string) {
+	t.Helper()
+	s, _ := json.Marshal(map[string]any{"enabled": true, "executableRoots": []string{"/bin", "/usr/bin"}, "workingRoots": []string{work},
+		"allowedEnv": []string{"PATH"}, "allowExternalNetwork": true, "autoGrant": false})
+	if _, err := ts.facade.SetCapturePolicy(SetCapturePolicyArgs{Settings: s}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func uiScenario(work, script string, timeoutMS int) string {
+	b, _ := json.Marshal(map[string]any{"approved": true, "executable": "/bin/sh", "arguments": []string{"-c", script},
+		"working_directory": work, "environment": map[string]string{"PATH": "/usr/bin:/bin"}, "timeout_ms": timeoutMS})
+	return string(b)
+}
+
+// waitCapture collects the capture events of id until its last one.
+func waitCapture(t *testing.T, events <-chan UIEvent, id string) []CaptureEvent {
+	t.Helper()
+	var got []CaptureEvent
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case e := <-events:
+			ce, ok := e.Data.(CaptureEvent)
+			if e.Name != "capture" || !ok || ce.CaptureID != id {
+				continue
+			}
+			got = append(got, ce)
+			if ce.State == "done" || ce.State == "failed" || ce.State == "cancelled" {
+				return got
+			}
+		case <-deadline:
+			t.Fatalf("capture %s did not finish; events %+v", id, got)
+		}
+	}
+}
+
+func TestStartCaptureRunsSavesAndVerifies(t *testing.T) {
+	ts := startServer(t)
+	work := t.TempDir()
+	allowCaptures(t, ts, work)
+	events, stop := ts.facade.events.subscribe(256)
+	defer stop()
+	res, status, e := apiCall[StartCaptureResult](t, ts, "StartCapture", StartCaptureArgs{Scenario: uiScenario(work, "echo from the app; sleep 0.6", 10000)})
+	if status != 200 || res.CaptureID == "" || res.TimeoutMS != 10000 || res.Command != "/bin/sh -c echo from the app; sleep 0.6" {
+		t.Fatalf("start: %d %+v %+v", status, res, e)
+	}
+	got := waitCapture(t, events, res.CaptureID)
+	last := got[len(got)-1]
+	if last.State != "done" || last.EvidenceID == "" {
+		t.Fatalf("outcome %+v", last)
+	}
+	running := 0
+	for _, g := range got {
+		if g.State == "running" {
+			running++
+		}
+	}
+	if running < 2 || got[len(got)-2].State != "saving" {
+		t.Errorf("progress before the outcome: %+v", got)
+	}
+	// Saved into the library, verified (marked) and readable.
+	if m, ok := ts.facade.readMark(ts.facade.ctx, last.EvidenceID); !ok || !m.Result.RecordVerified {
+		t.Errorf("the saved capture is not marked verified: %+v", m)
+	}
+	list, _, _ := apiCall[ListEvidenceResult](t, ts, "ListEvidence", map[string]any{})
+	if len(list.Evidence) != 1 || list.Evidence[0].EvidenceID != last.EvidenceID || list.Evidence[0].Origin != OriginCaptured {
+		t.Errorf("library %+v", list.Evidence)
+	}
+	if _, status, e := apiCall[GetEvidenceResult](t, ts, "GetEvidence", GetEvidenceArgs{ID: last.EvidenceID}); status != 200 {
+		t.Errorf("open: %d %+v", status, e)
+	}
+	if _, status, e := apiCall[CancelCaptureResult](t, ts, "CancelCapture", CancelCaptureArgs{CaptureID: res.CaptureID}); status != 404 || e.Code != "capture_not_found" {
+		t.Errorf("cancel a finished capture: %d %+v", status, e)
+	}
+}
+
+func TestStartCaptureRefusesBeforeRunning(t *testing.T) {
+	ts := startServer(t)
+	work := t.TempDir()
+	marker := filepath.Join(work, "ran")
+	script := "touch " + marker
+	// Field errors with their paths, all at once, from the backend's parser.
+	bad, _ := json.Marshal(map[string]any{"approved": false, "executable": "sh", "working_directory": work, "timeout_ms": -1})
+	_, status, e := apiCall[StartCaptureResult](t, ts, "StartCapture", StartCaptureArgs{Scenario: string(bad)})
+	if status != 400 || e.Code != "invalid_scenario" {
+		t.Fatalf("invalid scenario: %d %+v", status, e)
+	}
+	paths := issuePaths(t, e)
+	for _, p := range []string{"$.approved", "$.executable", "$.timeout_ms"} {
+		if _, ok := paths[p]; !ok {
+			t.Errorf("no issue at %s in %v", p, paths)
+		}
+	}
+	if _, status, e := apiCall[StartCaptureResult](t, ts, "StartCapture", StartCaptureArgs{Scenario: "{"}); status != 400 || e.Code != "invalid_scenario" {
+		t.Errorf("not JSON: %d %+v", status, e)
+	}
+	// Capture disabled by the operator policy (the default): refused, nothing runs.
+	if _, status, e := apiCall[StartCaptureResult](t, ts, "StartCapture", StartCaptureArgs{Scenario: uiScenario(work, script, 5000)}); status != 400 || e.Code != "capture_disabled" {
+		t.Errorf("policy off: %d %+v", status, e)
+	}
+	// A working directory outside the policy's roots.
+	allowCaptures(t, ts, t.TempDir())
+	if _, status, e := apiCall[StartCaptureResult](t, ts, "StartCapture", StartCaptureArgs{Scenario: uiScenario(work, script, 5000)}); status != 400 || e.Code != "working_directory_outside_roots" {
+		t.Errorf("outside the working roots: %d %+v", status, e)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a refused capture ran")
+	}
+	if list, _, _ := apiCall[ListEvidenceResult](t, ts, "ListEvidence", map[string]any{}); len(list.Evidence) != 0 {
+		t.Errorf("a refused capture saved Evidence: %+v", list.Evidence)
+	}
+}
+
+func TestCancelCaptureEndsItAndSavesNothing(t *testing.T) {
+	ts := startServer(t)
+	work := t.TempDir()
+	allowCaptures(t, ts, work)
+	events, stop := ts.facade.events.subscribe(256)
+	defer stop()
+	res, status, e := apiCall[StartCaptureResult](t, ts, "StartCapture", StartCaptureArgs{Scenario: uiScenario(work, "echo started; sleep 30", 60000)})
+	if status != 200 {
+		t.Fatalf("start: %d %+v", status, e)
+	}
+	// Cancel once it is running.
+	for e := range events {
+		if ce, ok := e.Data.(CaptureEvent); ok && ce.CaptureID == res.CaptureID && ce.State == "running" && ce.ElapsedMS > 0 {
+			break
+		}
+	}
+	if _, status, e := apiCall[CancelCaptureResult](t, ts, "CancelCapture", CancelCaptureArgs{CaptureID: res.CaptureID}); status != 200 {
+		t.Fatalf("cancel: %d %+v", status, e)
+	}
+	got := waitCapture(t, events, res.CaptureID)
+	last := got[len(got)-1]
+	if last.State != "cancelled" || last.Error == nil || last.Error.Code != "cancelled" || last.EvidenceID != "" {
+		t.Fatalf("outcome %+v", last)
+	}
+	if list, _, _ := apiCall[ListEvidenceResult](t, ts, "ListEvidence", map[string]any{}); len(list.Evidence) != 0 {
+		t.Errorf("a cancelled capture saved Evidence: %+v", list.Evidence)
+	}
+	noCaptureLeftovers(t, ts.facade.env.DataDir)
+}
