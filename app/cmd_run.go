@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/gatehouse/gatehouse/backend/agents"
+	"github.com/gatehouse/gatehouse/backend/approvals"
 	"github.com/gatehouse/gatehouse/backend/bundle"
 	"github.com/gatehouse/gatehouse/backend/consent"
 	"github.com/gatehouse/gatehouse/backend/proctree"
@@ -84,7 +85,7 @@ func runSkillRun(ctx context.Context, io IO, args []string) error {
 	// decision; without a terminal only a trusted scope can authorize.
 	if tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
 		defer tty.Close()
-		req.Asker = &terminalAsker{tty: tty, mgr: mgr, skill: s, runner: rn}
+		req.Asker = &terminalAsker{tty: tty, mgr: mgr, skill: s, runner: rn, book: approvals.Open(env.DB, nil)}
 	}
 	if !*asJSON && isTerminal(io.Stderr) {
 		req.OnProgress = func(p runner.Progress) { fmt.Fprint(io.Stderr, progressLine(p)) }

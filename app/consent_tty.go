@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gatehouse/gatehouse/backend/approvals"
 	"github.com/gatehouse/gatehouse/backend/consent"
 	"github.com/gatehouse/gatehouse/backend/runner"
 	"github.com/gatehouse/gatehouse/backend/skills"
@@ -22,11 +23,16 @@ type terminalAsker struct {
 	mgr    *consent.Manager
 	skill  *skills.Skill
 	runner *runner.Runner
+	book   *approvals.Book // the approved revisions (nil: not shown)
 }
 
 // Ask implements consent.Asker.
 func (a *terminalAsker) Ask(ctx context.Context, p consent.Proposal, r *consent.Request) error {
 	summary := consentSummary(a.skill, r, p, consentWarning(ctx, a.runner, r.Workspace.Path))
+	if a.book != nil {
+		av, _ := approvalView(ctx, a.book, r)
+		summary = strings.Replace(summary, "\n  entrypoint", "\n  approved    "+approvalLine(av)+"\n  entrypoint", 1)
+	}
 	approved, err := askConsent(a.tty, summary)
 	if err != nil {
 		return err
@@ -35,6 +41,27 @@ func (a *terminalAsker) Ask(ctx context.Context, p consent.Proposal, r *consent.
 		return err
 	}
 	return nil
+}
+
+// approvalLine says in one line how the revision relates to the ones
+// the person approved (the terminal's form of the dialog's badge).
+func approvalLine(v ApprovalView) string {
+	switch v.Status {
+	case "new":
+		return "new skill: no revision of it was approved before"
+	case "same":
+		return "same revision you approved on " + v.ApprovedAt.Local().Format("2006-01-02 15:04")
+	case "changed":
+		names := make([]string, len(v.Changes))
+		for i, c := range v.Changes {
+			names[i] = c.Path
+			if c.Kind != approvals.Modified {
+				names[i] += " (" + c.Kind + ")"
+			}
+		}
+		return "changed since the revision you approved on " + v.ApprovedAt.Local().Format("2006-01-02 15:04") + ": " + visibleText(strings.Join(names, ", "))
+	}
+	return "unknown (" + visibleText(v.Error) + ")"
 }
 
 // consentSummary is what the person sees before approving a run: the exact

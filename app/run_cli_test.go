@@ -134,7 +134,7 @@ func TestSkillRunAsksOnTheTerminal(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.stdout), &e); err != nil || r.status != 0 || e["status"] != "succeeded" {
 			t.Fatalf("status %d stdout %s screen %s", r.status, r.stdout, r.screen)
 		}
-		for _, want := range []string{"sha256:", "scripts/run.mjs", ws, "timeout 5000 ms", `{"note":"hi"}`,
+		for _, want := range []string{"sha256:", "approved    new skill", "scripts/run.mjs", ws, "timeout 5000 ms", `{"note":"hi"}`,
 			"This script is confined: can write only", "and its own temporary folder; no network", "ends every process it starts"} {
 			if !strings.Contains(r.screen, want) {
 				t.Errorf("consent summary lacks %q:\n%s", want, r.screen)
@@ -152,6 +152,9 @@ func TestSkillRunAsksOnTheTerminal(t *testing.T) {
 			json.Unmarshal([]byte(r.stdout), &e)
 			if r.status == 0 || e["status"] != "refused" {
 				t.Fatalf("status %d stdout %s", r.status, r.stdout)
+			}
+			if !strings.Contains(r.screen, "approved    same revision you approved on ") {
+				t.Errorf("the revision approved above is not named as such:\n%s", r.screen)
 			}
 			if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
 				t.Fatal("a denied script ran")

@@ -178,12 +178,34 @@ test('consent: open snapshot files, the changed-since badge with a diff, the out
     await out.waitFor();
     assert.match(await out.innerText(), /"keys": 2[\s\S]*"echo": "ok"/, 'the validated output appears in the dialog');
     await shots(page, 'output', () => out);
-    await page.keyboard.press('Escape'); // closes the finished card
-    await page.getByTestId('consent-dialog').waitFor({ state: 'detached' });
 
-    // Same revision again: "same revision you approved on <date>".
-    await api('StartRun', { skill: 'edit-me', input: '{"n":1}', workspace: ws });
+    // "Trust this revision…" opens Security with the scope filled in as an
+    // unsaved draft: the policy itself does not change.
+    const rev = (await api('InspectSkill', { name: 'edit-me' })).execution.revision;
+    await tabTo(page, '[data-testid="consent-trust"]');
+    assert.ok(await focusVisible(page), 'the Trust button shows its focus');
+    await page.keyboard.press('Enter');
+    await page.getByTestId('consent-dialog').waitFor({ state: 'detached' });
+    const note = page.getByTestId('trust-note');
+    await note.waitFor();
+    assert.match(await note.innerText(), /Nothing changes until you review it and Save, and it applies only in Trusted revisions mode/);
+    const row = page.locator('[data-testid="scope-row"][data-draft="true"]');
+    assert.equal(await row.count(), 1);
+    assert.equal(await row.getByTestId('scope-revision').inputValue(), rev);
+    assert.equal(await row.getByTestId('scope-workspace').inputValue(), ws);
+    assert.equal(await row.getByTestId('scope-timeout').inputValue(), '5000');
+    assert.equal(await row.getByTestId('scope-output').inputValue(), '4096');
+    assert.equal(await page.evaluate(() => !!document.activeElement?.closest('[data-testid="scope-row"]')), true, 'focus is in the drafted scope');
+    const pol = await api('GetPolicy', {});
+    assert.deepEqual([pol.mode, pol.trusted.length], ['ask', 0], 'the policy did not change');
+    await shots(page, 'trust', () => row);
+
+    // Same revision again: "same revision you approved on <date>"; a
+    // large invocation gets its summary line above the JSON.
+    await api('StartRun', { skill: 'edit-me', input: JSON.stringify({ n: 1, text: 'x'.repeat(3000) }), workspace: ws });
     await pendingDialog(page);
+    assert.match(await page.getByTestId('consent-invocation-summary').innerText(), /^2 top-level keys, .* in all: text \(string of 3000 characters, 2\.9 KB\) · n \(number, 1 B\)$/);
+    await shots(page, 'summary', () => page.getByTestId('consent-invocation-summary'));
     assert.equal(await page.getByTestId('consent-approval').getAttribute('data-status'), 'same');
     assert.match(await page.getByTestId('consent-approval').innerText(), /Same revision you approved on /);
     await page.keyboard.press('Escape'); // Esc denies

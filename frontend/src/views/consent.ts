@@ -19,6 +19,7 @@ import { grantDetails, grantState, grantTitle, planDetails, planState, planTitle
 import { notice, requestArrived, requestSettled } from '../attention/attention';
 import { approvalBadge, invocationSummary, orderFiles, outputPreview } from '../lib/consent_model';
 import { fileViewer, loadFile, type FileViewer } from './consent_files';
+import { requestTrust } from '../lib/trust_request';
 
 const ARM_DELAY_MS = 700;
 
@@ -683,6 +684,24 @@ function footer(c: Card, pending: boolean, expiredHere: boolean): HTMLElement {
         info.append(
           h('a', { href: `#/runs/${encodeURIComponent(c.attemptId)}`, class: 'link', dataset: { focusKey: 'open-run' }, onclick: () => dismiss(c) }, 'Open this run in Runs →'),
         );
+      const p = c.p as ProposalView;
+      info.append(
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'btn small trust-btn',
+            'data-testid': 'consent-trust',
+            dataset: { focusKey: 'trust' },
+            title: 'Opens Security with a trusted-revision scope for this revision, agent and workspace filled in. Nothing changes until you save it there.',
+            onclick: () => {
+              dismiss(c);
+              requestTrust({ skill: p.skill, revision: p.revision, agentId: p.agent.id, workspace: p.workspace, timeoutMsCeiling: p.timeoutMs, maxOutputBytesCeiling: p.maxOutputBytes });
+            },
+          },
+          'Trust this revision…',
+        ),
+      );
     } else if (c.lastStep) {
       info.append(progressBar(c.progress, `${runEventLabel(c.lastStep.type)}…`), h('p', { class: 'muted small' }, `Last step: ${runEventLabel(c.lastStep.type)}`));
     } else {

@@ -11,6 +11,7 @@ import { agentsSection } from './security_agents';
 import { captureSection } from './security_capture';
 import { confinementSection } from './security_confinement';
 import { policySection } from './security_policy';
+import { takeTrustRequest } from '../lib/trust_request';
 import { rootsSection } from './security_roots';
 import { runtimeSection } from './security_runtime';
 import { signingSection } from './security_signing';
@@ -99,6 +100,11 @@ export function securityView(): View {
     route(parts: string[]) {
       const id = parts[0] as keyof typeof sections | undefined;
       if (!id || !sections[id]) return;
+      if (id === 'policy' && parts[1] === 'trust') {
+        const t = takeTrustRequest();
+        if (t) void policy.draftTrust(t);
+        return;
+      }
       void Promise.all([policy.ready, agents.ready, confinement.ready, runtime.ready, roots.ready, capture.ready, signing.ready]).then(() =>
         requestAnimationFrame(() => sections[id].scrollIntoView({ block: 'start' })),
       );

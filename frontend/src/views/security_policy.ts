@@ -10,6 +10,7 @@ import { formatBytes, formatDateTime, shortHash } from '../lib/format';
 import { groupErrors, MODE_ORDER, MODES, policyChanges, policyForSave, scopeEdited } from '../lib/policy';
 import { badge, card, copyButton, errorBox, fieldErrors } from '../lib/ui';
 import { fieldDetails, savedNote, SettingsSection } from './settings_section';
+import type { TrustRequest } from '../lib/trust_request';
 
 const DEFAULT_TIMEOUT_CEILING = 30000;
 const DEFAULT_OUTPUT_CEILING = 65536;
@@ -33,6 +34,8 @@ export function policySection(root: HTMLElement) {
   let errorList: { path: string; message: string }[] = [];
   let savedLines: string[] = [];
   let keySeq = 0;
+  /** Set when a draft scope came from the consent dialog's "Trust this revision…". */
+  let trustNote = '';
   const sec = new SettingsSection(root, {
     fetch: async () => {
       const [p, a, s] = await Promise.all([api.GetPolicy({}), api.ListAgents({}).catch(() => ({ agents: [] as Agent[] })), api.ListSkills({}).catch(() => ({ skills: [] as SkillSummary[], roots: [] }))]);
@@ -156,7 +159,7 @@ export function policySection(root: HTMLElement) {
       'div',
       { class: 'save-row' },
       sec.saveButton('policy-save', 'Save policy', () => void save()),
-      h('button', { type: 'button', class: 'btn ghost', hidden: !isDirty, 'data-dirty-only': true, disabled: sec.saving, onclick: () => ((draft = toDraft(saved!)), clearMessages(), render()) }, 'Discard changes'),
+      h('button', { type: 'button', class: 'btn ghost', hidden: !isDirty, 'data-dirty-only': true, disabled: sec.saving, onclick: () => ((draft = toDraft(saved!)), (trustNote = ''), clearMessages(), render()) }, 'Discard changes'),
       h('span', { class: 'unsaved small', hidden: !isDirty, 'data-dirty-only': true }, 'Unsaved changes'),
     );
     const messages = h(
@@ -231,6 +234,7 @@ export function policySection(root: HTMLElement) {
           'Add scope',
         ),
       ),
+      trustNote ? h('p', { class: 'trust-note small', role: 'status', 'data-testid': 'trust-note' }, trustNote) : null,
       h(
         'p',
         { class: 'muted small' },
@@ -463,6 +467,36 @@ export function policySection(root: HTMLElement) {
     return [skill ? h('span', null, skill.name) : h('span', { class: 'muted' }, 'no current skill has this revision'), ' · ', h('code', { class: 'mono', title: rev }, shortHash(rev)), copyButton(rev, 'full revision')];
   }
 
+  /** Adds r as an unsaved draft scope (or points at the row that already
+   * holds it) and says that nothing changes until Save. */
+  async function draftTrust(r: TrustRequest): Promise<void> {
+    await ready;
+    if (!draft) return;
+    let row = draft.trusted.find((s) => s.revision === r.revision && s.agentId === r.agentId && s.workspace === r.workspace);
+    if (!row) {
+      row = {
+        key: `k${++keySeq}`,
+        revision: r.revision,
+        agentId: r.agentId,
+        workspace: r.workspace,
+        timeoutMsCeiling: r.timeoutMsCeiling,
+        maxOutputBytesCeiling: r.maxOutputBytesCeiling,
+        timeoutText: String(r.timeoutMsCeiling),
+        outputText: String(r.maxOutputBytesCeiling),
+        receiptId: null,
+        approvedAt: null,
+      };
+      draft.trusted.push(row);
+      trustNote = `A scope for “${r.skill}” is filled in below from the consent dialog. Nothing changes until you review it and Save${draft.mode === 'trusted_revisions' ? '' : ', and it applies only in Trusted revisions mode'}.`;
+    } else {
+      trustNote = `A scope for this revision of “${r.skill}”, agent and workspace is already listed below.`;
+    }
+    touched();
+    const el = root.querySelector<HTMLElement>(`[data-scope-key="${row.key}"]`);
+    el?.scrollIntoView({ block: 'center' });
+    el?.querySelector<HTMLElement>('input, select')?.focus();
+  }
+
   function touched(): void {
     savedLines = [];
     render();
@@ -502,6 +536,7 @@ export function policySection(root: HTMLElement) {
         draft = toDraft(after);
         savedLines = policyChanges(before, after).lines;
         sec.changedElsewhere = false;
+        trustNote = '';
       },
       (e) => {
         const details = fieldDetails<PathError>(e, 'invalid_policy');
@@ -517,6 +552,7 @@ export function policySection(root: HTMLElement) {
   const ready = sec.load();
   return {
     ready,
+    draftTrust,
     external: () => sec.external(),
     agentsChanged(): void {
       void api
