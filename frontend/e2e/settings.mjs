@@ -221,3 +221,103 @@ group('agent-snippets', async ({ srv, page }) => {
   await page.keyboard.press('Enter');
   await until('the token box to close', async () => (await box.count()) === 0);
 });
+
+// ---------------------------------------------------------------------------
+// Skills: the first-run card
+
+group('first-run', async ({ page, api }) => {
+  await page.getByTestId('nav-skills').focus();
+  await page.keyboard.press('Enter');
+  const card = page.getByTestId('first-run');
+  await card.waitFor();
+  assert.match(await card.innerText(), /stands between AI agents and this machine/);
+  assert.match(await page.getByTestId('first-run-policy').innerText(), /Policy: Ask every time/);
+  assert.match(await page.getByTestId('first-run-agents').innerText(), /none yet/);
+  // The data directory is no longer in the header.
+  assert.equal(await page.locator('header.topbar [data-testid="data-dir"]').count(), 0, 'not in the header');
+  assert.equal(await page.locator('.nav-foot [data-testid="data-dir"]').count(), 1, 'at the foot of the navigation');
+  await shots(page, 'first-run', card);
+  // Connect an agent from the card, keyboard only.
+  await tabTo(page, 'first-run-agent-name');
+  await page.keyboard.type('my-mcp-client');
+  await page.keyboard.press('Enter');
+  await card.getByTestId('agent-token-box').waitFor();
+  const token = await card.getByTestId('agent-token').inputValue();
+  assert.match(await card.getByTestId('agent-connect-text-claudeHttp').innerText(), new RegExp(`^claude mcp add --transport http gatehouse http://127\\.0\\.0\\.1:\\d+/mcp --header 'Authorization: Bearer ${token}'$`));
+  assert.match(await page.getByTestId('first-run-agents').innerText(), /my-mcp-client/, 'the card shows the new agent');
+  await shots(page, 'first-run-agent', card);
+  await tabTo(page, 'agent-token-done');
+  await page.keyboard.press('Enter');
+  await until('the card to go once an agent exists', async () => (await card.count()) === 0);
+  // With no agent again it comes back, until the person hides it.
+  const { agents } = await api('ListAgents', {});
+  await api('RemoveAgent', { id: agents.find((a) => !a.built_in).id });
+  await card.waitFor();
+  await page.getByTestId('nav-skills').focus();
+  await tabTo(page, 'first-run-hide');
+  await page.keyboard.press('Enter');
+  await until('the card to hide', async () => (await card.count()) === 0);
+  await page.reload();
+  await page.getByTestId('skill-row').first().waitFor();
+  await page.getByTestId('run-open').waitFor();
+  assert.equal(await card.count(), 0, 'hidden stays hidden');
+});
+
+// ---------------------------------------------------------------------------
+// Skills: the Run form
+
+group('run-form', async ({ page }) => {
+  const example = (await import('node:fs')).readFileSync(path.join(path.dirname(BIN), '..', 'bundles', 'memory-organization', 'assets', 'example-input.json'), 'utf8');
+  const ws = tempDir('run-form-ws');
+  await page.getByTestId('nav-skills').focus();
+  await page.keyboard.press('Enter');
+  const row = page.locator('[data-testid="skill-row"][data-name="memory-organization"]');
+  await row.focus();
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/#\/skills\/memory-organization$/);
+  await page.locator('h1:text-is("memory-organization")').waitFor();
+  await until('Run… to be enabled', () => page.getByTestId('run-open').isEnabled());
+  await tabTo(page, 'run-open');
+  await page.keyboard.press('Enter');
+  const panel = page.locator('.run-panel');
+  await panel.waitFor();
+  // Nothing is "Required" before the person tries to run.
+  assert.doesNotMatch(await panel.locator('.run-form').innerText(), /Required/, 'no Required before an attempt');
+  await shots(page, 'run-form', panel);
+  await tabTo(page, 'run-start');
+  await page.keyboard.press('Enter');
+  await until('Required after the attempt', async () => /Required/.test(await panel.locator('.run-form').innerText()));
+  await shots(page, 'run-form-required', panel);
+  // Use example input: the bundle's file, exactly, in the raw editor and the form.
+  await tabTo(page, 'run-use-example', { back: true });
+  await page.keyboard.press('Enter');
+  assert.equal(await page.getByTestId('run-input-raw').inputValue(), example);
+  assert.doesNotMatch(await panel.locator('.run-form').innerText(), /Required/, 'the example fills the required field');
+  assert.equal(await panel.locator('[data-field="now"]').inputValue(), JSON.parse(example).now);
+  await tabTo(page, 'run-workspace');
+  await page.keyboard.type(ws);
+  await tabTo(page, 'run-start');
+  await page.keyboard.press('Enter');
+  const dlg = page.locator('[data-testid="consent-dialog"][data-state="pending"]');
+  await dlg.waitFor();
+  assert.match(await dlg.getByTestId('consent-invocation').innerText(), /user\.editor\.theme/, 'the example is what is asked for');
+  await page.keyboard.press('Escape'); // denies
+  await page.locator('[data-testid="consent-state"][data-state="denied"]').waitFor();
+  await tabTo(page, 'consent-close');
+  await page.keyboard.press('Enter');
+  await page.locator('#modal-host').waitFor({ state: 'hidden' });
+  // The workspace is remembered, after a reload too.
+  await page.getByTestId('run-recent-ws').first().waitFor();
+  await page.reload();
+  await page.locator('h1:text-is("memory-organization")').waitFor();
+  await until('Run… to be enabled', () => page.getByTestId('run-open').isEnabled());
+  await page.getByTestId('run-open').focus();
+  await page.keyboard.press('Enter');
+  const recent = page.getByTestId('run-recent-ws');
+  await recent.first().waitFor();
+  assert.equal(await recent.count(), 1);
+  await tabTo(page, 'run-recent-ws');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.getByTestId('run-workspace').inputValue(), ws, 'a recent workspace fills the field');
+  await shots(page, 'run-form-example', panel);
+});

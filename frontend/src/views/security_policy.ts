@@ -335,12 +335,14 @@ export function policySection(root: HTMLElement) {
                 .InspectSkill({ name: k.name })
                 .then((ins) => {
                   const m = ins.execution.manifest;
-                  if (m && s.timeoutText === String(DEFAULT_TIMEOUT_CEILING) && s.outputText === String(DEFAULT_OUTPUT_CEILING)) {
+                  const row = root.querySelector(`[data-scope-key="${s.key}"]`);
+                  const to = row?.querySelector<HTMLInputElement>('[data-testid="scope-timeout"]');
+                  const out = row?.querySelector<HTMLInputElement>('[data-testid="scope-output"]');
+                  // Never under the person's hands: a ceiling being typed in is left alone.
+                  const typing = document.activeElement === to || document.activeElement === out;
+                  if (m && !typing && s.timeoutText === String(DEFAULT_TIMEOUT_CEILING) && s.outputText === String(DEFAULT_OUTPUT_CEILING)) {
                     s.timeoutText = String(m.timeoutMs);
                     s.outputText = String(m.maxOutputBytes);
-                    const row = root.querySelector(`[data-scope-key="${s.key}"]`);
-                    const to = row?.querySelector<HTMLInputElement>('[data-testid="scope-timeout"]');
-                    const out = row?.querySelector<HTMLInputElement>('[data-testid="scope-output"]');
                     if (to) to.value = s.timeoutText;
                     if (out) out.value = s.outputText;
                     soft();
