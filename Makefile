@@ -134,6 +134,7 @@ e2e: deps frontend
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/mcp.mjs
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/evidence.mjs
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/settings.mjs
+	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/evidence_player.mjs
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/compare.mjs
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/consent.mjs
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/attention.mjs
