@@ -168,6 +168,7 @@ bench: deps frontend/node_modules/.package-lock.json
 	$(GO) test -count=1 -run ColdStart -v ./app | grep -E 'cold start|ok|FAIL'
 	$(GO) test -run '^$$' -bench 'CaptureVsScript' -benchtime 3x ./backend/capture
 	$(GO) test -run '^$$' -bench 'RenderVsXterm' -benchtime 3x ./backend/capture
+	$(GO) test -run '^$$' -bench 'CaptureProcessVsScript' -benchtime 3x ./app
 
 ## bench-mcp: run_skill over MCP vs a CLI run of the same trusted skill
 bench-mcp: build
