@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"math/rand"
 	"slices"
 	"testing"
 )
@@ -171,5 +172,98 @@ func BenchmarkBehaviorProtocol(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// randomConnections is n connections as the loopback server records them:
+// HTTP exchanges (some on one route, answered in order) and WebSocket
+// connections on distinct paths with a few messages each.
+func randomConnections(rng *rand.Rand, n int) [][]obj {
+	conns := make([][]obj, n)
+	for i := range conns {
+		if rng.Intn(2) == 0 {
+			p := fmt.Sprintf("/r%d", rng.Intn(3)) // exchanges may share a route
+			conns[i] = []obj{httpEvent("request", p, "", "matched"), httpEvent("response", p, fmt.Sprintf("body %d", i), "200")}
+			continue
+		}
+		p := fmt.Sprintf("/ws%d", i)
+		c := []obj{wsEvent("request", p, "", "matched"), wsEvent("response", p, "", "101")}
+		for k := range rng.Intn(4) {
+			c = append(c, wsEvent("sent", p, fmt.Sprintf("m%d", k), "sent"))
+		}
+		conns[i] = c
+	}
+	return conns
+}
+
+// interleave merges the connections at random, keeping each one's order
+// and the order of their first events; two exchanges on one route keep
+// their answers in order (HTTP answers a route's requests first come,
+// first served here), so a later one's response never precedes an
+// earlier one's.
+func interleave(rng *rand.Rand, conns [][]obj) []obj {
+	next := make([]int, len(conns))
+	var out []obj
+	opened := 0
+	for {
+		var ready []int
+		for i := range opened {
+			if next[i] < len(conns[i]) && !blocked(conns, next, i) {
+				ready = append(ready, i)
+			}
+		}
+		if opened < len(conns) {
+			ready = append(ready, opened)
+		}
+		if len(ready) == 0 {
+			return out
+		}
+		i := ready[rng.Intn(len(ready))]
+		if i == opened {
+			opened++
+		}
+		out = append(out, conns[i][next[i]])
+		next[i]++
+	}
+}
+
+// blocked: connection i's next event is an HTTP response while an earlier
+// exchange on its route is still unanswered.
+func blocked(conns [][]obj, next []int, i int) bool {
+	e := conns[i][next[i]]
+	if e["protocol"] != "http" || e["direction"] != "response" {
+		return false
+	}
+	for j := range i {
+		if conns[j][0]["protocol"] == "http" && conns[j][0]["path"] == e["path"] && next[j] < 2 {
+			return true
+		}
+	}
+	return false
+}
+
+// TestPropertyProtocolInterleavingIsNoBehavior: any two interleavings of
+// the same connections compare unchanged in behavior mode; one changed
+// field anywhere is a protocol change whose first divergence is that
+// event on both sides.
+func TestPropertyProtocolInterleavingIsNoBehavior(t *testing.T) {
+	rng := rand.New(rand.NewSource(17))
+	for trial := range 200 {
+		conns := randomConnections(rng, 1+rng.Intn(6))
+		a, b := interleave(rng, conns), interleave(rng, conns)
+		l, r := env(t, withProtocol(a...)), env(t, withProtocol(b...))
+		if res := mustCompare(t, l, r, Options{}); res.Protocol != Unchanged {
+			t.Fatalf("trial %d: protocol %s\n%s\n%s\n%s", trial, res.Protocol, fmtJSON(a), fmtJSON(b), fmtJSON(res.FirstDivergence))
+		}
+		// Change the data of one event of the right side.
+		k := rng.Intn(len(b))
+		b2 := slices.Clone(b)
+		b2[k] = clone(b[k])
+		b2[k]["data"] = "changed"
+		res := mustCompare(t, l, env(t, withProtocol(b2...)), Options{})
+		want := fmt.Sprintf("$.normalized_result.protocol_events[%d]", k)
+		if res.Protocol != Changed || res.FirstDivergence.Dimension != "protocol" || res.FirstDivergence.RightLocation != want {
+			t.Fatalf("trial %d: changed event %d: protocol %s, first divergence %s", trial, k, res.Protocol, fmtJSON(res.FirstDivergence))
+		}
 	}
 }
