@@ -177,11 +177,18 @@ func (n *normalizer) maybePID(s string) bool {
 
 // text normalizes one piece of recorded text.
 func (n *normalizer) text(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	// ToValidUTF8 and the replacer copy their input even when nothing
+	// changes (the replacer always does): megabytes of output are looked
+	// through first, which costs a fraction of a copy.
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
 	if n.redact != nil {
 		s = n.redact(s)
 	}
-	s = n.replacer.Replace(s)
+	if n.holdsLiteral(s) {
+		s = n.replacer.Replace(s)
+	}
 	if n.pidRE != nil && n.maybePID(s) {
 		s = n.replacePIDs(s)
 	}
@@ -189,6 +196,16 @@ func (n *normalizer) text(s string) string {
 		s = re.ReplaceAllLiteralString(s, n.replace[i])
 	}
 	return s
+}
+
+// holdsLiteral reports whether s contains one of the replacer's literals.
+func (n *normalizer) holdsLiteral(s string) bool {
+	for i := 0; i < len(n.pairs); i += 2 {
+		if strings.Contains(s, n.pairs[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // replacePIDs replaces the known pids in s, but never inside a terminal

@@ -65,6 +65,7 @@ func (s *session) takeChunk(c chunk, ok bool) bool {
 	s.takeResults()
 	if s.rec.rx != nil { // a reactive graph sees every chunk as read
 		s.rec.chunk(c.data, c.at)
+		s.recycle(c.data)
 		return true
 	}
 	// Chunks the reader queued while the loop was busy (rendering the last
@@ -73,35 +74,46 @@ func (s *session) takeChunk(c chunk, ok bool) bool {
 	// not once per read. Coalescing stops at an event outcome handed over
 	// meanwhile (the dispatcher hands it over before the reader can hand
 	// over the chunk after it, see afterDispatch), so output after an
-	// event is never recorded before it.
+	// event is never recorded before it. Recording copies what it keeps,
+	// so every read buffer goes back to the reader (recycle) once recorded
+	// or joined.
 	data, at, joined := c.data, c.at, false
+	record := func() {
+		s.rec.chunk(data, at)
+		if !joined {
+			s.recycle(data)
+		}
+	}
 	for len(data) < coalesceBytes {
 		var next chunk
 		select {
 		case n, ok := <-s.chunks:
 			if !ok {
-				s.rec.chunk(data, at)
+				record()
 				s.chunks = nil
 				return true
 			}
 			next = n
 		default:
-			s.rec.chunk(data, at)
+			record()
 			return true
 		}
 		if len(s.results) > 0 {
-			s.rec.chunk(data, at)
+			record()
 			s.takeResults()
 			data, at, joined = next.data, next.at, false
 			continue
 		}
-		if !joined { // one buffer, reused, for the joined chunks (recording copies them)
+		if !joined { // one buffer, reused, for the joined chunks
+			read := data
 			data, joined = append(s.joined[:0], data...), true
+			s.recycle(read)
 		}
 		data, at = append(data, next.data...), next.at
+		s.recycle(next.data)
 		s.joined = data[:0]
 	}
-	s.rec.chunk(data, at)
+	record()
 	return true
 }
 

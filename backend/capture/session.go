@@ -51,6 +51,7 @@ type session struct {
 	holding  atomic.Bool  // the reader has read a chunk it has not handed over (order.go)
 
 	chunks         chan chunk
+	free           chan []byte   // read buffers the loop has recorded, for the reader to reuse
 	joined         []byte        // takeChunk's buffer for queued chunks joined into one (order.go)
 	quit           chan struct{} // closed when nobody receives chunks any more
 	readerDone     chan struct{}
@@ -132,7 +133,7 @@ func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, tg target,
 	s := &session{
 		sc: sc, tree: tree, master: master, start: start, shims: shims, lb: lb,
 		rec:    &recorder{rec: rec, limits: sc.Limits, norm: norm, text: stream{literals: norm.literals}, scr: scr, fs: cps},
-		chunks: make(chan chunk, 64), quit: make(chan struct{}), readerDone: make(chan struct{}),
+		chunks: make(chan chunk, readQueue), free: make(chan []byte, readQueue+2), quit: make(chan struct{}), readerDone: make(chan struct{}),
 		jobs: make(chan int, len(sc.Events)+rx.capacity()), results: make(chan result, len(sc.Events)+rx.capacity()),
 		dispatcherDone: make(chan struct{}), ended: make(chan struct{}),
 	}
@@ -150,13 +151,27 @@ func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, tg target,
 	return err
 }
 
+// readQueue is how many chunks the reader queues for the loop, and
+// readBuffer the size of one read.
+const (
+	readQueue  = 64
+	readBuffer = 32 << 10
+)
+
 // read forwards PTY output until the master reports end of output (EIO
-// once no process holds the terminal) or is closed.
+// once no process holds the terminal) or is closed. Its buffers come back
+// through s.free once recorded (recycle), so a fast writer's megabytes do
+// not become garbage.
 func (s *session) read() {
 	defer close(s.readerDone)
 	defer close(s.chunks)
 	for {
-		buf := make([]byte, 32<<10)
+		var buf []byte
+		select {
+		case buf = <-s.free:
+		default:
+			buf = make([]byte, readBuffer)
+		}
 		n, err := s.master.Read(buf)
 		if n > 0 && err == nil {
 			n = readAvailable(s.master, buf, n)
@@ -174,6 +189,18 @@ func (s *session) read() {
 		if err != nil {
 			return
 		}
+	}
+}
+
+// recycle hands a chunk's buffer back to the reader once recording has
+// copied what it needs from it.
+func (s *session) recycle(b []byte) {
+	if cap(b) != readBuffer {
+		return
+	}
+	select {
+	case s.free <- b[:readBuffer]:
+	default:
 	}
 }
 

@@ -189,3 +189,38 @@ func TestSealJSONIsWhatParseAccepts(t *testing.T) {
 		t.Fatalf("SealJSON of a broken envelope = %q, %v, id %q", data, err, bad.EvidenceID)
 	}
 }
+
+// TestSealJSONSplicesOnlyWhatEncodingJSONWouldWrite: a large normalized
+// result is written around the envelope (seal_encode.go) only when that
+// gives the bytes encoding/json writes; one with whitespace outside its
+// strings is compacted as before, and a large invalid one is refused.
+func TestSealJSONSplicesOnlyWhatEncodingJSONWouldWrite(t *testing.T) {
+	text := strings.Repeat(`line with spaces, "quotes" and \\ <tags> `, 3000)
+	data, _ := json.Marshal(map[string]any{"frames": []any{map[string]any{"data": text}}, "n": 1})
+	spaced := bytes.ReplaceAll(data, []byte(`,"n"`), []byte(", \n\t\"n\""))
+	for _, raw := range [][]byte{data, spaced} {
+		if len(raw) < spliceMin {
+			t.Fatalf("the result is %d bytes, below the splice size", len(raw))
+		}
+		e := sampleCapture()
+		e.NormalizedResult = raw
+		got, err := SealJSON(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := encodeJSON(e) // encoding/json, with the id SealJSON set
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("SealJSON wrote %d bytes that differ from encoding/json's %d (compact input %v)", len(got), len(want), compactJSON(raw))
+		}
+	}
+	for _, bad := range []string{`{"a":"` + text, `{"a":1}}`, `{"a":1,"a":2,"x":"` + text + `"}`} {
+		e := sampleCapture()
+		e.NormalizedResult = json.RawMessage(bad)
+		if out, err := SealJSON(e); err == nil || out != nil {
+			t.Errorf("SealJSON accepted a broken normalized result (%.40q…): %v", bad, err)
+		}
+	}
+}

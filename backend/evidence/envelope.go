@@ -1,7 +1,6 @@
 package evidence
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -290,21 +289,19 @@ func SealJSON(e *Envelope) ([]byte, error) {
 		return nil, fmt.Errorf("evidence: seal: %w", err)
 	}
 	e.EvidenceID = id
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
+	b, err := encodeEnvelope(e) // seal_encode.go
+	if err != nil {
 		e.EvidenceID = ""
 		return nil, fmt.Errorf("evidence: seal: encode envelope: %w", err)
 	}
 	// The evidence_id was just computed from e, whose JSON these bytes are
 	// (ComputeID reads e through the same encoding), so the check skips
 	// recomputing it; everything else is checked as Parse checks it.
-	if _, issues := parse(b.Bytes(), false); len(issues) > 0 {
+	if _, issues := parse(b, false); len(issues) > 0 {
 		e.EvidenceID = ""
 		return nil, fmt.Errorf("evidence: seal: invalid envelope: %w", IssueList(issues))
 	}
-	return b.Bytes(), nil
+	return b, nil
 }
 
 func rawOrNull(r json.RawMessage) json.RawMessage {

@@ -49,6 +49,9 @@
 // long line): past it the run is written in full and a new one may begin.
 const maxUncut = 4 << 20;
 
+// nonPlain matches the first byte a plain run cannot hold.
+const nonPlain = /[^\x20-\x7e\n\r]/;
+
 // ready reports whether term's state lets a plain run start now (see
 // above). It reads xterm.js's internals: the public API exposes neither
 // the parser's state nor the scroll region.
@@ -95,36 +98,52 @@ export class PlainRun {
   // feed adds the plain prefix of p to the run and returns its length;
   // the byte there (when it is < p.length) ends the run.
   feed(p) {
+    // The plain prefix is found by a regular expression and the line
+    // feeds and carriage returns by indexOf, both native scans over a
+    // one-byte string; the column is then computed per line, not per byte.
+    const s = p.latin1Slice(0, p.length);
+    const m = nonPlain.exec(s);
+    const end = m ? m.index : s.length;
     const cols = this.cols;
     const ring = this.ring;
     const base = this.total;
     let x = this.x;
     let n = this.lfs;
     let i = 0;
-    for (const len = p.length; i < len; i++) {
-      const b = p[i];
-      if (b >= 0x20 && b < 0x7f) {
-        x = x >= cols ? 1 : x + 1;
-      } else if (b === 0x0a) {
-        if (x >= cols) x = cols - 1;
-        n++;
-        const k = n % ring;
-        this.pos[k] = base + i + 1;
-        this.col[k] = x;
-      } else if (b === 0x0d) {
+    let cr = s.indexOf('\r');
+    if (cr < 0 || cr > end) cr = end;
+    for (;;) {
+      let lf = s.indexOf('\n', i);
+      if (lf < 0 || lf > end) lf = end;
+      let from = i;
+      while (cr < lf) {
+        // a CR returns the carriage whatever the line printed before it
         x = 0;
-      } else {
-        break;
+        from = cr + 1;
+        cr = s.indexOf('\r', from);
+        if (cr < 0 || cr > end) cr = end;
       }
+      const printed = lf - from;
+      if (printed > 0) {
+        if (x >= cols) x = 0; // the first character wraps
+        x = x + printed <= cols ? x + printed : ((x + printed - 1) % cols) + 1;
+      }
+      if (lf === end) break;
+      if (x >= cols) x = cols - 1;
+      n++;
+      const k = n % ring;
+      this.pos[k] = base + lf + 1;
+      this.col[k] = x;
+      i = lf + 1;
     }
     this.x = x;
     this.lfs = n;
-    if (i > 0) {
-      this.segs.push(i === p.length ? p : p.subarray(0, i));
-      this.total += i;
+    if (end > 0) {
+      this.segs.push(end === p.length ? p : p.subarray(0, end));
+      this.total += end;
     }
     this.drop();
-    return i;
+    return end;
   }
 
   // cut is the run offset after the line feed the run can be cut at, or
