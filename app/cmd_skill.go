@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 
 	"github.com/gatehouse/gatehouse/backend/bundle"
@@ -90,6 +93,29 @@ func (e *Env) inspectExecution(s *skills.Skill) bundle.Execution {
 		return bundle.Inspect("", opts)
 	}
 	return bundle.Inspect(s.Dir, opts)
+}
+
+// inspectAll is inspectExecution of each skill, in order, run on up to
+// GOMAXPROCS goroutines: a listing inspects every skill, and each
+// inspection is mostly reading and hashing files, which the cores can do
+// side by side (the caches and the runtime check are safe for concurrent
+// use).
+func (e *Env) inspectAll(list []*skills.Skill) []bundle.Execution {
+	out := make([]bundle.Execution, len(list))
+	workers := min(runtime.GOMAXPROCS(0), len(list))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(list); i = int(next.Add(1)) - 1 {
+				out[i] = e.inspectExecution(list[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 func (e *Env) discover(ctx context.Context) (*skills.Catalog, error) {

@@ -238,8 +238,9 @@ func (t *mcpTools) listSkills(ctx context.Context, req *mcp.CallToolRequest) (*m
 		Issue       *mcpIssue `json:"issue,omitempty"`
 	}
 	out := []row{}
-	for _, s := range cat.Skills {
-		ex := t.s.f.env.inspectExecution(s)
+	exs := t.s.f.env.inspectAll(cat.Skills)
+	for i, s := range cat.Skills {
+		ex := exs[i]
 		r := row{Name: s.Name, Description: strictTruncate(s.Frontmatter.Description, maxListedDescription), Valid: s.Valid, Runnable: ex.Available, Reason: ex.Reason}
 		switch {
 		case !s.Valid:
