@@ -133,8 +133,11 @@ e2e: deps frontend
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/run.mjs
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/mcp.mjs
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/evidence.mjs
+	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/settings.mjs
+	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/evidence_player.mjs
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/compare.mjs
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/consent.mjs
+	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/attention.mjs
 
 fuzz: deps
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -148,11 +151,11 @@ fuzz: deps
 	  fi; \
 	done
 
-## e2e-attention: browser-mode attention in Chromium (tab title, Notification
-## API, the bell setting, two windows). Not in `make test` yet: on the merged
-## tree it fails about one run in four (a third notification while turned
-## off; the "decided in another window" notice missing) — see issue 19.
+## e2e-attention: only the browser-mode attention suite of `make e2e` (tab
+## title, Notification API, the bell setting, two windows, a request waiting
+## when a window opens), for running it alone or many times
 e2e-attention: deps frontend
+	$(call apt,chromium)
 	$(GO) build -tags e2e -o bin/gatehouse-e2e .
 	cd frontend && GATEHOUSE_BIN=$(CURDIR)/bin/gatehouse-e2e node e2e/attention.mjs
 
@@ -165,6 +168,7 @@ bench: deps frontend/node_modules/.package-lock.json
 	$(GO) test -count=1 -run ColdStart -v ./app | grep -E 'cold start|ok|FAIL'
 	$(GO) test -run '^$$' -bench 'CaptureVsScript' -benchtime 3x ./backend/capture
 	$(GO) test -run '^$$' -bench 'RenderVsXterm' -benchtime 3x ./backend/capture
+	$(GO) test -run '^$$' -bench 'CaptureProcessVsScript' -benchtime 3x ./app
 
 ## bench-mcp: run_skill over MCP vs a CLI run of the same trusted skill
 bench-mcp: build

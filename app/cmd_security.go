@@ -89,6 +89,11 @@ func containmentChecks(ctx context.Context, env *Env) []DoctorCheck {
 			own.Status, own.Detail = "warning", mech+": cleanup cannot be verified ("+why+")"
 		}
 		checks = append(checks, own)
+		launcher := DoctorCheck{"confinement launcher", "ok", "native (embedded, run from a sealed memory file)"}
+		if ok, why := confine.NativeLauncher(); !ok {
+			launcher.Detail = "the Gatehouse executable, run again (" + why.Error() + ")"
+		}
+		checks = append(checks, launcher)
 		settings, err := rn.CurrentConfinement(ctx)
 		if err != nil {
 			return append(checks, DoctorCheck{"confinement", "error", err.Error()}), nil

@@ -48,6 +48,7 @@ type Facade struct {
 	captures   uiCaptures               // captures started from the UI (StartCapture)
 	digests    fileDigests              // SHA-256 of saved Evidence files, while unchanged (library signatures)
 	stop       []func()
+	closed     bool // close has run: onClose runs its stop at once
 }
 
 // newFacade wires the backend for a long-running shell ("browser" or
@@ -98,6 +99,7 @@ func (f *Facade) close() {
 		r.cancel()
 	}
 	stops := f.stop
+	f.stop, f.closed = nil, true
 	f.mu.Unlock()
 	f.cancel()
 	for _, s := range stops {
@@ -107,18 +109,28 @@ func (f *Facade) close() {
 	f.sup.Close()
 }
 
-// onClose registers stop to run when the facade closes.
+// onClose registers stop to run when the facade closes; once it has
+// closed (a window callback racing the end of the desktop loop), stop runs
+// at once, so what it stops (a listener, the runtime file) never outlives
+// the facade.
 func (f *Facade) onClose(stop func()) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.stop = append(f.stop, stop)
+	closed := f.closed
+	if !closed {
+		f.stop = append(f.stop, stop)
+	}
+	f.mu.Unlock()
+	if closed {
+		stop()
+	}
 }
 
 // forwardEvents turns journal and consent events into UI events.
 func (f *Facade) forwardEvents() {
 	runs, stopRuns := f.journal.Subscribe(256)
 	props, stopProps := f.consent.Subscribe(256)
-	f.stop = append(f.stop, stopRuns, stopProps)
+	f.onClose(stopRuns)
+	f.onClose(stopProps)
 	go func() {
 		for e := range runs {
 			f.noteProgress(e)

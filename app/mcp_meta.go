@@ -218,15 +218,12 @@ func withPublishedProperties(in any, props map[string]string) map[string]any {
 	return out
 }
 
-// publishedSchema reads one published schema; the files are embedded, so
+// publishedSchema is one published schema, self-contained (docs.Bundled:
+// a format used inside another is copied in); the files are embedded, so
 // a failure is a build defect.
 func publishedSchema(file string) map[string]any {
-	b, err := docs.Schemas.ReadFile("schemas/" + file)
+	m, err := docs.Bundled(file)
 	if err != nil {
-		panic(fmt.Sprintf("published schema %s: %v", file, err))
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
 		panic(fmt.Sprintf("published schema %s: %v", file, err))
 	}
 	return m

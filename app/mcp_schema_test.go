@@ -20,10 +20,11 @@ import (
 
 func compilePublished(t *testing.T, file string) *jsonschema.Schema {
 	t.Helper()
-	b, err := docs.Schemas.ReadFile("schemas/" + file)
+	doc, err := docs.Bundled(file)
 	if err != nil {
 		t.Fatal(err)
 	}
+	b, _ := json.Marshal(doc)
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
 	if err := c.AddResource(file, bytes.NewReader(b)); err != nil {

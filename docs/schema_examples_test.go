@@ -3,8 +3,11 @@ package docs
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -32,11 +35,14 @@ func TestExamplesMatchSchemas(t *testing.T) {
 			continue
 		}
 		parse := exampleParsers[name]
-		c := jsonschema.NewCompiler()
-		c.Draft = jsonschema.Draft2020
-		schema, err := c.Compile(sf)
+		schema, err := compileFile(t, filepath.Base(sf))
 		if err != nil {
 			t.Errorf("%s: does not compile: %v", sf, err)
+			continue
+		}
+		bundled, err := compileBundled(filepath.Base(sf))
+		if err != nil {
+			t.Errorf("%s: bundled, does not compile: %v", sf, err)
 			continue
 		}
 		for _, f := range examples {
@@ -56,6 +62,9 @@ func TestExamplesMatchSchemas(t *testing.T) {
 			schemaErr := dec.Decode(&v)
 			if schemaErr == nil {
 				schemaErr = schema.Validate(v)
+				if bErr := bundled.Validate(v); (bErr == nil) != (schemaErr == nil) {
+					t.Errorf("%s: %s refuses it: %v, but bundled: %v", f, sf, schemaErr, bErr)
+				}
 			}
 			switch {
 			case valid && (!parserOK || schemaErr != nil):
@@ -86,6 +95,12 @@ var beyondSchema = map[string]map[string]bool{
 	// format allows it).
 	"capture-scenario": set("after_timeout", "conflict", "deadline_order", "duplicate_entry", "invalid_name--transport-header",
 		"invalid_pattern", "missing_secret", "not_sorted"),
+	"replay-machine": set("ambiguous_transition", "duplicate_entry", "sensitive_not_string", "terminal_has_transitions",
+		"uncaptured_variable", "unknown_state", "unreachable_state", "unresolved_action_path"),
+	// refused_source, refused_selector: the format accepts them; the
+	// capture's preflight refuses what this engine cannot serve.
+	"reactive-scenario": set("ambiguous_transition", "dead_end_state", "deadline_order", "refused_selector", "refused_source",
+		"unknown_checkpoint", "unknown_state", "unreachable_state"),
 	"replay-run": set("connection_conflict", "not_sorted", "sensitive_captures_exceeded"),
 	"trace-spec": set("cycle", "duplicate_event_id", "duplicate_variant", "duplicate_variant_id", "ignored_field_in_exact",
 		"inconsistent_ignore_fields", "not_before_conflict", "ordered_and_unordered", "overlapping_predicates", "prefix_conflict",
@@ -99,3 +114,92 @@ func set(codes ...string) map[string]bool {
 	}
 	return m
 }
+
+// compileFile compiles schemas/file as published, with every other
+// schema file registered under its $id, so references between files
+// resolve as a client that fetches them would resolve them.
+func compileFile(t *testing.T, file string) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	all, _ := filepath.Glob(filepath.Join("schemas", "*.schema.json"))
+	id := ""
+	for _, f := range all {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			ID string `json:"$id"`
+		}
+		if err := json.Unmarshal(raw, &d); err != nil || d.ID == "" {
+			t.Fatalf("%s: no $id (%v)", f, err)
+		}
+		if err := c.AddResource(d.ID, bytes.NewReader(raw)); err != nil {
+			t.Fatal(err)
+		}
+		if filepath.Base(f) == file {
+			id = d.ID
+		}
+	}
+	return c.Compile(id)
+}
+
+// compileBundled compiles what Bundled makes of file, on its own.
+func compileBundled(file string) (*jsonschema.Schema, error) {
+	doc, err := Bundled(file)
+	if err != nil {
+		return nil, err
+	}
+	raw, _ := json.Marshal(doc)
+	if regexpFileRef.Match(raw) {
+		return nil, fmt.Errorf("a reference to a file is left")
+	}
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	if err := c.AddResource("bundled.json", bytes.NewReader(raw)); err != nil {
+		return nil, err
+	}
+	return c.Compile("bundled.json")
+}
+
+// Bundled leaves no reference to another file, and refers to a format
+// used inside another through one copy of that format's own file.
+func TestBundledSchemasAreSelfContained(t *testing.T) {
+	for _, e := range []struct {
+		file     string
+		included []string
+	}{
+		{"capture-scenario.schema.json", []string{"replay_machine", "reactive_scenario"}},
+		{"replay-run.schema.json", []string{"replay_machine"}},
+		{"trace-spec.schema.json", nil},
+	} {
+		doc, err := Bundled(e.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(doc)
+		if regexpFileRef.Match(raw) {
+			t.Errorf("%s: a file reference is left in the bundle", e.file)
+		}
+		defs, _ := doc["$defs"].(map[string]any)
+		for _, name := range e.included {
+			own, err := readSchema(strings.ReplaceAll(name, "_", "-") + ".schema.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := range own["$defs"].(map[string]any) {
+				if defs[k] == nil {
+					t.Errorf("%s: bundle lacks %s", e.file, k)
+				}
+			}
+			if defs[name] == nil || own["properties"] == nil || !reflect.DeepEqual(defs[name].(map[string]any)["required"], own["required"]) {
+				t.Errorf("%s: bundle lacks %s", e.file, name)
+			}
+		}
+	}
+	if _, err := Bundled("no-such.schema.json"); err == nil {
+		t.Error("a missing file bundles")
+	}
+}
+
+var regexpFileRef = regexp.MustCompile(`"\$ref":"[^"#]+\.schema\.json"`)

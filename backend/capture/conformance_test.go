@@ -18,9 +18,17 @@ import (
 // frames, of restoring states and of streams xterm.js threw on.
 func conformance(t *testing.T, names []string, runs []helperRun, known map[string]string) (n, matched, restored, threw int) {
 	t.Helper()
+	n, matched, restored, threw, _ = conformanceStats(t, names, runs, known)
+	return n, matched, restored, threw
+}
+
+// conformanceStats is conformance that also says what the helper's
+// fast-forward did on the streams.
+func conformanceStats(t *testing.T, names []string, runs []helperRun, known map[string]string) (n, matched, restored, threw int, ff fastStats) {
+	t.Helper()
 	node := requireNode(t)
 	h := RendererHelper{Node: node, Supervisor: newSupervisor(t)}
-	frames, errs := helperFrames(t, h, runs)
+	frames, errs, ff := helperFrames(t, h, runs)
 	var items []xtermItem
 	for i, r := range runs {
 		var data []byte
@@ -35,6 +43,7 @@ func conformance(t *testing.T, names []string, runs []helperRun, known map[strin
 			orig.Resize = r.Resize
 			orig.ThenBase64 = base64.StdEncoding.EncodeToString(r.Then)
 		}
+		orig.Scrollback = r.Scrollback
 		items = append(items, orig)
 		if errs[i] == nil {
 			items = append(items, newXtermItem("restored:"+names[i], frames[i].Columns, frames[i].Rows, []byte(frames[i].SerializedState)))
@@ -72,7 +81,7 @@ func conformance(t *testing.T, names []string, runs []helperRun, known map[strin
 			restored++
 		}
 	}
-	return len(names), matched, restored, threw
+	return len(names), matched, restored, threw, ff
 }
 
 // TestRenderConformance runs the corpus (real programs' output and

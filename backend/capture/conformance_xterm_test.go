@@ -128,6 +128,16 @@ type helperRun struct {
 	Parts         [][]byte
 	Resize        *xtermSize
 	Then          []byte
+	// Scrollback is the terminal's scrollback (nil: 1000).
+	Scrollback *int
+}
+
+func (r helperRun) terminal() Terminal {
+	t := Terminal{Columns: r.Columns, Rows: r.Rows, Scrollback: 1000}
+	if r.Scrollback != nil {
+		t.Scrollback = *r.Scrollback
+	}
+	return t
 }
 
 // helperFrames renders runs with the capture's renderer helper and
@@ -135,26 +145,34 @@ type helperRun struct {
 // renders many runs, each on a fresh terminal of its size (reset), which
 // keeps thousands of streams fast; a helper that failed (xterm.js threw)
 // is replaced for the next run.
-func helperFrames(t testing.TB, h RendererHelper, runs []helperRun) ([]RenderedFrame, []error) {
+func helperFrames(t testing.TB, h RendererHelper, runs []helperRun) ([]RenderedFrame, []error, fastStats) {
 	t.Helper()
 	frames, errs := make([]RenderedFrame, len(runs)), make([]error, len(runs))
 	var s *screen
+	var total fastStats
+	done := func() { // adds up what the fast-forward of s did
+		if st, err := s.stats(); err == nil {
+			total.Skipped += st.Skipped
+			total.Cuts += st.Cuts
+		}
+		s.close()
+	}
 	defer func() {
 		if s != nil {
-			s.close()
+			done()
 		}
 	}()
 	for i, r := range runs {
 		if s == nil || s.err != nil {
 			if s != nil {
-				s.close()
+				done()
 			}
 			var err error
-			if s, err = startScreen(h, Terminal{Columns: r.Columns, Rows: r.Rows, Scrollback: 1000}); err != nil {
+			if s, err = startScreen(h, r.terminal()); err != nil {
 				t.Fatal(err)
 			}
 		}
-		s.reset(Terminal{Columns: r.Columns, Rows: r.Rows, Scrollback: 1000})
+		s.reset(r.terminal())
 		for _, p := range r.Parts {
 			s.write(p)
 		}
@@ -164,7 +182,9 @@ func helperFrames(t testing.TB, h RendererHelper, runs []helperRun) ([]RenderedF
 		}
 		frames[i], errs[i] = s.snapshot()
 	}
-	return frames, errs
+	done()
+	s = nil
+	return frames, errs, total
 }
 
 // splitParts cuts data into pieces of 1 to 64 bytes chosen by seed, so
@@ -189,6 +209,8 @@ type xtermItem struct {
 	PartsBase64 []string   `json:"parts_base64,omitempty"`
 	Resize      *xtermSize `json:"resize,omitempty"`
 	ThenBase64  string     `json:"then_base64,omitempty"`
+	// Scrollback, when set, is the terminal's scrollback (else 1000).
+	Scrollback *int `json:"scrollback,omitempty"`
 }
 
 type xtermSize struct {

@@ -105,8 +105,12 @@ func (s *session) takeChunk(c chunk, ok bool) bool {
 	return true
 }
 
-// coalesceBytes is where takeChunk stops joining queued chunks.
-const coalesceBytes = 64 << 10
+// coalesceBytes is where takeChunk stops joining queued chunks: 1 MiB,
+// enough for the renderer's fast-forward to skip most of a fast writer's
+// plain lines (it keeps the last scrollback + 2 × rows lines of a chunk,
+// frontend/renderer/fastforward.mjs), and one write to the renderer
+// (maxChunkMessage).
+const coalesceBytes = maxChunkMessage
 
 // exitOrderWait bounds how long the loop reads the output the root left
 // behind before it records the root's exit; exitQuiet is how long no chunk

@@ -325,6 +325,35 @@ func (s *screen) snapshot() (RenderedFrame, error) {
 	return RenderedFrame{Columns: f.C, Rows: f.R, CursorX: f.X, CursorY: f.Y, ActiveBuffer: active, Lines: f.L, SerializedState: f.S}, nil
 }
 
+// fastStats is what the helper's fast-forward did (frontend/renderer/
+// fastforward.mjs): the bytes it skipped and how often it cut a run.
+type fastStats struct {
+	Skipped int64 `json:"skipped"`
+	Cuts    int64 `json:"cuts"`
+}
+
+// stats asks the helper what its fast-forward did so far.
+func (s *screen) stats() (fastStats, error) {
+	if err := s.send('k', nil); err != nil {
+		return fastStats{}, err
+	}
+	if err := s.flush(); err != nil {
+		return fastStats{}, err
+	}
+	typ, b, err := s.read()
+	if err == nil && typ != 'k' {
+		err = fmt.Errorf("answered %q to a statistics request", typ)
+	}
+	if err != nil {
+		return fastStats{}, s.fail(err)
+	}
+	var st fastStats
+	if err := json.Unmarshal(b, &st); err != nil {
+		return fastStats{}, s.fail(fmt.Errorf("its statistics are not JSON: %v", err))
+	}
+	return st, nil
+}
+
 // close ends the helper: stdin is closed so it exits on its own, and
 // after a short grace its tree is terminated and released either way.
 func (s *screen) close() {

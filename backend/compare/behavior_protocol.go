@@ -55,9 +55,13 @@ func behaviorProtocol(l, r *record) dimObs {
 // recovery can report a change where only the interleaving of two joined
 // connections differs, never hide one in the order within a connection.
 func protocolConnections(events []obs) [][]*obs {
+	type route struct { // a method (empty for WebSocket) and a path
+		method, path string
+		hasPath      bool // a null path is not the empty one
+	}
 	var conns [][]*obs
-	openHTTP := map[string][]int{} // method and path → connections awaiting their response, oldest first
-	ws := map[string]int{}         // path → its connection
+	openHTTP := map[route][]int{} // connections awaiting their response, oldest first
+	ws := map[route]int{}         // a WebSocket path's connection
 	for i := range events {
 		o := &events[i]
 		m, _ := o.value.(map[string]any)
@@ -65,28 +69,30 @@ func protocolConnections(events []obs) [][]*obs {
 		direction, _ := m["direction"].(string)
 		method, _ := m["method"].(string)
 		path, hasPath := m["path"].(string)
-		pathKey := "\x00" + path
-		if !hasPath {
-			pathKey = "\x01" // a null path is not the empty one
-		}
-		key := method + pathKey
+		key := route{method, path, hasPath}
 		c := -1
 		switch {
 		case protocol == "websocket":
-			if j, ok := ws[pathKey]; ok {
+			key.method = ""
+			if j, ok := ws[key]; ok {
 				c = j
 			} else {
-				ws[pathKey] = len(conns)
+				ws[key] = len(conns)
 			}
 		case direction == "response":
-			if q := openHTTP[key]; len(q) > 0 {
+			switch q := openHTTP[key]; len(q) {
+			case 0:
+			case 1:
+				c = q[0]
+				delete(openHTTP, key)
+			default:
 				c, openHTTP[key] = q[0], q[1:]
 			}
 		default: // a request opens an exchange
 			openHTTP[key] = append(openHTTP[key], len(conns))
 		}
 		if c < 0 {
-			conns = append(conns, []*obs{o})
+			conns = append(conns, append(make([]*obs, 0, 2), o))
 			continue
 		}
 		conns[c] = append(conns[c], o)

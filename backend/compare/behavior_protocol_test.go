@@ -1,6 +1,8 @@
 package compare
 
 import (
+	"fmt"
+	"math/rand"
 	"slices"
 	"testing"
 )
@@ -134,5 +136,134 @@ func TestProtocolConnectionsRecovery(t *testing.T) {
 	want := [][]int{{0, 3}, {1, 5}, {2, 4, 7, 8}, {6}, {9}}
 	if fmtJSON(got) != fmtJSON(want) {
 		t.Fatalf("connections %v, want %v", got, want)
+	}
+}
+
+// BenchmarkBehaviorProtocol builds the behavior protocol dimension of two
+// records of n protocol events (HTTP exchanges and messages on eight
+// WebSocket paths, interleaved differently on the two sides): linear in n.
+func BenchmarkBehaviorProtocol(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			side := func(shift int) *record {
+				list := make([]any, n)
+				for i := range n {
+					j := (i + shift) % n
+					var e obj
+					switch j % 4 {
+					case 0:
+						e = httpEvent("request", fmt.Sprintf("/api/%d", j/4), "", "matched")
+					case 1:
+						e = httpEvent("response", fmt.Sprintf("/api/%d", j/4), "ok", "200")
+					default:
+						e = wsEvent("sent", fmt.Sprintf("/ws/%d", j%8), "m", "sent")
+					}
+					e["sequence"], e["at_ms"] = i, i
+					list[i] = map[string]any(e)
+				}
+				return &record{lists: map[string][]any{"protocol_events": list}}
+			}
+			l, r := side(0), side(4)
+			b.ResetTimer()
+			defer reportCPU(b)()
+			for b.Loop() {
+				if d := behaviorProtocol(l, r); d.n[0] != n {
+					b.Fatal(d.n)
+				}
+			}
+		})
+	}
+}
+
+// randomConnections is n connections as the loopback server records them:
+// HTTP exchanges (some on one route, answered in order) and WebSocket
+// connections on distinct paths with a few messages each.
+func randomConnections(rng *rand.Rand, n int) [][]obj {
+	conns := make([][]obj, n)
+	for i := range conns {
+		if rng.Intn(2) == 0 {
+			p := fmt.Sprintf("/r%d", rng.Intn(3)) // exchanges may share a route
+			conns[i] = []obj{httpEvent("request", p, "", "matched"), httpEvent("response", p, fmt.Sprintf("body %d", i), "200")}
+			continue
+		}
+		p := fmt.Sprintf("/ws%d", i)
+		c := []obj{wsEvent("request", p, "", "matched"), wsEvent("response", p, "", "101")}
+		for k := range rng.Intn(4) {
+			c = append(c, wsEvent("sent", p, fmt.Sprintf("m%d", k), "sent"))
+		}
+		conns[i] = c
+	}
+	return conns
+}
+
+// interleave merges the connections at random, keeping each one's order
+// and the order of their first events; two exchanges on one route keep
+// their answers in order (HTTP answers a route's requests first come,
+// first served here), so a later one's response never precedes an
+// earlier one's.
+func interleave(rng *rand.Rand, conns [][]obj) []obj {
+	next := make([]int, len(conns))
+	var out []obj
+	opened := 0
+	for {
+		var ready []int
+		for i := range opened {
+			if next[i] < len(conns[i]) && !blocked(conns, next, i) {
+				ready = append(ready, i)
+			}
+		}
+		if opened < len(conns) {
+			ready = append(ready, opened)
+		}
+		if len(ready) == 0 {
+			return out
+		}
+		i := ready[rng.Intn(len(ready))]
+		if i == opened {
+			opened++
+		}
+		out = append(out, conns[i][next[i]])
+		next[i]++
+	}
+}
+
+// blocked: connection i's next event is an HTTP response while an earlier
+// exchange on its route is still unanswered.
+func blocked(conns [][]obj, next []int, i int) bool {
+	e := conns[i][next[i]]
+	if e["protocol"] != "http" || e["direction"] != "response" {
+		return false
+	}
+	for j := range i {
+		if conns[j][0]["protocol"] == "http" && conns[j][0]["path"] == e["path"] && next[j] < 2 {
+			return true
+		}
+	}
+	return false
+}
+
+// TestPropertyProtocolInterleavingIsNoBehavior: any two interleavings of
+// the same connections compare unchanged in behavior mode; one changed
+// field anywhere is a protocol change whose first divergence is that
+// event on both sides.
+func TestPropertyProtocolInterleavingIsNoBehavior(t *testing.T) {
+	rng := rand.New(rand.NewSource(17))
+	for trial := range 200 {
+		conns := randomConnections(rng, 1+rng.Intn(6))
+		a, b := interleave(rng, conns), interleave(rng, conns)
+		l, r := env(t, withProtocol(a...)), env(t, withProtocol(b...))
+		if res := mustCompare(t, l, r, Options{}); res.Protocol != Unchanged {
+			t.Fatalf("trial %d: protocol %s\n%s\n%s\n%s", trial, res.Protocol, fmtJSON(a), fmtJSON(b), fmtJSON(res.FirstDivergence))
+		}
+		// Change the data of one event of the right side.
+		k := rng.Intn(len(b))
+		b2 := slices.Clone(b)
+		b2[k] = clone(b[k])
+		b2[k]["data"] = "changed"
+		res := mustCompare(t, l, env(t, withProtocol(b2...)), Options{})
+		want := fmt.Sprintf("$.normalized_result.protocol_events[%d]", k)
+		if res.Protocol != Changed || res.FirstDivergence.Dimension != "protocol" || res.FirstDivergence.RightLocation != want {
+			t.Fatalf("trial %d: changed event %d: protocol %s, first divergence %s", trial, k, res.Protocol, fmtJSON(res.FirstDivergence))
+		}
 	}
 }

@@ -44,6 +44,9 @@ type Supervisor struct {
 	subreaper    bool
 	pidnsErr     error // why PID namespaces cannot be made (nil: they can)
 	netnsErr     error // why network namespaces cannot be made (nil: they can)
+	// limitErr says, per controller ("pids", "memory"), why per-tree
+	// cgroups cannot have its limit (absent: they can).
+	limitErr map[string]error
 
 	mu        sync.Mutex
 	waiters   map[int]*Tree
@@ -89,6 +92,7 @@ func NewSupervisor(opts Options) (*Supervisor, error) {
 		s.cgroupParent, s.cgroupErr = findCgroupParent()
 		if s.cgroupParent != "" {
 			sweepCgroups(s.cgroupParent)
+			s.limitErr = enableControllers(s.cgroupParent)
 		}
 	}
 	signal.Notify(s.sigs, syscall.SIGCHLD)
@@ -241,6 +245,9 @@ type Spec struct {
 	// NoCgroup starts the tree without a cgroup of its own even where the
 	// supervisor has them (a test seam forcing the subreaper mechanism).
 	NoCgroup bool
+	// Limits are set on the tree's cgroup before its root starts, where
+	// the controllers are available; Cleanup.Limits says which applied.
+	Limits Limits
 }
 
 // Start launches spec as a new session (and process group) led by the
@@ -284,6 +291,13 @@ func (s *Supervisor) Start(spec Spec) (*Tree, error) {
 		}
 		t.cg = cg
 		attr.UseCgroupFD, attr.CgroupFD = true, cg.fd
+		t.limits = applyLimits(cg.path, spec.Limits, s.limitErr)
+	} else {
+		why := errors.New("the tree has no cgroup of its own")
+		if s.cgroupErr != nil {
+			why = fmt.Errorf("the tree has no cgroup of its own: %w", s.cgroupErr)
+		}
+		t.limits = applyLimits("", spec.Limits, map[string]error{"pids": why, "memory": why})
 	}
 	fds := make([]uintptr, len(spec.Files))
 	for i, f := range spec.Files {

@@ -37,6 +37,7 @@ type Tree struct {
 	netns     bool // the tree has a network namespace of its own
 	rootStart uint64
 	mech      string
+	limits    []Limit
 
 	exit   chan struct{}
 	mu     sync.Mutex
@@ -243,6 +244,9 @@ type Cleanup struct {
 	Signalled int `json:"signalled"`
 	// Remaining lists members still present when verification gave up.
 	Remaining []int `json:"remaining,omitempty"`
+	// Limits states each resource limit the tree was started with as it
+	// applied (absent when none was asked for).
+	Limits []Limit `json:"limits,omitempty"`
 }
 
 // escapable says why the tree's mechanism cannot prove absence, or "".
@@ -259,7 +263,12 @@ func (t *Tree) escapable() string {
 // verification from /proc. A tree whose members are already gone returns
 // at once. It is safe to call more than once.
 func (t *Tree) Terminate(grace time.Duration) Cleanup {
-	c := Cleanup{Mechanism: t.Mechanism()}
+	c := Cleanup{Mechanism: t.Mechanism(), Limits: t.limits}
+	if t.reapedEmptyNamespace() {
+		c.Verified = true
+		t.release()
+		return c
+	}
 	members := t.Members()
 	if len(members) > 0 || (t.cg != nil && !t.cg.waitEmpty(time.Now())) {
 		c.Signalled = len(members)
@@ -319,6 +328,31 @@ func (t *Tree) Terminate(grace time.Duration) Cleanup {
 		t.release()
 	}
 	return c
+}
+
+// reapedEmptyNamespace reports whether the tree is provably gone without
+// a scan of /proc (which reads every process's stat, the largest cost of
+// ending a short attempt on a busy machine): its root was the init of a
+// PID namespace of its own and has been reaped — the kernel kills every
+// process of the namespace when its init exits and lets the init be
+// reaped only once they are all gone, and no process can leave its PID
+// namespace — and its cgroup, if any, has "populated 0" (which counts the
+// cgroups below it too, so nothing was moved in from outside either).
+func (t *Tree) reapedEmptyNamespace() bool {
+	if !t.pidns {
+		return false
+	}
+	select {
+	case <-t.exit:
+	default:
+		return false
+	}
+	if t.cg != nil {
+		if pop, err := t.cg.populated(); err != nil || pop {
+			return false
+		}
+	}
+	return true
 }
 
 // onlyDeafInit reports whether the one member left is the root as the

@@ -26,6 +26,15 @@ import (
 // output_limit.
 const MaxStderrBytes = 16 << 10
 
+// Every attempt's cgroup is given these limits where the machine's cgroup
+// v2 has the controllers (the envelope's cleanup.limits says which
+// applied): a fork bomb stops at MaxTasks processes and threads (a Node
+// process has about a dozen threads), a memory bomb at MaxMemoryBytes.
+const (
+	MaxTasks       = 1024
+	MaxMemoryBytes = 2 << 30
+)
+
 // minimalPath is the only PATH a script sees.
 const minimalPath = "/usr/local/bin:/usr/bin:/bin"
 
@@ -352,7 +361,7 @@ func (a *attempt) launch(ctx context.Context, staging *artifact.Staging, outSche
 	tree, err := sup.Start(proctree.Spec{
 		Path: launcher, Args: args, Env: env, Dir: req.Workspace.Path,
 		Files: []*os.File{pipes.stdinR, pipes.stdoutW, pipes.stderrW, pipes.progressW, pipes.reportW},
-		Name:  a.env.AttemptID, Unprivileged: true,
+		Name:  a.env.AttemptID, Unprivileged: true, Limits: proctree.Limits{Pids: MaxTasks, MemoryBytes: MaxMemoryBytes},
 		PIDNamespace: a.r.cfg.Ownership == "", NetNamespace: netns, NoCgroup: a.r.cfg.Ownership == proctree.MechanismSubreaper,
 	})
 	if err != nil {

@@ -8,9 +8,13 @@ import (
 	"github.com/gatehouse/gatehouse/backend/bundle"
 )
 
-// maxCachedDocuments bounds a DocumentCache; past it, the oldest entry is
-// forgotten.
-const maxCachedDocuments = 4096
+// Bounds of a DocumentCache (entries, and the bytes of the documents they
+// were parsed from, which bound the text they keep); past either, the
+// oldest entries are forgotten.
+const (
+	maxCachedDocuments     = 4096
+	maxCachedDocumentBytes = 32 << 20
+)
 
 // DocumentCache remembers the parse of skill documents (the YAML
 // frontmatter and its checks), keyed by the SHA-256 of the exact bytes
@@ -20,8 +24,14 @@ const maxCachedDocuments = 4096
 // use and safe for concurrent use.
 type DocumentCache struct {
 	mu    sync.Mutex
-	m     map[[32]byte]*parsed
+	m     map[[32]byte]cachedDocument
 	order [][32]byte
+	bytes int // sum of the cached documents' sizes
+}
+
+type cachedDocument struct {
+	p    *parsed
+	size int
 }
 
 func documentKey(doc []byte, folder string) [32]byte {
@@ -42,23 +52,29 @@ func (c *DocumentCache) parse(doc []byte, folder string) *parsed {
 	}
 	k := documentKey(doc, folder)
 	c.mu.Lock()
-	p, ok := c.m[k]
+	e, ok := c.m[k]
 	c.mu.Unlock()
-	if !ok {
-		p = parseDocument(doc, folder)
-		c.mu.Lock()
-		if c.m == nil {
-			c.m = map[[32]byte]*parsed{}
+	if ok {
+		return e.p.clone()
+	}
+	p := parseDocument(doc, folder)
+	if len(doc) > maxCachedDocumentBytes {
+		return p
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[[32]byte]cachedDocument{}
+	}
+	if _, dup := c.m[k]; !dup {
+		for len(c.order) > 0 && (len(c.order) >= maxCachedDocuments || c.bytes+len(doc) > maxCachedDocumentBytes) {
+			c.bytes -= c.m[c.order[0]].size
+			delete(c.m, c.order[0])
+			c.order = c.order[1:]
 		}
-		if _, dup := c.m[k]; !dup {
-			if len(c.order) >= maxCachedDocuments {
-				delete(c.m, c.order[0])
-				c.order = c.order[1:]
-			}
-			c.m[k] = p
-			c.order = append(c.order, k)
-		}
-		c.mu.Unlock()
+		c.m[k] = cachedDocument{p: p, size: len(doc)}
+		c.order = append(c.order, k)
+		c.bytes += len(doc)
 	}
 	return p.clone()
 }

@@ -2,8 +2,10 @@ package skills
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -61,5 +63,24 @@ func TestDocumentCacheSeesChangesAndIsolatesCallers(t *testing.T) {
 	write("---\nname: demo\ndescription: [unclosed\n---\nbody\n")
 	if s := find(); s.Valid || s.Errors[0].Code != "invalid_yaml" {
 		t.Fatalf("broken YAML not seen: %+v", s.Errors)
+	}
+}
+
+// The cache is bounded by the bytes of the documents it keeps, not only
+// by their number: 48 documents of 1 MiB keep at most 32 MiB.
+func TestDocumentCacheByteBound(t *testing.T) {
+	var cache DocumentCache
+	body := strings.Repeat("x", MaxSkillFileBytes-100)
+	for i := 0; i < 48; i++ {
+		doc := fmt.Sprintf("---\nname: demo\ndescription: Number %d.\n---\n%s", i, body)
+		if p := cache.parse([]byte(doc), "demo"); p.fm.Description != fmt.Sprintf("Number %d.", i) {
+			t.Fatalf("document %d parsed as %q", i, p.fm.Description)
+		}
+		if cache.bytes > maxCachedDocumentBytes {
+			t.Fatalf("after %d documents the cache keeps %d bytes", i+1, cache.bytes)
+		}
+	}
+	if n := len(cache.m); n >= 48 || n != len(cache.order) {
+		t.Fatalf("%d entries (%d in order) kept", n, len(cache.order))
 	}
 }

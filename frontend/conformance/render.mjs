@@ -7,7 +7,8 @@
 // optionally, parts_base64 (the data as the writes to make, in order:
 // xterm.js's screen can depend on where writes split a UTF-8 character),
 // resize: {columns, rows} and then_base64: the terminal is
-// resized after the data and then_base64 is written after that.
+// resized after the data and then_base64 is written after that, and
+// scrollback (default 1000).
 // Output (stdout): a JSON array, in the same order, of
 //   {id, lines, trimmed, attrs, cursor_x, cursor_y, active_buffer, cursor_hidden}
 // where lines[i] is row i of the visible screen as translateToString(false)
@@ -98,7 +99,7 @@ async function render(item) {
   const term = new Terminal({
     cols: item.columns,
     rows: item.rows,
-    scrollback: 1000,
+    scrollback: item.scrollback ?? 1000,
     allowProposedApi: true,
   });
   try {

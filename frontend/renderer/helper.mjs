@@ -15,6 +15,8 @@
 //       'n' a fresh terminal: u16 columns, u16 rows, u32 scrollback, once
 //           everything sent before has been parsed (the old one is
 //           disposed)
+//       'k' statistics: answered with one 'k' (JSON {"skipped", "cuts"}:
+//           the bytes the fast-forward skipped and how often it cut)
 //   out 'h' hello (payload: "@xterm/headless VERSION"), once, first
 //       'f' frame: JSON {c, r, x, y, a, l, s}: columns, rows, cursor
 //           column and row (the column is the column count while a wrap
@@ -23,12 +25,17 @@
 //           column count (translateToString), s: the serialized state
 //           (screen.mjs)
 //       'e' error (payload: message); the helper then exits 1
-// Input is applied in order: a resize or a snapshot waits for the writes
-// before it, and the reader never waits for the parser (xterm.js queues
-// the writes), so the capture can send chunk n+1 before frame n is back.
+// Input is applied in order, each message as it is read: xterm.js parses
+// a write synchronously (its write buffer's writeSync, so xterm.js's state
+// is current when the next message is read, which the fast-forward needs),
+// and the capture keeps its side of the pipe busy: it sends every chunk
+// before it waits for the frame. Plain text that would scroll out of the
+// buffer before the next frame is skipped without changing what xterm.js
+// ends up with (fastforward.mjs).
 import pkg from '@xterm/headless';
 import headlessPkg from '@xterm/headless/package.json' with { type: 'json' };
 import { frame } from './screen.mjs';
+import { PlainRun, ready } from './fastforward.mjs';
 
 const { Terminal } = pkg;
 
@@ -47,9 +54,42 @@ const [cols, rows, scrollback] = process.argv.slice(-3).map((a) => Number.parseI
 if (!(cols >= 1 && rows >= 1 && scrollback >= 0)) fail('usage: helper.js COLUMNS ROWS SCROLLBACK');
 
 let term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
-// held: messages that arrived after an 'n' while the old terminal was
-// still parsing; they are applied to the new one
-let held = null;
+
+// parse writes b to term synchronously (xterm.js's own write buffer, as
+// Terminal.write would, without waiting for the event loop).
+function parse(b) {
+  term._core._writeBuffer.writeSync(b);
+}
+
+// run is the plain run being collected (fastforward.mjs), or null.
+let run = null;
+const stats = { skipped: 0, cuts: 0 };
+
+// endRun writes the plain run being collected, if any.
+function endRun() {
+  if (!run) return;
+  const skipped = run.end();
+  run = null;
+  if (skipped > 0) {
+    stats.skipped += skipped;
+    stats.cuts++;
+  }
+}
+
+// output writes terminal output p, collecting plain runs while xterm.js's
+// state allows one (fastforward.mjs).
+function output(p) {
+  if (!run) {
+    if (!ready(term)) return parse(p);
+    run = new PlainRun(term, parse);
+  }
+  const n = run.feed(p);
+  if (run.done) run = null; // written in full: too long to cut
+  else if (n === p.length) return;
+  else endRun();
+  // the byte at n ended the run: it and the rest are parsed as they came
+  if (n < p.length) parse(p.subarray(n));
+}
 
 function send(type, payload) {
   const h = Buffer.alloc(5);
@@ -59,13 +99,10 @@ function send(type, payload) {
 }
 
 function handle(type, payload) {
-  if (held) {
-    held.push([type, payload]);
-    return;
-  }
+  if (type !== 0x77) endRun();
   switch (type) {
     case 0x77: // 'w'
-      term.write(payload);
+      output(payload);
       break;
     case 0x72: {
       // 'r'
@@ -73,11 +110,14 @@ function handle(type, payload) {
       const c = payload.readUInt16LE(0);
       const r = payload.readUInt16LE(2);
       if (c < 1 || r < 1) return fail(`resize: ${c}x${r}`);
-      term.write(new Uint8Array(0), () => term.resize(c, r));
+      term.resize(c, r);
       break;
     }
     case 0x73: // 's'
-      term.write(new Uint8Array(0), () => send(0x66, Buffer.from(JSON.stringify(frame(term)), 'utf8')));
+      send(0x66, Buffer.from(JSON.stringify(frame(term)), 'utf8'));
+      break;
+    case 0x6b: // 'k'
+      send(0x6b, Buffer.from(JSON.stringify(stats), 'utf8'));
       break;
     case 0x6e: {
       // 'n'
@@ -86,14 +126,8 @@ function handle(type, payload) {
       const r = payload.readUInt16LE(2);
       const sb = payload.readUInt32LE(4);
       if (c < 1 || r < 1) return fail(`new terminal: ${c}x${r}`);
-      held = [];
-      term.write(new Uint8Array(0), () => {
-        term.dispose();
-        term = new Terminal({ cols: c, rows: r, scrollback: sb, allowProposedApi: true });
-        const queued = held;
-        held = null;
-        for (const [t, p] of queued) handle(t, p);
-      });
+      term.dispose();
+      term = new Terminal({ cols: c, rows: r, scrollback: sb, allowProposedApi: true });
       break;
     }
     default:
@@ -112,14 +146,18 @@ process.stdin.on('data', (chunk) => {
     if (len > MAX_MESSAGE) return fail(`message of ${len} bytes`);
     if (pending.length - off < 5 + len) break;
     const type = pending[off];
-    // copy: xterm.js keeps the array until it has parsed it
-    const payload = Buffer.from(pending.subarray(off + 5, off + 5 + len));
+    // no copy: parse reads the bytes before the next message is read, and
+    // a plain run keeps them in chunks nobody writes to again
+    const payload = pending.subarray(off + 5, off + 5 + len);
     off += 5 + len;
     handle(type, payload);
   }
   pending = off === pending.length ? Buffer.alloc(0) : pending.subarray(off);
 });
 // the capture closes stdin to end the helper: finish what was queued
-process.stdin.on('end', () => term.write(new Uint8Array(0), () => process.exit(0)));
+process.stdin.on('end', () => {
+  endRun();
+  process.exit(0);
+});
 
 send(0x68, Buffer.from(`@xterm/headless ${headlessPkg.version}`, 'utf8'));

@@ -75,7 +75,7 @@ const NAV: { name: ViewName; label: string; icon: 'skills' | 'runs' | 'evidence'
 
 const views = new Map<ViewName, View>();
 const main = h('main', { id: 'main', class: 'main', tabindex: '-1' });
-const dataDir = h('code', { class: 'mono datadir', title: 'Data directory' }, '');
+const dataDir = h('code', { class: 'mono datadir', title: 'Data directory', 'data-testid': 'data-dir' }, '');
 const versionText = h('span', null, '');
 const conn = h('span', { class: 'conn', role: 'status', 'aria-live': 'polite', hidden: true, 'data-testid': 'connection' });
 const pendingBtn = h('button', { type: 'button', class: 'pending-btn', hidden: true, 'data-testid': 'pending-badge', onclick: () => showConsent() });
@@ -94,14 +94,14 @@ const nav = h(
       return h('li', null, a);
     }),
   ),
-  h('div', { class: 'nav-foot muted small' }, versionText),
+  // The data directory lives here, out of the header's prime spot (full path on hover and in Security).
+  h('div', { class: 'nav-foot muted small' }, versionText, h('div', { class: 'datadir-row' }, h('span', null, 'Data: '), dataDir)),
 );
 
 const header = h(
   'header',
   { class: 'topbar' },
   h('a', { href: '#/skills', class: 'brand', 'aria-label': 'Gatehouse home' }, h('span', { class: 'brand-mark', 'aria-hidden': 'true' }, icon('shield')), h('span', { class: 'brand-name' }, 'Gatehouse')),
-  dataDir,
   h('span', { class: 'spacer' }),
   conn,
   pendingBtn,

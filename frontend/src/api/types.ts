@@ -57,6 +57,10 @@ export interface Execution {
   manifest?: Manifest;
   issues: Issue[];
   unsupported: string[];
+  /** InspectSkill only: the bundle's assets/example-input.json when it is a valid input (docs/formats/execution-json.md, "Example input"). */
+  exampleInput?: { path: string; text: string };
+  /** InspectSkill only: why a shipped example input is not offered. */
+  exampleInputProblem?: string;
 }
 
 export interface Frontmatter {

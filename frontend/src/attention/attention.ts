@@ -51,7 +51,7 @@ export function initAttention(onFocus: (id: string) => void): HTMLButtonElement 
   focusHandler = onFocus;
   bell = h('button', { type: 'button', class: 'icon-btn attention-bell', 'data-testid': 'notifications-toggle', onclick: () => void toggle() });
   renderBell();
-  void refresh();
+  void refresh().finally(() => knownNow());
   onEvent('settings', (e) => {
     if (e && e.what === 'attention') void refresh();
   });
@@ -69,6 +69,9 @@ export function initAttention(onFocus: (id: string) => void): HTMLButtonElement 
 // turned them off. A read answered while this window's save is on its way
 // cannot tell whether it saw the save: it is dropped too, and the setting
 // is read once more when the save is done.
+let knownNow: () => void = () => {};
+/** Settled once the first read of the setting answered (or failed). */
+const settingKnown = new Promise<void>((resolve) => (knownNow = resolve));
 let generation = 0;
 let applied = 0;
 let saving = 0;
@@ -148,10 +151,27 @@ async function toggle(): Promise<void> {
   }
 }
 
-/** A request arrived (raised, not loaded at start): in browser mode,
- * notify when the page is not focused. The desktop window notifies from
- * Go instead. */
+// Requests this window has already considered notifying about, and those
+// no longer waiting; both only grow, by one id per request the page saw.
+const considered = new Set<string>();
+const settledIds = new Set<string>();
+
+/** This window learnt of a request waiting for a decision: raised while
+ * it was open, or already waiting when it opened or reconnected (nobody
+ * may have noticed it yet: a tab opened in the background must not let
+ * it expire unseen). In browser mode it notifies once per request, when
+ * the page is not focused and only once the setting is known, so a page
+ * that opens with notifications turned off never shows one. The desktop
+ * window notifies from Go instead. */
 export function requestArrived(kind: RequestKind, r: Req): void {
+  if (considered.has(r.id)) return;
+  considered.add(r.id);
+  void settingKnown.then(() => {
+    if (!settledIds.has(r.id)) notify(kind, r);
+  });
+}
+
+function notify(kind: RequestKind, r: Req): void {
   if (!enabled || browserPermission() !== 'granted' || document.hasFocus()) return;
   const { title, body } = describe(kind, r);
   try {
@@ -169,6 +189,7 @@ export function requestArrived(kind: RequestKind, r: Req): void {
 
 /** The request no longer waits: its notification goes away. */
 export function requestSettled(id: string): void {
+  settledIds.add(id);
   shown.get(id)?.close();
   shown.delete(id);
 }

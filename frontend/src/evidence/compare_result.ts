@@ -182,7 +182,7 @@ export class ComparisonPanel {
         { class: 'cmp-summary-main' },
         h('h2', null, 'Comparison'),
         h('span', { 'data-testid': 'overall-status', dataset: { status: r.status } }, badge(st.label, st.tone, st.text)),
-        h('span', { 'data-testid': 'compare-mode', dataset: { mode: r.mode ?? 'exact' } }, badge(r.mode === 'behavior' ? 'behavior mode' : 'exact mode', 'info', r.mode === 'behavior' ? 'Did the program behave differently? Output chunking, times and sample counts are ignored.' : 'Did the captures record the same observations? Item by item, times included.')),
+        h('span', { 'data-testid': 'compare-mode', dataset: { mode: r.mode ?? 'exact' } }, badge(r.mode === 'behavior' ? 'behavior mode' : 'exact mode', 'info', r.mode === 'behavior' ? 'Did the program behave differently? Output chunking, times, sample counts and how connections interleave are ignored.' : 'Did the captures record the same observations? Item by item, times included.')),
         v.result.trace ? badge('with trace spec', 'info') : null,
         v.saved && v.evidence_id ? h('span', { class: 'cmp-id' }, h('span', { class: 'muted small' }, 'saved as'), hashChip(v.evidence_id, { what: 'comparison evidence id', testid: 'comparison-id' })) : null,
         v.saved && v.evidence_id ? attestationButton(v.evidence_id) : null,

@@ -15,7 +15,7 @@ import { DEFAULT_IDLE_CAP_MS, Player } from './player';
 import { PREDICATE_TERMINAL_RECORDING } from './asciicast';
 import { PREDICATE_CAPTURE, terminalOf, type CaptureRecord, type EvidenceEnvelope } from './record';
 import { adjacentMarker, lastAtOrBefore } from './timeline';
-import type { CommitmentCheck } from './verify';
+import { verdict, type CommitmentCheck } from './verify';
 import { verifyInBackground, type Verification } from './verify_client';
 
 /** Fired on the detail element after every seek made through the UI,
@@ -93,14 +93,13 @@ export class EvidenceDetail {
     if (this.disposed) return;
     if ('checks' in reply) this.checks = reply.checks;
     else this.checkError = `The commitments could not be recomputed in this browser: ${reply.error}`;
-    const bad = this.checks?.filter((c) => c.ok === false).length ?? 0;
     const chip = this.el.querySelector('[data-testid="ev-browser-check"]');
     if (chip) replace(chip, this.verifyBadge());
     const alertHost = this.el.querySelector('[data-testid="ev-verify-alert"]');
     if (alertHost) replace(alertHost, this.verifyAlert());
     if (this.panel === 'commitments') this.renderPanel();
     this.el.dataset.verifiedMs = (performance.now() - started).toFixed(1);
-    this.el.dataset.browserVerified = this.checkError ? 'error' : bad ? 'mismatch' : 'ok';
+    this.el.dataset.browserVerified = this.checkError ? 'error' : verdict(this.checks ?? []);
   }
 
   private back(): HTMLElement {
@@ -114,7 +113,9 @@ export class EvidenceDetail {
     if (!this.checks)
       return badge('verifying in this browser…', 'neutral', 'Gatehouse checked the file before handing it over; this browser is recomputing every commitment in the background');
     const bad = this.checks.filter((c) => c.ok === false).length;
-    return bad
+    const v = verdict(this.checks);
+    if (v === 'incomplete') return badge('not verified: the browser check is incomplete', 'danger', 'The evidence id was not recomputed');
+    return v === 'mismatch'
       ? badge(`verification failed: ${bad} commitment${bad === 1 ? '' : 's'} ✗`, 'danger', 'Recomputed in this browser: see Commitments')
       : badge('verified ✓', 'ok', 'Gatehouse re-checked the envelope, its evidence id and every record commitment and invariant, and this browser recomputed every commitment (WebCrypto SHA-256 over RFC 8785 JSON)');
   }
@@ -122,7 +123,8 @@ export class EvidenceDetail {
   /** A failed browser check is said above the replay, not only in a badge. */
   private verifyAlert(): HTMLElement | null {
     const bad = this.checks?.filter((c) => c.ok === false) ?? [];
-    if (!this.checkError && bad.length === 0) return null;
+    if (!this.checks && !this.checkError) return null; // still verifying
+    if (!this.checkError && verdict(this.checks ?? []) === 'ok') return null;
     return h(
       'div',
       { class: 'alert tone-danger', role: 'alert', 'data-testid': 'ev-verify-failed' },
@@ -131,7 +133,7 @@ export class EvidenceDetail {
         'div',
         null,
         h('strong', null, 'Not verified: do not rely on this replay. '),
-        this.checkError ?? `This browser recomputed the file's commitments and ${bad.length} differ${bad.length === 1 ? 's' : ''}: `,
+        this.checkError ?? (bad.length ? `This browser recomputed the file's commitments and ${bad.length} differ${bad.length === 1 ? 's' : ''}: ` : 'This browser could not recompute the evidence id.'),
         bad.map((c, i) => [i ? ', ' : '', h('code', { class: 'mono' }, c.path)]),
       ),
     );

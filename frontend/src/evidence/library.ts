@@ -11,6 +11,7 @@ import { formatBytes, formatDateTime, formatWhen, shortHash } from '../lib/forma
 import { badge, emptyState, errorBox, loading } from '../lib/ui';
 import { exitText, settlementTone } from './format';
 import { downloadText } from './asciicast';
+import { NewCapture } from './new_capture';
 
 /** The name ending of an attestation kept next to its Evidence file. */
 export const ATTESTATION_SUFFIX = '.intoto.jsonl';
@@ -151,6 +152,8 @@ export class Library {
   private dragDepth = 0;
   private readonly fileInput: HTMLInputElement;
   private readonly dropHint: HTMLElement;
+  private newCapture: NewCapture | null = null;
+  private showNew = false;
 
   constructor() {
     this.el = h('div', { class: 'evidence-library', 'data-testid': 'evidence-library' });
@@ -341,10 +344,12 @@ export class Library {
             SORTS.map(([k, label]) => h('option', { value: k, selected: this.sort === k }, label)),
           ),
         ),
+        h('button', { type: 'button', class: 'btn small', 'data-testid': 'evidence-new-capture', 'aria-expanded': String(this.showNew), onclick: () => this.toggleNew() }, icon('evidence'), 'New capture'),
         h('button', { type: 'button', class: 'btn primary small', 'data-testid': 'evidence-import', disabled: this.importing, onclick: () => this.fileInput.click() }, icon('plus'), this.importing ? 'Importing…' : 'Import…'),
       ),
     );
     const out: Node[] = [head, this.fileInput];
+    if (this.showNew && this.newCapture) out.push(this.newCapture.el);
     if (this.outcomes.length) out.push(this.outcomesBox());
     if (this.loadError) out.push(errorBox(this.loadError, 'Could not load the Evidence library.'));
     if (!this.items && !this.loadError) out.push(loading('Loading the Evidence library…'));
@@ -355,7 +360,7 @@ export class Library {
           { class: 'ev-dropzone', 'data-testid': 'evidence-empty' },
           emptyState(
             'No Evidence yet',
-            'Captures made by an agent or on the command line appear here. To import Evidence files, drop them anywhere on this page or use Import…',
+            'Captures made here (New capture), by an agent or on the command line appear here. To import Evidence files, drop them anywhere on this page or use Import…',
             h('code', { class: 'mono small' }, 'gatehouse capture-process scenario.json'),
           ),
         ),
@@ -566,8 +571,18 @@ export class Library {
     );
   }
 
+  /** Opens or closes the New capture editor (its text is kept). */
+  private toggleNew(open = !this.showNew): void {
+    this.showNew = open;
+    if (open && !this.newCapture) this.newCapture = new NewCapture(() => this.toggleNew(false));
+    this.render();
+    if (open) this.newCapture?.focus();
+    else this.el.querySelector<HTMLElement>('[data-testid="evidence-new-capture"]')?.focus();
+  }
+
   destroy(): void {
     clearTimeout(this.confirmTimer);
+    this.newCapture?.destroy();
   }
 }
 

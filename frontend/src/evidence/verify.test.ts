@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EvidenceEnvelope } from './record';
-import { answerVerify, verifyCommitments } from './verify';
+import { answerVerify, verdict, verifyCommitments } from './verify';
 
 // A real capture written by `gatehouse capture-process` (sh printing,
 // reading input, writing a file, a resize), kept as a fixture.
@@ -38,5 +38,16 @@ describe('answerVerify', () => {
   it('answers with an error, not a pass, for text that is not an envelope', async () => {
     expect(await answerVerify({ text: '{"evidence":', field: 'evidence' })).toHaveProperty('error');
     expect(await answerVerify({ text: '{}', field: 'evidence' })).toEqual({ error: 'no Evidence envelope to verify' });
+  });
+});
+
+describe('verdict', () => {
+  const id = { path: '$.evidence_id', covers: '', expected: 'ev_a', actual: 'ev_a', ok: true };
+  it('is ok only with a matching evidence_id check and no failure', () => {
+    expect(verdict([id])).toBe('ok');
+    expect(verdict([])).toBe('incomplete');
+    expect(verdict([{ ...id, path: '$.x' }])).toBe('incomplete');
+    expect(verdict([id, { ...id, path: '$.y', ok: false }])).toBe('mismatch');
+    expect(verdict([{ ...id, ok: null }])).toBe('incomplete');
   });
 });

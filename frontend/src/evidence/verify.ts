@@ -96,3 +96,11 @@ export async function answerVerify(req: VerifyRequest): Promise<VerifyReply> {
     return { error: e instanceof Error ? e.message : String(e) };
   }
 }
+
+/** The browser's verdict on a list of checks: "ok" only when the
+ * evidence_id check (which covers the whole file) was made and matched and
+ * no check failed; an empty or partial list is never "ok". */
+export function verdict(checks: readonly CommitmentCheck[]): 'ok' | 'mismatch' | 'incomplete' {
+  if (checks.some((c) => c.ok === false)) return 'mismatch';
+  return checks.some((c) => c.path === '$.evidence_id' && c.ok === true) ? 'ok' : 'incomplete';
+}

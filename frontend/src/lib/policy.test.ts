@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Policy } from '../api/types';
-import { groupErrors, linesToList, MODE_ORDER, MODES, normalizePath, policyChanges, policyForSave, scopeEdited } from './policy';
+import { ceilingHint, ceilingValue, describeProblem, groupErrors, linesToList, MODE_ORDER, MODES, normalizePath, policyChanges, policyFieldLabel, policyForSave, scopeEdited } from './policy';
 
 const scope = (over: Partial<Policy['trusted'][number]> = {}) => ({
   revision: 'sha256:' + 'a'.repeat(64),
@@ -82,5 +82,42 @@ describe('policy helpers', () => {
 
   it('splits lists by line', () => {
     expect(linesToList(' /a \n\n/b\n')).toEqual(['/a', '/b']);
+  });
+});
+
+describe('policy field labels and problems', () => {
+  it('labels every path form the server and the form use', () => {
+    expect(policyFieldLabel('$.trusted[1].timeoutMsCeiling')).toBe('Scope 2 · Time ceiling');
+    expect(policyFieldLabel('trusted.0.workspace')).toBe('Scope 1 · Workspace');
+    expect(policyFieldLabel('$.trusted[0]')).toBe('Scope 1');
+    expect(policyFieldLabel('$.trusted')).toBe('Trusted revisions');
+    expect(policyFieldLabel('$.mode')).toBe('Mode');
+    expect(policyFieldLabel('$.safeMode')).toBe('Safe mode');
+    expect(policyFieldLabel('$["odd key"]')).toBe('odd key');
+    expect(policyFieldLabel('$.trusted[0].network')).toBe('Scope 1 · network');
+    expect(policyFieldLabel('$')).toBe('Policy');
+  });
+  it('says the bound that was crossed, in the field unit, from the server answer', () => {
+    expect(describeProblem({ code: 'out_of_range', path: '$.trusted[0].timeoutMsCeiling', message: 'must be at least 1000', min: 1000, max: 120000 })).toEqual({ label: 'Scope 1 · Time ceiling', text: 'at least 1,000 ms' });
+    expect(describeProblem({ code: 'out_of_range', path: '$.trusted[2].maxOutputBytesCeiling', message: 'must be at most 262144', min: 1, max: 262144 })).toEqual({ label: 'Scope 3 · Output ceiling', text: 'at most 262,144 bytes' });
+    expect(describeProblem({ code: 'invalid_type', path: '$.trusted[0].timeoutMsCeiling', message: 'must be a whole number' }).text).toBe('a whole number of milliseconds, 1,000–120,000 ms');
+    expect(describeProblem({ code: 'invalid_workspace', path: '$.trusted[0].workspace', message: 'workspace must be an absolute, clean path' }).text).toBe('workspace must be an absolute, clean path');
+  });
+  it('sends what was typed: numbers as numbers, anything else as text for the server to report', () => {
+    expect(ceilingValue(' 5000 ')).toBe(5000);
+    expect(ceilingValue('-3')).toBe(-3);
+    expect(ceilingValue('1.5')).toBe('1.5');
+    expect(ceilingValue('')).toBe('');
+    expect(ceilingValue('99999999999999999999')).toBe('99999999999999999999');
+  });
+  it('hints at the limit and one past it exactly like the server', () => {
+    expect(ceilingHint('timeoutMsCeiling', '1000')).toBeNull();
+    expect(ceilingHint('timeoutMsCeiling', '999')).toBe('Time ceiling: at least 1,000 ms');
+    expect(ceilingHint('timeoutMsCeiling', '120000')).toBeNull();
+    expect(ceilingHint('timeoutMsCeiling', '120001')).toBe('Time ceiling: at most 120,000 ms');
+    expect(ceilingHint('maxOutputBytesCeiling', '0')).toBe('Output ceiling: at least 1 bytes');
+    expect(ceilingHint('maxOutputBytesCeiling', '262144')).toBeNull();
+    expect(ceilingHint('maxOutputBytesCeiling', '262145')).toBe('Output ceiling: at most 262,144 bytes');
+    expect(ceilingHint('maxOutputBytesCeiling', 'lots')).toBe('Output ceiling: a whole number of bytes');
   });
 });

@@ -126,3 +126,84 @@ export function linesToList(text: string): string[] {
     .map((l) => l.trim())
     .filter((l) => l !== '');
 }
+
+/** The ceilings' bounds, inclusive: a mirror of backend/policy (minTimeoutMs…
+ * maxOutputBytes; TestFrontendMirrorsBounds keeps them equal). Used only to
+ * hint while typing and to set the inputs' min/max; the server decides on
+ * Save, and its answer (which carries the bounds) is what is shown. */
+export const CEILING_BOUNDS = {
+  timeoutMsCeiling: { min: 1000, max: 120000, unit: 'ms', label: 'Time ceiling' },
+  maxOutputBytesCeiling: { min: 1, max: 262144, unit: 'bytes', label: 'Output ceiling' },
+} as const;
+
+export type CeilingField = keyof typeof CEILING_BOUNDS;
+
+const SCOPE_FIELD_LABEL: Record<string, string> = {
+  revision: 'Skill revision',
+  agentId: 'Agent',
+  workspace: 'Workspace',
+  timeoutMsCeiling: CEILING_BOUNDS.timeoutMsCeiling.label,
+  maxOutputBytesCeiling: CEILING_BOUNDS.maxOutputBytesCeiling.label,
+  receiptId: 'Receipt',
+  approvedAt: 'Approval time',
+};
+
+/** The human label of a policy error path (any form normalizePath reads):
+ * "$.trusted[1].timeoutMsCeiling" → "Scope 2 · Time ceiling". A member the
+ * form does not know is named as written. */
+export function policyFieldLabel(path: string): string {
+  const parts = normalizePath(path).split('.').filter((p) => p !== '');
+  if (parts.length === 0) return 'Policy';
+  if (parts[0] === 'mode') return 'Mode';
+  if (parts[0] === 'safeMode') return 'Safe mode';
+  if (parts[0] === 'trusted') {
+    if (parts.length === 1) return 'Trusted revisions';
+    const n = Number(parts[1]);
+    const scope = Number.isInteger(n) ? `Scope ${n + 1}` : `Scope ${parts[1]}`;
+    if (parts.length === 2) return scope;
+    return `${scope} · ${SCOPE_FIELD_LABEL[parts[2]] ?? parts.slice(2).join('.')}`;
+  }
+  return parts.join('.');
+}
+
+const grouped = (n: number) => n.toLocaleString('en-US');
+
+/** One server problem in words, with its field's label and, for a range,
+ * the bound in the field's unit: "Scope 1 · Time ceiling: at least 1,000 ms".
+ * The wording comes from the server's code, bounds and message; nothing is
+ * decided here. */
+export function describeProblem(p: { code: string; path: string; message: string; min?: number; max?: number }): { label: string; text: string } {
+  const label = policyFieldLabel(p.path);
+  const field = normalizePath(p.path).split('.').pop() ?? '';
+  const unit = field in CEILING_BOUNDS ? CEILING_BOUNDS[field as CeilingField].unit : '';
+  const u = unit ? ` ${unit}` : '';
+  if (p.code === 'out_of_range' && p.min !== undefined && p.max !== undefined) {
+    const low = /at least/.test(p.message);
+    const high = /at most/.test(p.message);
+    if (low) return { label, text: `at least ${grouped(p.min)}${u}` };
+    if (high) return { label, text: `at most ${grouped(p.max)}${u}` };
+    return { label, text: `${grouped(p.min)}–${grouped(p.max)}${u}` };
+  }
+  if (p.code === 'invalid_type' && unit) return { label, text: `a whole number of ${unit === 'ms' ? 'milliseconds' : 'bytes'}, ${grouped(CEILING_BOUNDS[field as CeilingField].min)}–${grouped(CEILING_BOUNDS[field as CeilingField].max)}${u}` };
+  return { label, text: p.message };
+}
+
+/** A ceiling as typed, as the save sends it: a whole-number literal as a
+ * number, anything else as the text itself, so the server reports it with
+ * every other problem instead of the form stopping at it. */
+export function ceilingValue(text: string): number | string {
+  const t = text.trim();
+  return /^-?\d+$/.test(t) && Number.isSafeInteger(Number(t)) ? Number(t) : t;
+}
+
+/** A hint while typing, mirroring the server's check of one ceiling (same
+ * bounds, same order); null when the server would accept it. The server's
+ * answer on Save replaces it. */
+export function ceilingHint(field: CeilingField, text: string): string | null {
+  const b = CEILING_BOUNDS[field];
+  const v = ceilingValue(text);
+  if (typeof v !== 'number') return `${b.label}: a whole number of ${b.unit === 'ms' ? 'milliseconds' : 'bytes'}`;
+  if (v < b.min) return `${b.label}: at least ${grouped(b.min)} ${b.unit}`;
+  if (v > b.max) return `${b.label}: at most ${grouped(b.max)} ${b.unit}`;
+  return null;
+}

@@ -38,7 +38,7 @@ function contractNote(it: EvidenceItem, other?: EvidenceItem): string {
 }
 
 const MODES: { mode: CompareMode; label: string; help: string }[] = [
-  { mode: 'behavior', label: 'Behaviour', help: 'Did the program behave differently? Output chunking, times and sample counts are ignored.' },
+  { mode: 'behavior', label: 'Behaviour', help: 'Did the program behave differently? Output chunking, times, sample counts and how connections interleave are ignored.' },
   { mode: 'exact', label: 'Exact', help: 'Did the captures record the same observations? Item by item, times included.' },
 ];
 

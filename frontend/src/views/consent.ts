@@ -123,7 +123,7 @@ function upsert(kind: Kind, p: Req, type: string): void {
     changeState(existing, p);
   } else if (type === 'raised' || p.state === 'pending') {
     add(kind, p);
-    if (type === 'raised' && p.state === 'pending') requestArrived(kind, p);
+    if (p.state === 'pending') requestArrived(kind, p);
   } else {
     return;
   }
@@ -180,6 +180,7 @@ async function loadPending(): Promise<void> {
       const c = cards.find((x) => x.p.id === p.id);
       if (c) c.p = p;
       else add(kind, p);
+      requestArrived(kind, p); // once per request: also one waiting before this window opened
     }
     for (const c of cards) {
       if (isPending(c) && !ids.has(c.p.id)) c.gone = true;

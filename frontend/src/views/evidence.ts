@@ -23,6 +23,10 @@ export function evidenceView(): View {
   const offEvidence = onEvent('evidence', () => {
     if (showing === 'library') void library.load();
   });
+  // A capture started from the app (any window) was saved.
+  const offCapture = onEvent('capture', (e) => {
+    if (e.state === 'done' && showing === 'library') void library.load();
+  });
 
   return {
     el,
@@ -59,6 +63,7 @@ export function evidenceView(): View {
     destroy() {
       offReconnect();
       offEvidence();
+      offCapture();
       detail?.destroy();
       library.destroy();
     },

@@ -2,10 +2,11 @@
 // add one (its token is shown once), disable, enable or delete.
 
 import { api } from '../api/client';
-import type { Agent } from '../api/types';
-import { h, icon, uid } from '../lib/dom';
+import type { Agent, AgentConnection } from '../api/types';
+import { h, uid } from '../lib/dom';
 import { formatDateTime } from '../lib/format';
-import { badge, card, copyButton, errorBox, loading } from '../lib/ui';
+import { badge, card, errorBox, loading } from '../lib/ui';
+import { newAgentBox } from './agent_connect';
 import { SettingsSection } from './settings_section';
 
 // ---- agents -------------------------------------------------------------
@@ -16,7 +17,7 @@ export function agentsSection(root: HTMLElement, changed: () => void) {
   let addExec = true;
   let addError: unknown = null;
   let adding = false;
-  let token: { agent: Agent; token: string } | null = null;
+  let token: { agent: Agent; token: string; connect: AgentConnection } | null = null;
   let confirmDelete = '';
   const rowError = new Map<string, unknown>();
   const busy = new Set<string>();
@@ -156,14 +157,7 @@ export function agentsSection(root: HTMLElement, changed: () => void) {
       h('label', { class: 'check-row' }, h('input', { type: 'checkbox', checked: addExec, 'data-testid': 'agent-add-exec', onchange: (e: Event) => (addExec = (e.target as HTMLInputElement).checked) }), h('span', null, 'Can ask to run skill scripts')),
       h('button', { type: 'submit', class: 'btn', 'data-testid': 'agent-add', disabled: adding }, adding ? 'Adding…' : 'Add agent'),
     );
-    const tokenBox = token
-      ? h(
-          'div',
-          { class: 'token-box', role: 'region', 'aria-label': 'New agent token' },
-          h('div', { class: 'alert tone-warn' }, icon('warn'), h('div', null, h('strong', null, `Token for “${token.agent.name}”, shown only this once. `), 'Copy it now and give it to the agent. Gatehouse keeps only a hash: if you lose it, delete the agent and add it again. Anyone with this token can ask to run scripts as this agent.')),
-          h('div', { class: 'token-row' }, h('input', { type: 'text', readonly: true, class: 'input mono', value: token.token, 'aria-label': 'Agent token', 'data-testid': 'agent-token', onfocus: (e: Event) => (e.target as HTMLInputElement).select() }), copyButton(token.token, 'token', 'agent-token-copy'), h('button', { type: 'button', class: 'btn small', onclick: () => ((token = null), render()) }, 'I have stored it')),
-        )
-      : null;
+    const tokenBox = token ? newAgentBox(token, () => ((token = null), render())) : null;
     return card(
       'Agents',
       { description: 'Identities that MCP and API callers authenticate as. An agent can never read or change these settings.' },

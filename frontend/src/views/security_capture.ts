@@ -85,6 +85,8 @@ export function captureSection(root: HTMLElement) {
         return true;
       },
     );
+    // Focus stays in this section, on the answer.
+    root.querySelector<HTMLElement>('[data-testid="capture-errors"], [data-testid="capture-saved"]')?.focus();
   }
 
   function view(): HTMLElement {

@@ -7,13 +7,15 @@ import { api, ApiError } from '../api/client';
 import type { Agent, PathError, Policy, PolicyMode, Scope, SkillSummary } from '../api/types';
 import { h, icon, replace, uid } from '../lib/dom';
 import { formatBytes, formatDateTime, shortHash } from '../lib/format';
-import { groupErrors, MODE_ORDER, MODES, policyChanges, policyForSave, scopeEdited } from '../lib/policy';
+import { CEILING_BOUNDS, ceilingHint, ceilingValue, describeProblem, type CeilingField, MODE_ORDER, MODES, normalizePath, policyChanges, policyForSave, scopeEdited } from '../lib/policy';
 import { badge, card, copyButton, errorBox, fieldErrors } from '../lib/ui';
 import { fieldDetails, savedNote, SettingsSection } from './settings_section';
 import type { TrustRequest } from '../lib/trust_request';
 
 const DEFAULT_TIMEOUT_CEILING = 30000;
 const DEFAULT_OUTPUT_CEILING = 65536;
+/** Longer workspace paths are also written out in full under the input. */
+const WORKSPACE_INLINE = 28;
 
 // ---- execution policy ---------------------------------------------------
 
@@ -31,7 +33,8 @@ export function policySection(root: HTMLElement) {
   let agents: Agent[] = [];
   let skills: SkillSummary[] = [];
   let errors = new Map<string, string[]>();
-  let errorList: { path: string; message: string }[] = [];
+  /** The server's problems of the last Save, in its order, in words. */
+  let errorList: { path: string; label: string; text: string }[] = [];
   let savedLines: string[] = [];
   let keySeq = 0;
   /** Set when a draft scope came from the consent dialog's "Trust this revision…". */
@@ -118,7 +121,7 @@ export function policySection(root: HTMLElement) {
             value: m,
             checked: d.mode === m,
             'data-testid': `security-mode-${m}`,
-            dataset: { focusKey: `mode-${m}` },
+            dataset: { focusKey: `mode-${m}`, ...(d.mode === m ? { path: 'mode' } : {}) },
             onchange: () => {
               d.mode = m;
               touched();
@@ -141,7 +144,7 @@ export function policySection(root: HTMLElement) {
           role: 'switch',
           checked: d.safeMode,
           'data-testid': 'security-safe-mode',
-          dataset: { focusKey: 'safe' },
+          dataset: { focusKey: 'safe', path: 'safeMode' },
           onchange: (e: Event) => {
             d.safeMode = (e.target as HTMLInputElement).checked;
             touched();
@@ -170,7 +173,19 @@ export function policySection(root: HTMLElement) {
         'policy-errors',
         errorList.length,
         `Fix ${errorList.length === 1 ? 'this problem' : `these ${errorList.length} problems`} and save again:`,
-        errorList.length ? h('ul', { class: 'error-list' }, errorList.map((e) => h('li', null, h('code', { class: 'mono' }, e.path), ' ', e.message))) : null,
+        errorList.length
+          ? h(
+              'ul',
+              { class: 'error-list', 'data-testid': 'policy-error-list' },
+              errorList.map((e) =>
+                h(
+                  'li',
+                  null,
+                  h('button', { type: 'button', class: 'link-btn', title: `Go to ${e.label} (${e.path})`, 'data-testid': 'policy-error', dataset: { path: normalizePath(e.path) }, onclick: () => focusField(e.path) }, h('strong', null, e.label), ': ', e.text),
+                ),
+              ),
+            )
+          : null,
         true,
       ),
       savedLines.length ? savedNote('policy-saved', [h('strong', null, 'Saved. '), h('ul', { class: 'change-list' }, savedLines.map((l) => h('li', null, l)))], false) : null,
@@ -309,7 +324,7 @@ export function policySection(root: HTMLElement) {
           'aria-label': `Scope ${i + 1} revision`,
           'aria-invalid': err('revision') ? 'true' : undefined,
           'data-testid': 'scope-revision',
-          dataset: { focusKey: fk('rev') },
+          dataset: { focusKey: fk('rev'), path: `trusted.${i}.revision` },
           oninput: (e: Event) => {
             s.revision = (e.target as HTMLInputElement).value.trim();
             const hint = (e.target as HTMLElement).parentElement?.querySelector('.rev-hint');
@@ -324,12 +339,14 @@ export function policySection(root: HTMLElement) {
                 .InspectSkill({ name: k.name })
                 .then((ins) => {
                   const m = ins.execution.manifest;
-                  if (m && s.timeoutText === String(DEFAULT_TIMEOUT_CEILING) && s.outputText === String(DEFAULT_OUTPUT_CEILING)) {
+                  const row = root.querySelector(`[data-scope-key="${s.key}"]`);
+                  const to = row?.querySelector<HTMLInputElement>('[data-testid="scope-timeout"]');
+                  const out = row?.querySelector<HTMLInputElement>('[data-testid="scope-output"]');
+                  // Never under the person's hands: a ceiling being typed in is left alone.
+                  const typing = document.activeElement === to || document.activeElement === out;
+                  if (m && !typing && s.timeoutText === String(DEFAULT_TIMEOUT_CEILING) && s.outputText === String(DEFAULT_OUTPUT_CEILING)) {
                     s.timeoutText = String(m.timeoutMs);
                     s.outputText = String(m.maxOutputBytes);
-                    const row = root.querySelector(`[data-scope-key="${s.key}"]`);
-                    const to = row?.querySelector<HTMLInputElement>('[data-testid="scope-timeout"]');
-                    const out = row?.querySelector<HTMLInputElement>('[data-testid="scope-output"]');
                     if (to) to.value = s.timeoutText;
                     if (out) out.value = s.outputText;
                     soft();
@@ -353,7 +370,7 @@ export function policySection(root: HTMLElement) {
             'aria-label': `Scope ${i + 1} agent`,
             'aria-invalid': err('agentId') ? 'true' : undefined,
             'data-testid': 'scope-agent',
-            dataset: { focusKey: fk('agent') },
+            dataset: { focusKey: fk('agent'), path: `trusted.${i}.agentId` },
             onchange: (e: Event) => {
               s.agentId = (e.target as HTMLSelectElement).value;
               touched();
@@ -376,19 +393,26 @@ export function policySection(root: HTMLElement) {
           'aria-label': `Scope ${i + 1} workspace`,
           'aria-invalid': err('workspace') ? 'true' : undefined,
           'data-testid': 'scope-workspace',
-          dataset: { focusKey: fk('ws') },
+          title: s.workspace || undefined,
+          dataset: { focusKey: fk('ws'), path: `trusted.${i}.workspace` },
           oninput: (e: Event) => {
-            s.workspace = (e.target as HTMLInputElement).value;
+            const input = e.target as HTMLInputElement;
+            s.workspace = input.value;
+            input.title = s.workspace;
+            const full = input.parentElement?.querySelector('.ws-full');
+            if (full) full.textContent = s.workspace.length > WORKSPACE_INLINE ? s.workspace : '';
             soft();
           },
         }),
+        // A long path does not fit the input: it is also written out in full, wrapping.
+        h('div', { class: 'ws-full mono small', 'data-testid': 'scope-workspace-full' }, s.workspace.length > WORKSPACE_INLINE ? s.workspace : ''),
         fieldErrors(err('workspace')),
       ),
-      ceilingCell(s, i, { field: 'timeoutMsCeiling', text: 'timeoutText', min: '1000', max: '120000', what: 'time ceiling in milliseconds', unit: 'ms', testid: 'scope-timeout', focusKey: fk('to') }),
+      ceilingCell(s, i, { field: 'timeoutMsCeiling', text: 'timeoutText', what: 'time ceiling in milliseconds', testid: 'scope-timeout', focusKey: fk('to') }),
       ceilingCell(
         s,
         i,
-        { field: 'maxOutputBytesCeiling', text: 'outputText', min: '1', max: '262144', what: 'output ceiling in bytes', unit: 'bytes', testid: 'scope-output', focusKey: fk('out') },
+        { field: 'maxOutputBytesCeiling', text: 'outputText', what: 'output ceiling in bytes', testid: 'scope-output', focusKey: fk('out') },
         h('div', { class: 'muted small bytes-pretty' }, Number(s.outputText) >= 1024 ? formatBytes(Number(s.outputText)) : ''),
         (input) => {
           const n = Number(s.outputText);
@@ -425,11 +449,14 @@ export function policySection(root: HTMLElement) {
   function ceilingCell(
     s: DraftScope,
     i: number,
-    o: { field: 'timeoutMsCeiling' | 'maxOutputBytesCeiling'; text: 'timeoutText' | 'outputText'; min: string; max: string; what: string; unit: string; testid: string; focusKey: string },
+    o: { field: CeilingField; text: 'timeoutText' | 'outputText'; what: string; testid: string; focusKey: string },
     note?: HTMLElement,
     typed?: (input: HTMLInputElement) => void,
   ): HTMLElement {
     const err = errors.get(`trusted.${i}.${o.field}`);
+    const b = CEILING_BOUNDS[o.field];
+    const hintId = uid('hint');
+    const hint = h('div', { class: 'field-hint small', id: hintId, 'aria-live': 'polite', 'data-testid': `${o.testid}-hint` }, err ? '' : (ceilingHint(o.field, s[o.text]) ?? ''));
     return h(
       'td',
       null,
@@ -440,23 +467,28 @@ export function policySection(root: HTMLElement) {
           type: 'number',
           class: ['input', 'small', 'num-input', err ? 'invalid' : ''],
           value: s[o.text],
-          min: o.min,
-          max: o.max,
+          min: String(b.min),
+          max: String(b.max),
+          title: `${b.label}: ${b.min.toLocaleString('en-US')}–${b.max.toLocaleString('en-US')} ${b.unit}`,
+          'aria-describedby': hintId,
           step: '1',
           'aria-label': `Scope ${i + 1} ${o.what}`,
           'aria-invalid': err ? 'true' : undefined,
           'data-testid': o.testid,
-          dataset: { focusKey: o.focusKey },
+          dataset: { focusKey: o.focusKey, path: `trusted.${i}.${o.field}` },
           oninput: (e: Event) => {
             const input = e.target as HTMLInputElement;
             s[o.text] = input.value;
             typed?.(input);
             soft();
           },
+          // A hint that mirrors the server's check, once the person leaves the field; Save still asks the server.
+          onchange: () => (hint.textContent = ceilingHint(o.field, s[o.text]) ?? ''),
         }),
-        h('span', { class: 'unit' }, o.unit),
+        h('span', { class: 'unit' }, b.unit),
       ),
       note,
+      hint,
       fieldErrors(err),
     );
   }
@@ -509,24 +541,20 @@ export function policySection(root: HTMLElement) {
     savedLines = [];
   }
 
+  /** Focuses the field a problem is about (or its row, or the Save button). */
+  function focusField(path: string): void {
+    const p = normalizePath(path);
+    const at = (q: string) => root.querySelector<HTMLElement>(`[data-path="${CSS.escape(q)}"]`);
+    (at(p) ?? at(p.split('.').slice(0, 2).join('.')) ?? root.querySelector<HTMLElement>('[data-testid="policy-save"]'))?.focus();
+  }
+
   async function save(): Promise<void> {
     if (!draft || !saved || sec.saving) return;
     clearMessages();
-    // Encode everything first; if any field can't be encoded, send nothing.
-    const local: { path: string; message: string }[] = [];
-    const trusted: Scope[] = draft.trusted.map((s, i) => {
-      const t = s.timeoutText.trim();
-      const o = s.outputText.trim();
-      if (!/^\d+$/.test(t)) local.push({ path: `$.trusted[${i}].timeoutMsCeiling`, message: 'Enter a whole number of milliseconds.' });
-      if (!/^\d+$/.test(o)) local.push({ path: `$.trusted[${i}].maxOutputBytesCeiling`, message: 'Enter a whole number of bytes.' });
-      return { revision: s.revision, agentId: s.agentId, workspace: s.workspace, timeoutMsCeiling: Number(t), maxOutputBytesCeiling: Number(o), receiptId: s.receiptId, approvedAt: s.approvedAt };
-    });
-    if (local.length) {
-      errorList = local;
-      errors = groupErrors(local, (e) => e.path);
-      render();
-      return;
-    }
+    // Everything as typed goes to the server, which checks every field and
+    // answers with every problem at once; a ceiling that is not a number is
+    // sent as its text, for the server to report with the rest.
+    const trusted = draft.trusted.map((s) => ({ revision: s.revision, agentId: s.agentId, workspace: s.workspace, timeoutMsCeiling: ceilingValue(s.timeoutText) as number, maxOutputBytesCeiling: ceilingValue(s.outputText) as number, receiptId: s.receiptId, approvedAt: s.approvedAt }));
     const body = policyForSave({ mode: draft.mode, safeMode: draft.safeMode, trusted });
     const before = saved;
     await sec.save(
@@ -541,12 +569,17 @@ export function policySection(root: HTMLElement) {
       (e) => {
         const details = fieldDetails<PathError>(e, 'invalid_policy');
         if (!details) return false;
-        errorList = details.map((d) => ({ path: d.path, message: d.message }));
-        errors = groupErrors(details, (d) => d.path);
+        errorList = details.map((d) => ({ path: d.path, ...describeProblem(d) }));
+        errors = new Map();
+        for (const d of details) {
+          const k = normalizePath(d.path);
+          errors.set(k, [...(errors.get(k) ?? []), describeProblem(d).text]);
+        }
         return true;
       },
     );
-    if (errorList.length) root.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
+    // Focus stays in this section: on the answer, which lists every problem or what changed.
+    root.querySelector<HTMLElement>('[data-testid="policy-errors"], [data-testid="policy-saved"]')?.focus();
   }
 
   const ready = sec.load();

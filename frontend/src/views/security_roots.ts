@@ -47,6 +47,8 @@ export function rootsSection(root: HTMLElement) {
         return errors.size > 0;
       },
     );
+    // Focus stays in this section, on the answer.
+    root.querySelector<HTMLElement>('[data-testid="roots-errors"], [data-testid="roots-saved"]')?.focus();
   }
 
   function view(): HTMLElement {

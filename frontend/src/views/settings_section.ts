@@ -66,7 +66,9 @@ export class SettingsSection {
   }
 
   /** Runs one save: rendered as saving while send runs; an error that fieldErrors does
-   * not take as field errors (by returning true) becomes saveError. Always re-renders. */
+   * not take as field errors (by returning true) becomes saveError. Always re-renders;
+   * focus then goes to the answer in this section (the "Nothing was saved." box or a
+   * saved note, see resultSelector), or stays on the Save button. */
   async save(send: () => Promise<void>, fieldErrors: (e: unknown) => boolean): Promise<void> {
     this.saving = true;
     this.render();
@@ -104,7 +106,7 @@ export class SettingsSection {
     if (!problems && !this.saveError) return null;
     const e = this.saveError;
     const text = e && !(preferProblems && problems) ? (e instanceof Error ? e.message : String(e)) : problemText;
-    return h('div', { class: 'alert tone-danger', role: 'alert', 'data-testid': testid }, icon('warn'), h('div', null, h('strong', null, 'Nothing was saved. '), text, extra));
+    return h('div', { class: 'alert tone-danger', role: 'alert', tabindex: '-1', 'data-testid': testid }, icon('warn'), h('div', null, h('strong', null, 'Nothing was saved. '), text, extra));
   }
 }
 
@@ -115,5 +117,5 @@ export function fieldDetails<T>(e: unknown, code: string): T[] | null {
 
 /** The green "saved" note; small unless told otherwise. */
 export function savedNote(testid: string | undefined, body: Child, small = true): HTMLElement {
-  return h('div', { class: ['alert', 'tone-ok', small ? 'small' : ''], role: 'status', 'data-testid': testid }, icon('check'), h('div', null, body));
+  return h('div', { class: ['alert', 'tone-ok', small ? 'small' : ''], role: 'status', tabindex: '-1', 'data-testid': testid }, icon('check'), h('div', null, body));
 }

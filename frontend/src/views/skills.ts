@@ -10,7 +10,9 @@ import { availability, runEventLabel, runStatus } from '../lib/labels';
 import { renderMarkdown } from '../lib/markdown';
 import { makeTextVisible, visibleString } from '../lib/visible';
 import { buildForm, encode, initialState, parseRaw, toText, type FieldSpec, type FormModel, type FormState } from '../lib/schemaform';
+import { loadRecent, saveRecent } from '../lib/recent';
 import { badge, codeBlock, emptyState, errorBox, hashChip, kv, loading, pathText, progressBar } from '../lib/ui';
+import { FirstRunCard } from './first_run';
 import type { View } from './view';
 
 type Tab = 'instructions' | 'details' | 'execution' | 'issues';
@@ -30,6 +32,7 @@ export function skillsView(): View {
   let tab: Tab = 'instructions';
   let runPanel: RunPanel | null = null;
   let loadSeq = 0;
+  const firstRun = new FirstRunCard();
 
   async function loadList(): Promise<void> {
     try {
@@ -146,15 +149,15 @@ export function skillsView(): View {
 
   function renderDetail(): void {
     if (!selected) {
-      replace(detailPane, list && list.skills.length === 0 ? null : emptyState('Choose a skill', 'Pick a skill on the left to read its instructions, files and schemas, and to run it.'));
+      replace(detailPane, h('div', { class: 'detail-body' }, firstRun.el, list && list.skills.length === 0 ? null : emptyState('Choose a skill', 'Pick a skill on the left to read its instructions, files and schemas, and to run it.')));
       return;
     }
     if (inspectError) {
-      replace(detailPane, h('div', { class: 'detail-body' }, errorBox(inspectError, `Could not inspect ${selected}.`)));
+      replace(detailPane, h('div', { class: 'detail-body' }, firstRun.el, errorBox(inspectError, `Could not inspect ${selected}.`)));
       return;
     }
     if (!inspection) {
-      replace(detailPane, h('div', { class: 'detail-body' }, loading(`Inspecting ${selected}…`)));
+      replace(detailPane, h('div', { class: 'detail-body' }, firstRun.el, loading(`Inspecting ${selected}…`)));
       return;
     }
     const s = inspection;
@@ -248,7 +251,7 @@ export function skillsView(): View {
     );
     const panel = h('div', { class: 'tab-panel', role: 'tabpanel', id: panelId, 'aria-labelledby': tabIds[tab], tabindex: '0' }, tabBody(s, tab));
     const scroll = detailPane.querySelector('.detail-body')?.scrollTop ?? 0;
-    const body = h('div', { class: 'detail-body' }, header, desc, runPanel ? runPanel.el : null, tabList, panel);
+    const body = h('div', { class: 'detail-body' }, firstRun.el, header, desc, runPanel ? runPanel.el : null, tabList, panel);
     replace(detailPane, body);
     body.scrollTop = scroll;
   }
@@ -302,6 +305,7 @@ export function skillsView(): View {
     destroy() {
       offs.forEach((o) => o());
       runPanel?.destroy();
+      firstRun.destroy();
     },
   };
 }
@@ -449,6 +453,9 @@ class RunPanel {
   private result = '';
   private error: unknown = null;
   private starting = false;
+  /** Set by the first Run press: only then does an empty required field say "Required". */
+  private attempted = false;
+  private recentEl = h('div', { class: 'recent-ws', 'data-testid': 'run-recent' });
   private off: () => void;
   private readonly skill: SkillInspection;
 
@@ -485,7 +492,9 @@ class RunPanel {
       placeholder: 'Leave empty for the directory Gatehouse was started in',
       spellcheck: 'false',
       autocomplete: 'off',
+      list: `${wsId}-recent`,
     });
+    const recentList = h('datalist', { id: `${wsId}-recent` });
     this.startBtn = h('button', { type: 'button', class: 'btn primary', 'data-testid': 'run-start', onclick: () => void this.start() }, 'Run');
     const m = skill.execution.manifest;
     this.el = h(
@@ -513,17 +522,68 @@ class RunPanel {
         h('div', { class: 'editor-col' }, h('h3', { class: 'label' }, 'Form'), this.formEl),
         h('div', { class: 'editor-col' }, h('label', { class: 'label', for: rawId }, 'Raw JSON (sent exactly as written)'), this.raw, this.rawNote),
       ),
+      this.exampleRow(),
       h(
         'div',
         { class: 'run-bottom' },
-        h('div', { class: 'field grow' }, h('label', { for: wsId }, 'Workspace'), this.workspace),
+        h('div', { class: 'field grow' }, h('label', { for: wsId }, 'Workspace'), this.workspace, recentList, this.recentEl),
         h('div', { class: 'run-go' }, this.startBtn),
       ),
       this.statusEl,
     );
     this.renderForm();
     this.renderNote();
+    this.renderRecent(loadRecent(), recentList);
     this.off = onEvent('run', (e) => this.onRunEvent(e));
+  }
+
+  /** "Use example input" when the backend offers the bundle's example (or why it does not). */
+  private exampleRow(): HTMLElement | null {
+    const ex = this.skill.execution.exampleInput;
+    const problem = this.skill.execution.exampleInputProblem;
+    if (!ex && !problem) return null;
+    return h(
+      'div',
+      { class: 'example-row small' },
+      ex
+        ? [
+            h('button', { type: 'button', class: 'btn small', 'data-testid': 'run-use-example', onclick: () => this.useExample(ex.text) }, 'Use example input'),
+            h('span', { class: 'muted' }, 'from ', h('code', { class: 'mono' }, ex.path), ' in the bundle; replaces what is written above.'),
+          ]
+        : h('span', { class: 'muted', 'data-testid': 'run-example-problem' }, visibleString(problem ?? '')),
+    );
+  }
+
+  private useExample(text: string): void {
+    this.raw.value = text;
+    this.onRaw();
+    this.raw.focus();
+  }
+
+  /** The recent workspaces: in the input's suggestions and as one-press buttons. */
+  private renderRecent(recent: string[], datalist?: HTMLDataListElement): void {
+    const dl = datalist ?? this.el.querySelector<HTMLDataListElement>('datalist');
+    if (dl) replace(dl, recent.map((w) => h('option', { value: w })));
+    replace(
+      this.recentEl,
+      recent.length ? h('span', { class: 'muted small' }, 'Recent:') : null,
+      recent.map((w) =>
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'btn ghost small',
+            title: visibleString(w),
+            'data-testid': 'run-recent-ws',
+            onclick: () => {
+              this.workspace.value = w;
+              this.workspace.focus();
+            },
+          },
+          visibleString(w),
+        ),
+      ),
+    );
   }
 
   focus(): void {
@@ -607,8 +667,10 @@ class RunPanel {
     for (const f of this.model.fields) {
       const slot = this.formEl.querySelector<HTMLElement>(`[data-msg-for="${CSS.escape(f.name)}"]`);
       if (!slot) continue;
-      const err = this.lastEdited === 'form' || !this.formFrozen ? enc.errors[f.name] : undefined;
-      const warn = enc.warnings[f.name];
+      // An empty required field is not a mistake until the person tries to run.
+      const early = (m: string | undefined) => (!this.attempted && (m === 'Required' || m === 'Choose one') ? undefined : m);
+      const err = early(this.lastEdited === 'form' || !this.formFrozen ? enc.errors[f.name] : undefined);
+      const warn = early(enc.warnings[f.name]);
       slot.textContent = visibleString(err ?? warn ?? '');
       slot.className = `field-msg ${err ? 'field-error' : warn ? 'field-warn' : ''}`;
       const input = this.formEl.querySelector(`[data-field="${CSS.escape(f.name)}"]`);
@@ -710,6 +772,8 @@ class RunPanel {
   private async start(): Promise<void> {
     if (this.starting) return;
     this.error = null;
+    this.attempted = true;
+    this.renderFieldMessages();
     if (this.lastEdited === 'form' && this.model) {
       const enc = encode(this.model, this.state);
       if (Object.keys(enc.errors).length) {
@@ -741,6 +805,7 @@ class RunPanel {
       const ws = this.workspace.value;
       const r = await api.StartRun({ skill: this.skill.name, input: this.raw.value, workspace: ws.trim() === '' ? '' : ws });
       this.runId = r.runId;
+      if (ws.trim() !== '') this.renderRecent(saveRecent(ws));
     } catch (e) {
       this.error = e;
     } finally {

@@ -37,6 +37,19 @@ switch (input.action) {
     s.send('x', input.port, '127.0.0.1', (e) => { s.close(); resolve(e ? code(e) : 'ok'); });
   }); break;
   case 'signal': r = sync(() => process.kill(input.pid, 0)); break;
+  case 'forkbomb': { // start sleepers until the kernel refuses one (or input.max)
+    const { spawn } = await import('node:child_process');
+    let n = 0, err = 'none';
+    for (; n < input.max; n++) {
+      const e = await new Promise((resolve) => {
+        const c = spawn('/bin/sleep', ['60'], { stdio: 'ignore' });
+        c.on('spawn', () => resolve(null)); c.on('error', (x) => resolve(code(x)));
+      });
+      if (e) { err = e; break; }
+    }
+    r = 'forked ' + n + ': ' + err;
+    break;
+  }
   case 'fds': { // which of this process's descriptors are Gatehouse's file
     const found = [];
     for (let fd = 0; fd < 1024; fd++) {

@@ -1,0 +1,86 @@
+package capture
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// plainBlock is lines of printable ASCII ended by LF, CR LF, LF CR or a
+// lone CR (sometimes none), from empty to three rows wide: the output the
+// renderer helper's fast-forward skips (frontend/renderer/fastforward.mjs).
+func plainBlock(r *rand.Rand, lines, columns int) string {
+	ends := []string{"\n", "\n", "\r\n", "\n\r", "\r", "", "\n\n"}
+	var b strings.Builder
+	for range lines {
+		n := r.IntN(3*columns + 2)
+		for range n {
+			b.WriteByte(byte(0x20 + r.IntN(0x5f)))
+		}
+		b.WriteString(ends[r.IntN(len(ends))])
+	}
+	return b.String()
+}
+
+// TestRenderFastForwardConformance runs 600 seeded streams made for the
+// helper's fast-forward through conformance: plain blocks long enough to
+// be cut (more than scrollback + 2 × rows line feeds) on small screens
+// with small scrollbacks, before, between and after random escape
+// sequences (which can leave xterm.js in a state where no cut is allowed:
+// the alternate buffer, a scroll region, autowrap off, a character set, a
+// sequence split across writes), written in pieces of every size, two
+// thirds of them then resized (which reflows the scrollback and pulls it
+// into view, so a scrollback the cut got wrong shows) and written to
+// again. Every final frame must equal an independent @xterm/headless run
+// over all the bytes, and the fast-forward must have cut many of them.
+func TestRenderFastForwardConformance(t *testing.T) {
+	const streams = 600
+	r := rand.New(rand.NewPCG(16, 3))
+	names := make([]string, streams)
+	runs := make([]helperRun, streams)
+	for i := range runs {
+		sb := r.IntN(30)
+		if i%10 == 0 {
+			sb = 0
+		}
+		run := helperRun{Columns: 2 + r.IntN(30), Rows: 1 + r.IntN(8), Scrollback: &sb}
+		var data strings.Builder
+		for range 1 + r.IntN(3) {
+			if r.IntN(2) == 0 {
+				data.WriteString(randomStream(r, 1+r.IntN(8)))
+			}
+			data.WriteString(plainBlock(r, sb+2*run.Rows+r.IntN(3*(sb+run.Rows)+4), run.Columns))
+		}
+		if r.IntN(3) == 0 {
+			data.WriteString(randomStream(r, 1+r.IntN(6)))
+		}
+		if r.IntN(2) == 0 { // pieces as a PTY delivers them
+			run.Parts = splitParts([]byte(data.String()), i)
+		} else { // or large writes, so a run is cut inside one message
+			run.Parts = splitLarge([]byte(data.String()), r)
+		}
+		if r.IntN(3) != 0 {
+			run.Resize = &xtermSize{Columns: 2 + r.IntN(30), Rows: 1 + r.IntN(10)}
+			run.Then = []byte(plainBlock(r, r.IntN(4), run.Columns))
+		}
+		names[i], runs[i] = fmt.Sprint("fast-forward ", i), run
+	}
+	n, matched, restored, threw, ff := conformanceStats(t, names, runs, nil)
+	t.Logf("fast-forward streams vs @xterm/headless: %d/%d rendered frames match, serialized_state restores %d/%d (xterm.js threw on %d); the fast-forward cut %d times, skipping %d bytes",
+		matched, n-threw, restored, n-threw, threw, ff.Cuts, ff.Skipped)
+	if ff.Cuts < streams/3 {
+		t.Errorf("the fast-forward cut only %d times in %d streams: the test does not exercise it", ff.Cuts, streams)
+	}
+}
+
+// splitLarge cuts data into pieces of up to 4 KiB chosen by r.
+func splitLarge(data []byte, r *rand.Rand) [][]byte {
+	var parts [][]byte
+	for len(data) > 0 {
+		n := min(1+r.IntN(4096), len(data))
+		parts = append(parts, data[:n])
+		data = data[n:]
+	}
+	return parts
+}

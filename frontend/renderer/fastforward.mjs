@@ -1,0 +1,178 @@
+// Fast-forward over plain text that scrolls out of xterm.js's buffer.
+//
+// A command that prints megabytes of plain lines (a build log, `yes`, a
+// test runner) makes xterm.js parse every byte although all but the last
+// few thousand lines leave its buffer (the visible rows plus the
+// scrollback) before the next frame is read. The fast-forward skips those
+// bytes and leaves xterm.js in exactly the state it would have reached by
+// parsing them: the same buffer, scrollback included, cell for cell, the
+// same cursor, pen, modes and parser state. Only then is the skip taken.
+//
+// A plain run is a sequence of bytes from the printable ASCII range
+// (0x20–0x7e), LF and CR, written while xterm.js's own state says (ready):
+// the normal buffer is active, the parser is in its ground state with no
+// partial UTF-8 character, the scroll region is the whole screen, autowrap
+// is on, LF does not return the carriage (convertEol), no character set
+// maps ASCII to other characters, no hyperlink is open, and the cursor
+// column is at most the column count. Inside such a run, xterm.js only
+// prints one-column characters with the current pen, moves the cursor
+// down (scrolling at the bottom row), and sets the column; nothing moves
+// the cursor up. So, with C columns, R rows and S lines of scrollback:
+//
+//   - after R line feeds the cursor is on the bottom row, and every later
+//     line feed scrolls, pushing a fresh blank line (blank in the pen's
+//     erase colour, not wrapped) at the bottom;
+//   - after a line feed that scrolled, S + R more line feeds push every
+//     line that existed before it out of the buffer (S + R lines long
+//     once S scrolls happened), so the buffer then holds only lines
+//     created after it, which depend on nothing but the cursor column at
+//     that line feed and the pen;
+//   - the cursor column follows from the bytes alone (column): a printable
+//     character at column C first wraps to column 0, then advances one
+//     column; LF moves a pending wrap (column C) back to C - 1; CR goes
+//     to column 0.
+//
+// Hence the cut: once a run holds n ≥ S + 2R line feeds, every byte up to
+// and including the (n − S − R)-th line feed (which has at least R before
+// it) is replaced by CR, R line feeds (the last of which scrolls, leaving
+// the cursor on a fresh bottom line) and a CHA to the column the real bytes
+// left the cursor in; the bytes after the cut are written as they came.
+// The S + R line feeds after the cut then push both the real and the
+// replaced history out of the buffer. A run ends at the first other byte,
+// at a resize, a snapshot, a fresh terminal or the end of input, and is
+// written then; a run that cannot be cut is written in full. The
+// conformance tests (backend/capture/fastforward_test.go) compare every
+// frame and the buffer after a later resize, which reflows the scrollback,
+// with an independent xterm.js run over all the bytes.
+
+// maxUncut bounds the bytes a run holds before a cut is possible (a very
+// long line): past it the run is written in full and a new one may begin.
+const maxUncut = 4 << 20;
+
+// ready reports whether term's state lets a plain run start now (see
+// above). It reads xterm.js's internals: the public API exposes neither
+// the parser's state nor the scroll region.
+export function ready(term) {
+  const core = term._core;
+  const ih = core && core._inputHandler;
+  if (!ih || !ih._parser || !ih._utf8Decoder || !ih._charsetService) return false;
+  const buf = core.buffers.active;
+  return (
+    buf === core.buffers.normal &&
+    ih._parser.currentState === 0 &&
+    !ih._parseStack.paused &&
+    ih._utf8Decoder.interim[0] === 0 &&
+    buf.scrollTop === 0 &&
+    buf.scrollBottom === term.rows - 1 &&
+    buf.x <= term.cols &&
+    core.coreService.decPrivateModes.wraparound === true &&
+    !core.optionsService.rawOptions.convertEol &&
+    ih._charsetService.charset === undefined &&
+    !ih._curAttrData.extended.urlId
+  );
+}
+
+// A PlainRun collects one plain run's bytes and writes them, cut when it
+// can be, with write (a synchronous xterm.js write).
+export class PlainRun {
+  constructor(term, write) {
+    this.write = write;
+    this.cols = term.cols;
+    this.rows = term.rows;
+    this.need = term.options.scrollback + term.rows; // line feeds kept after the cut
+    this.x = term._core.buffers.active.x;
+    this.lfs = 0; // line feeds in the run
+    this.total = 0; // bytes in the run
+    // the last need + 1 line feeds: offset after each and the column then
+    this.ring = this.need + 1;
+    this.pos = new Float64Array(this.ring);
+    this.col = new Uint16Array(this.ring);
+    this.segs = []; // bytes not dropped yet, in order
+    this.segStart = 0; // run offset of segs[0]
+    this.done = false; // written in full (drop, end)
+  }
+
+  // feed adds the plain prefix of p to the run and returns its length;
+  // the byte there (when it is < p.length) ends the run.
+  feed(p) {
+    const cols = this.cols;
+    const ring = this.ring;
+    const base = this.total;
+    let x = this.x;
+    let n = this.lfs;
+    let i = 0;
+    for (const len = p.length; i < len; i++) {
+      const b = p[i];
+      if (b >= 0x20 && b < 0x7f) {
+        x = x >= cols ? 1 : x + 1;
+      } else if (b === 0x0a) {
+        if (x >= cols) x = cols - 1;
+        n++;
+        const k = n % ring;
+        this.pos[k] = base + i + 1;
+        this.col[k] = x;
+      } else if (b === 0x0d) {
+        x = 0;
+      } else {
+        break;
+      }
+    }
+    this.x = x;
+    this.lfs = n;
+    if (i > 0) {
+      this.segs.push(i === p.length ? p : p.subarray(0, i));
+      this.total += i;
+    }
+    this.drop();
+    return i;
+  }
+
+  // cut is the run offset after the line feed the run can be cut at, or
+  // -1.
+  cut() {
+    const k = this.lfs - this.need;
+    if (k < this.rows) return -1;
+    return this.pos[k % this.ring];
+  }
+
+  // drop forgets the segments wholly before the cut; a run that holds
+  // more than maxUncut bytes and cannot be cut is written in full, which
+  // ends it (done: the caller writes what follows and may start a new
+  // run).
+  drop() {
+    const c = this.cut();
+    if (c < 0) {
+      if (this.total > maxUncut) this.flushAll();
+      return;
+    }
+    while (this.segs.length && this.segStart + this.segs[0].length <= c) this.segStart += this.segs.shift().length;
+  }
+
+  flushAll() {
+    for (const s of this.segs) this.write(s);
+    this.segs = [];
+    this.done = true;
+  }
+
+  // end writes the run: the replacement of everything up to the cut and
+  // the bytes after it, or every byte when it cannot be cut. It returns
+  // the number of bytes skipped.
+  end() {
+    if (this.done) return 0;
+    const c = this.cut();
+    if (c < 0) {
+      this.flushAll();
+      return 0;
+    }
+    const x = this.col[(this.lfs - this.need) % this.ring];
+    this.write(Buffer.from('\r' + '\n'.repeat(this.rows) + (x > 0 ? `\x1b[${x + 1}G` : ''), 'latin1'));
+    let at = this.segStart;
+    for (const s of this.segs) {
+      if (at + s.length > c) this.write(at >= c ? s : s.subarray(c - at));
+      at += s.length;
+    }
+    this.segs = [];
+    this.done = true;
+    return c;
+  }
+}
