@@ -645,7 +645,15 @@ function footer(c: Card, pending: boolean, expiredHere: boolean): HTMLElement {
       return f;
     }
     f.append(
-      h('p', { class: 'muted small hint' }, c.kind === 'plan' ? 'Esc denies. Approve allows each step once, exactly as shown, in this agent connection.' : 'Esc denies. Approve allows this one invocation, once.'),
+      h(
+        'p',
+        { class: 'muted small hint' },
+        c.kind === 'plan'
+          ? 'Esc denies. Approve allows each step once, exactly as shown, in this agent connection.'
+          : c.viewer
+            ? 'Esc in the open file closes it; elsewhere Esc denies. Approve allows this one invocation, once.'
+            : 'Esc denies. Approve allows this one invocation, once.',
+      ),
       h(
         'div',
         { class: 'actions' },
