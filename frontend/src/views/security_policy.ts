@@ -9,7 +9,7 @@ import { h, icon, replace, uid } from '../lib/dom';
 import { formatBytes, formatDateTime, shortHash } from '../lib/format';
 import { CEILING_BOUNDS, ceilingHint, ceilingValue, describeProblem, type CeilingField, MODE_ORDER, MODES, normalizePath, policyChanges, policyForSave, scopeEdited } from '../lib/policy';
 import { badge, card, copyButton, errorBox, fieldErrors } from '../lib/ui';
-import { fieldDetails, savedNote, SettingsSection } from './settings_section';
+import { fieldDetails, problemList, savedNote, SettingsSection } from './settings_section';
 
 const DEFAULT_TIMEOUT_CEILING = 30000;
 const DEFAULT_OUTPUT_CEILING = 65536;
@@ -170,19 +170,7 @@ export function policySection(root: HTMLElement) {
         'policy-errors',
         errorList.length,
         `Fix ${errorList.length === 1 ? 'this problem' : `these ${errorList.length} problems`} and save again:`,
-        errorList.length
-          ? h(
-              'ul',
-              { class: 'error-list', 'data-testid': 'policy-error-list' },
-              errorList.map((e) =>
-                h(
-                  'li',
-                  null,
-                  h('button', { type: 'button', class: 'link-btn', title: `Go to ${e.label} (${e.path})`, 'data-testid': 'policy-error', dataset: { path: normalizePath(e.path) }, onclick: () => focusField(e.path) }, h('strong', null, e.label), ': ', e.text),
-                ),
-              ),
-            )
-          : null,
+        problemList(root, errorList, 'policy-error'),
         true,
       ),
       savedLines.length ? savedNote('policy-saved', [h('strong', null, 'Saved. '), h('ul', { class: 'change-list' }, savedLines.map((l) => h('li', null, l)))], false) : null,
@@ -505,13 +493,6 @@ export function policySection(root: HTMLElement) {
     errorList = [];
     sec.saveError = null;
     savedLines = [];
-  }
-
-  /** Focuses the field a problem is about (or its row, or the Save button). */
-  function focusField(path: string): void {
-    const p = normalizePath(path);
-    const at = (q: string) => root.querySelector<HTMLElement>(`[data-path="${CSS.escape(q)}"]`);
-    (at(p) ?? at(p.split('.').slice(0, 2).join('.')) ?? root.querySelector<HTMLElement>('[data-testid="policy-save"]'))?.focus();
   }
 
   async function save(): Promise<void> {
