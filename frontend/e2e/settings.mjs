@@ -119,8 +119,10 @@ group('field-errors', async ({ page, api }) => {
   assert.equal((await focused(page)).id, 'scope-revision', 'Add scope puts focus in the new row');
   await page.keyboard.type('sha256:abc');
   await tabTo(page, 'scope-workspace');
+  assert.equal(await page.getByTestId('scope-revision-hint').first().innerText(), 'Skill revision: sha256: followed by 64 lowercase hex digits');
   await page.keyboard.type('relative/place');
   await tabTo(page, 'scope-timeout');
+  assert.equal(await page.getByTestId('scope-workspace-hint').first().innerText(), 'Workspace: an absolute path, starting with /');
   await page.keyboard.press('Control+A');
   await page.keyboard.type('999');
   await tabTo(page, 'scope-output');

@@ -7,7 +7,7 @@ import { api, ApiError } from '../api/client';
 import type { Agent, PathError, Policy, PolicyMode, Scope, SkillSummary } from '../api/types';
 import { h, icon, replace, uid } from '../lib/dom';
 import { formatBytes, formatDateTime, shortHash } from '../lib/format';
-import { CEILING_BOUNDS, ceilingHint, ceilingValue, describeProblem, type CeilingField, MODE_ORDER, MODES, normalizePath, policyChanges, policyForSave, scopeEdited } from '../lib/policy';
+import { CEILING_BOUNDS, ceilingHint, ceilingValue, describeProblem, type CeilingField, MODE_ORDER, MODES, normalizePath, policyChanges, policyForSave, revisionHint, scopeEdited, workspaceHint } from '../lib/policy';
 import { badge, card, copyButton, errorBox, fieldErrors } from '../lib/ui';
 import { fieldDetails, problemList, savedNote, SettingsSection } from './settings_section';
 
@@ -315,7 +315,9 @@ export function policySection(root: HTMLElement) {
             if (hint) replace(hint, revHint(s.revision));
             soft();
           },
-          onchange: () => {
+          onchange: (e: Event) => {
+            const hint = (e.target as HTMLElement).parentElement?.querySelector('[data-testid="scope-revision-hint"]');
+            if (hint) hint.textContent = err('revision') ? '' : (revisionHint(s.revision) ?? '');
             const k = skills.find((x) => x.execution.revision === s.revision);
             if (k && !s.saved && s.timeoutText === String(DEFAULT_TIMEOUT_CEILING) && s.outputText === String(DEFAULT_OUTPUT_CEILING)) {
               // The skill's own manifest limits are a sensible start.
@@ -341,6 +343,8 @@ export function policySection(root: HTMLElement) {
           },
         }),
         h('div', { class: 'rev-hint small' }, revHint(s.revision)),
+        // Mirrors the server's check once the person leaves the field; Save still asks the server.
+        h('div', { class: 'field-hint small', 'aria-live': 'polite', 'data-testid': 'scope-revision-hint' }, err('revision') ? '' : (revisionHint(s.revision) ?? '')),
         fieldErrors(err('revision')),
         fieldErrors(rowErr),
       ),
@@ -387,7 +391,12 @@ export function policySection(root: HTMLElement) {
             if (full) full.textContent = s.workspace.length > WORKSPACE_INLINE ? s.workspace : '';
             soft();
           },
+          onchange: (e: Event) => {
+            const hint = (e.target as HTMLElement).parentElement?.querySelector('[data-testid="scope-workspace-hint"]');
+            if (hint) hint.textContent = err('workspace') ? '' : (workspaceHint(s.workspace) ?? '');
+          },
         }),
+        h('div', { class: 'field-hint small', 'aria-live': 'polite', 'data-testid': 'scope-workspace-hint' }, err('workspace') ? '' : (workspaceHint(s.workspace) ?? '')),
         // A long path does not fit the input: it is also written out in full, wrapping.
         h('div', { class: 'ws-full mono small', 'data-testid': 'scope-workspace-full' }, s.workspace.length > WORKSPACE_INLINE ? s.workspace : ''),
         fieldErrors(err('workspace')),
