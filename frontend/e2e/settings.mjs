@@ -119,8 +119,10 @@ group('field-errors', async ({ page, api }) => {
   assert.equal((await focused(page)).id, 'scope-revision', 'Add scope puts focus in the new row');
   await page.keyboard.type('sha256:abc');
   await tabTo(page, 'scope-workspace');
+  assert.equal(await page.getByTestId('scope-revision-hint').first().innerText(), 'Skill revision: sha256: followed by 64 lowercase hex digits');
   await page.keyboard.type('relative/place');
   await tabTo(page, 'scope-timeout');
+  assert.equal(await page.getByTestId('scope-workspace-hint').first().innerText(), 'Workspace: an absolute path, starting with /');
   await page.keyboard.press('Control+A');
   await page.keyboard.type('999');
   await tabTo(page, 'scope-output');
@@ -320,4 +322,49 @@ group('run-form', async ({ page }) => {
   await page.keyboard.press('Enter');
   assert.equal(await page.getByTestId('run-workspace').inputValue(), ws, 'a recent workspace fills the field');
   await shots(page, 'run-form-example', panel);
+});
+
+// ---------------------------------------------------------------------------
+// Security: skill roots and the capture policy list every problem too
+
+group('roots-capture-errors', async ({ page, api }) => {
+  const rootsBefore = await api('GetSkillRoots', {});
+  const captureBefore = await api('GetCapturePolicy', {});
+  await navKeys(page, 'security');
+  await page.getByTestId('root-add').waitFor();
+  await tabTo(page, 'root-add');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('relative/skills');
+  await tabTo(page, 'root-add');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('/no/such/folder/anywhere');
+  await tabTo(page, 'roots-save');
+  await page.keyboard.press('Enter');
+  const rootsErr = page.getByTestId('roots-errors');
+  await rootsErr.waitFor();
+  await until('focus on the roots answer', async () => (await focused(page)).id === 'roots-errors');
+  const rootItems = await page.getByTestId('roots-error').allInnerTexts();
+  assert.equal(rootItems.length, 2, `both roots: ${rootItems}`);
+  assert.match(rootItems[0], /^Skill root 1: must be an absolute, clean path$/);
+  assert.match(rootItems[1], /^Skill root 2: /);
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Enter');
+  assert.equal((await focused(page)).path, 'roots.0', 'a problem takes focus to its root');
+  await shots(page, 'roots-errors', rootsErr);
+  assert.deepEqual(await api('GetSkillRoots', {}), rootsBefore, 'no root was saved');
+
+  await tabTo(page, 'capture-executableRoots');
+  await page.keyboard.type('relative/bin\n/usr/bin');
+  await tabTo(page, 'capture-allowedEnv');
+  await page.keyboard.type('LANG\nNOT A NAME');
+  await tabTo(page, 'capture-save');
+  await page.keyboard.press('Enter');
+  const capErr = page.getByTestId('capture-errors');
+  await capErr.waitFor();
+  await until('focus on the capture answer', async () => (await focused(page)).id === 'capture-errors');
+  const capItems = await page.getByTestId('capture-error').allInnerTexts();
+  assert.ok(capItems.some((x) => x.startsWith('Executable roots, line 1: ')), `executable roots problem: ${capItems}`);
+  assert.ok(capItems.some((x) => x.startsWith('Allowed environment names, line 2: ')), `environment name problem: ${capItems}`);
+  await shots(page, 'capture-errors', capErr);
+  assert.deepEqual(await api('GetCapturePolicy', {}), captureBefore, 'the capture policy is unchanged');
 });

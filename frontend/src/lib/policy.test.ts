@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Policy } from '../api/types';
-import { ceilingHint, ceilingValue, describeProblem, groupErrors, linesToList, MODE_ORDER, MODES, normalizePath, policyChanges, policyFieldLabel, policyForSave, scopeEdited } from './policy';
+import { ceilingHint, ceilingValue, describeProblem, groupErrors, linesToList, MODE_ORDER, MODES, normalizePath, policyChanges, policyFieldLabel, policyForSave, revisionHint, scopeEdited, workspaceHint } from './policy';
 
 const scope = (over: Partial<Policy['trusted'][number]> = {}) => ({
   revision: 'sha256:' + 'a'.repeat(64),
@@ -119,5 +119,18 @@ describe('policy field labels and problems', () => {
     expect(ceilingHint('maxOutputBytesCeiling', '262144')).toBeNull();
     expect(ceilingHint('maxOutputBytesCeiling', '262145')).toBe('Output ceiling: at most 262,144 bytes');
     expect(ceilingHint('maxOutputBytesCeiling', 'lots')).toBe('Output ceiling: a whole number of bytes');
+  });
+});
+
+describe('revision and workspace hints', () => {
+  it('mirror the server: sha256 and 64 lowercase hex digits', () => {
+    expect(revisionHint('sha256:' + 'a'.repeat(64))).toBeNull();
+    expect(revisionHint('sha256:' + 'a'.repeat(63))).not.toBeNull();
+    expect(revisionHint('sha256:' + 'A'.repeat(64))).not.toBeNull();
+    expect(revisionHint('')).toBeNull();
+  });
+  it('mirror filepath.Clean for absolute paths', () => {
+    for (const ok of ['/', '/w', '/home/a b/c', '/a/.hidden', '/a/..b']) expect(workspaceHint(ok)).toBeNull();
+    for (const bad of ['w', './w', '/a/', '/a//b', '/a/./b', '/a/../b', '/..', '/a/.', '//']) expect(workspaceHint(bad)).not.toBeNull();
   });
 });

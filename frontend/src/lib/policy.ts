@@ -207,3 +207,20 @@ export function ceilingHint(field: CeilingField, text: string): string | null {
   if (v > b.max) return `${b.label}: at most ${grouped(b.max)} ${b.unit}`;
   return null;
 }
+
+/** A hint for a scope's revision, mirroring backend/policy's pattern
+ * (sha256: and 64 lowercase hex digits); null when the server would accept it. */
+export function revisionHint(text: string): string | null {
+  if (text === '') return null; // nothing typed yet: the Save answer says it is required
+  return /^sha256:[0-9a-f]{64}$/.test(text) ? null : 'Skill revision: sha256: followed by 64 lowercase hex digits';
+}
+
+/** A hint for a scope's workspace, mirroring backend/policy's check (an
+ * absolute path equal to its filepath.Clean form: no empty, "." or ".."
+ * segment, no trailing slash); null when the server would accept it. */
+export function workspaceHint(text: string): string | null {
+  if (text === '') return null;
+  if (!text.startsWith('/')) return 'Workspace: an absolute path, starting with /';
+  const clean = text === '/' || text.slice(1).split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..');
+  return clean ? null : 'Workspace: a clean path (no //, /./, /../ or trailing /)';
+}

@@ -7,7 +7,7 @@ import type { CaptureFieldError, CapturePolicyResult, CaptureSettings } from '..
 import { h, icon, uid } from '../lib/dom';
 import { linesToList, normalizePath } from '../lib/policy';
 import { card, fieldErrors } from '../lib/ui';
-import { fieldDetails, savedNote, SettingsSection } from './settings_section';
+import { fieldDetails, problemList, savedNote, SettingsSection, type Problem } from './settings_section';
 
 // ---- process capture ----------------------------------------------------
 
@@ -25,6 +25,7 @@ export function captureSection(root: HTMLElement) {
   let draft: { enabled: boolean; allowExternalNetwork: boolean; autoGrant: boolean; executableRoots: string; workingRoots: string; allowedEnv: string } | null = null;
   let errors = new Map<string, string[]>();
   let errorCount = 0;
+  let problems: Problem[] = [];
   let done = '';
 
   const toDraft = (s: CaptureSettings) => ({
@@ -58,6 +59,7 @@ export function captureSection(root: HTMLElement) {
     if (!draft) return;
     errors = new Map();
     errorCount = 0;
+    problems = [];
     sec.saveError = null;
     done = '';
     const before = res!.settings;
@@ -82,6 +84,12 @@ export function captureSection(root: HTMLElement) {
           list.push(index !== undefined ? `Line ${Number(index) + 1}: ${x.message}` : x.message);
           errors.set(field, list);
         }
+        problems = d.map((x) => {
+          const [field, index] = normalizePath(x.field).split('.');
+          const name = field in CAPTURE_LABEL ? CAPTURE_LABEL[field as keyof CaptureSettings] : field || 'Capture policy';
+          const label = name.charAt(0).toUpperCase() + name.slice(1);
+          return { label: index !== undefined ? `${label}, line ${Number(index) + 1}` : label, text: x.message, path: x.field };
+        });
         return true;
       },
     );
@@ -99,7 +107,7 @@ export function captureSection(root: HTMLElement) {
         h(
           'label',
           { class: 'check-row' },
-          h('input', { type: 'checkbox', checked: d[k], 'data-testid': `capture-${k}`, dataset: { focusKey: `cap-${k}` }, onchange: (e: Event) => ((d[k] = (e.target as HTMLInputElement).checked), render()) }),
+          h('input', { type: 'checkbox', checked: d[k], 'data-testid': `capture-${k}`, dataset: { focusKey: `cap-${k}`, path: k }, onchange: (e: Event) => ((d[k] = (e.target as HTMLInputElement).checked), render()) }),
           h('span', null, h('strong', null, label), h('span', { class: 'muted small' }, ` — ${help}`)),
         ),
         overrideNote(k),
@@ -120,7 +128,7 @@ export function captureSection(root: HTMLElement) {
           spellcheck: 'false',
           'aria-invalid': errors.get(k) ? 'true' : undefined,
           'data-testid': `capture-${k}`,
-          dataset: { focusKey: `cap-${k}` },
+          dataset: { focusKey: `cap-${k}`, path: k },
           value: d[k],
           oninput: (e: Event) => (d[k] = (e.target as HTMLTextAreaElement).value),
         }),
@@ -132,7 +140,6 @@ export function captureSection(root: HTMLElement) {
       res!.overrides.includes(CAPTURE_ENV[k])
         ? h('div', { class: 'override-note small' }, icon('warn'), ' Overridden by ', h('code', { class: 'mono' }, CAPTURE_ENV[k]), ': in effect ', h('code', { class: 'mono' }, JSON.stringify(res!.effective[k])))
         : null;
-    const root1 = errors.get('') ?? [];
     return card(
       'Process capture',
       { description: 'Operator limits for recording processes. Capture is off by default; checks run in this order: enabled, network, executable roots, working roots, environment names.' },
@@ -163,13 +170,13 @@ export function captureSection(root: HTMLElement) {
         ),
       ),
       sec.changedElsewhereNote('The capture policy was changed elsewhere. ', 'Load it'),
-      sec.notSaved('capture-errors', errorCount, `${errorCount} problem${errorCount === 1 ? '' : 's'}, shown at ${errorCount === 1 ? 'its field' : 'their fields'}.`, root1.length ? h('div', null, root1.join(' · ')) : null),
+      sec.notSaved('capture-errors', errorCount, `Fix ${errorCount === 1 ? 'this problem' : `these ${errorCount} problems`} and save again:`, problemList(root, problems, 'capture-error'), true),
       done ? savedNote('capture-saved', done) : null,
       h(
         'div',
         { class: 'save-row' },
         sec.saveButton('capture-save', 'Save capture policy', () => void save()),
-        h('button', { type: 'button', class: 'btn ghost', disabled: sec.saving, onclick: () => ((draft = toDraft(res!.settings)), (errors = new Map()), (errorCount = 0), render()) }, 'Discard changes'),
+        h('button', { type: 'button', class: 'btn ghost', disabled: sec.saving, onclick: () => ((draft = toDraft(res!.settings)), (errors = new Map()), (errorCount = 0), (problems = []), render()) }, 'Discard changes'),
       ),
     );
   }

@@ -7,9 +7,9 @@ import { api, ApiError } from '../api/client';
 import type { Agent, PathError, Policy, PolicyMode, Scope, SkillSummary } from '../api/types';
 import { h, icon, replace, uid } from '../lib/dom';
 import { formatBytes, formatDateTime, shortHash } from '../lib/format';
-import { CEILING_BOUNDS, ceilingHint, ceilingValue, describeProblem, type CeilingField, MODE_ORDER, MODES, normalizePath, policyChanges, policyForSave, scopeEdited } from '../lib/policy';
+import { CEILING_BOUNDS, ceilingHint, ceilingValue, describeProblem, type CeilingField, MODE_ORDER, MODES, normalizePath, policyChanges, policyForSave, revisionHint, scopeEdited, workspaceHint } from '../lib/policy';
 import { badge, card, copyButton, errorBox, fieldErrors } from '../lib/ui';
-import { fieldDetails, savedNote, SettingsSection } from './settings_section';
+import { fieldDetails, problemList, savedNote, SettingsSection } from './settings_section';
 import type { TrustRequest } from '../lib/trust_request';
 
 const DEFAULT_TIMEOUT_CEILING = 30000;
@@ -173,19 +173,7 @@ export function policySection(root: HTMLElement) {
         'policy-errors',
         errorList.length,
         `Fix ${errorList.length === 1 ? 'this problem' : `these ${errorList.length} problems`} and save again:`,
-        errorList.length
-          ? h(
-              'ul',
-              { class: 'error-list', 'data-testid': 'policy-error-list' },
-              errorList.map((e) =>
-                h(
-                  'li',
-                  null,
-                  h('button', { type: 'button', class: 'link-btn', title: `Go to ${e.label} (${e.path})`, 'data-testid': 'policy-error', dataset: { path: normalizePath(e.path) }, onclick: () => focusField(e.path) }, h('strong', null, e.label), ': ', e.text),
-                ),
-              ),
-            )
-          : null,
+        problemList(root, errorList, 'policy-error'),
         true,
       ),
       savedLines.length ? savedNote('policy-saved', [h('strong', null, 'Saved. '), h('ul', { class: 'change-list' }, savedLines.map((l) => h('li', null, l)))], false) : null,
@@ -331,7 +319,9 @@ export function policySection(root: HTMLElement) {
             if (hint) replace(hint, revHint(s.revision));
             soft();
           },
-          onchange: () => {
+          onchange: (e: Event) => {
+            const hint = (e.target as HTMLElement).parentElement?.querySelector('[data-testid="scope-revision-hint"]');
+            if (hint) hint.textContent = err('revision') ? '' : (revisionHint(s.revision) ?? '');
             const k = skills.find((x) => x.execution.revision === s.revision);
             if (k && !s.saved && s.timeoutText === String(DEFAULT_TIMEOUT_CEILING) && s.outputText === String(DEFAULT_OUTPUT_CEILING)) {
               // The skill's own manifest limits are a sensible start.
@@ -357,6 +347,8 @@ export function policySection(root: HTMLElement) {
           },
         }),
         h('div', { class: 'rev-hint small' }, revHint(s.revision)),
+        // Mirrors the server's check once the person leaves the field; Save still asks the server.
+        h('div', { class: 'field-hint small', 'aria-live': 'polite', 'data-testid': 'scope-revision-hint' }, err('revision') ? '' : (revisionHint(s.revision) ?? '')),
         fieldErrors(err('revision')),
         fieldErrors(rowErr),
       ),
@@ -403,7 +395,12 @@ export function policySection(root: HTMLElement) {
             if (full) full.textContent = s.workspace.length > WORKSPACE_INLINE ? s.workspace : '';
             soft();
           },
+          onchange: (e: Event) => {
+            const hint = (e.target as HTMLElement).parentElement?.querySelector('[data-testid="scope-workspace-hint"]');
+            if (hint) hint.textContent = err('workspace') ? '' : (workspaceHint(s.workspace) ?? '');
+          },
         }),
+        h('div', { class: 'field-hint small', 'aria-live': 'polite', 'data-testid': 'scope-workspace-hint' }, err('workspace') ? '' : (workspaceHint(s.workspace) ?? '')),
         // A long path does not fit the input: it is also written out in full, wrapping.
         h('div', { class: 'ws-full mono small', 'data-testid': 'scope-workspace-full' }, s.workspace.length > WORKSPACE_INLINE ? s.workspace : ''),
         fieldErrors(err('workspace')),
@@ -539,13 +536,6 @@ export function policySection(root: HTMLElement) {
     errorList = [];
     sec.saveError = null;
     savedLines = [];
-  }
-
-  /** Focuses the field a problem is about (or its row, or the Save button). */
-  function focusField(path: string): void {
-    const p = normalizePath(path);
-    const at = (q: string) => root.querySelector<HTMLElement>(`[data-path="${CSS.escape(q)}"]`);
-    (at(p) ?? at(p.split('.').slice(0, 2).join('.')) ?? root.querySelector<HTMLElement>('[data-testid="policy-save"]'))?.focus();
   }
 
   async function save(): Promise<void> {

@@ -4,9 +4,9 @@
 import { api } from '../api/client';
 import type { PathError, SkillRootsResult } from '../api/types';
 import { h, icon } from '../lib/dom';
-import { groupErrors } from '../lib/policy';
+import { groupErrors, normalizePath } from '../lib/policy';
 import { badge, card, fieldErrors, pathText } from '../lib/ui';
-import { fieldDetails, savedNote, SettingsSection } from './settings_section';
+import { fieldDetails, problemList, savedNote, SettingsSection, type Problem } from './settings_section';
 
 // ---- skill roots --------------------------------------------------------
 
@@ -14,6 +14,7 @@ export function rootsSection(root: HTMLElement) {
   let saved: SkillRootsResult | null = null;
   let draft: string[] = [];
   let errors = new Map<string, string[]>();
+  let problems: Problem[] = [];
   let done = '';
 
   const dirty = () => !!saved && (saved.roots.length !== draft.length || saved.roots.some((r, i) => r !== draft[i]));
@@ -29,6 +30,7 @@ export function rootsSection(root: HTMLElement) {
 
   async function save(): Promise<void> {
     errors = new Map();
+    problems = [];
     sec.saveError = null;
     done = '';
     const before = saved?.roots ?? [];
@@ -43,7 +45,13 @@ export function rootsSection(root: HTMLElement) {
       },
       (e) => {
         const details = fieldDetails<PathError>(e, 'invalid_roots');
-        if (details) errors = groupErrors(details, (d) => d.path);
+        if (details) {
+          errors = groupErrors(details, (d) => d.path);
+          problems = details.map((d) => {
+            const [, i] = normalizePath(d.path).split('.');
+            return { label: i === undefined ? 'Skill roots' : `Skill root ${Number(i) + 1}`, text: d.message, path: d.path };
+          });
+        }
         return errors.size > 0;
       },
     );
@@ -54,7 +62,6 @@ export function rootsSection(root: HTMLElement) {
   function view(): HTMLElement {
     if (sec.loadError || !saved) return sec.placeholder('Skill roots', 'Could not read the skill roots.', 'Reading the skill roots…');
     const listErr = errors.get('roots');
-    const problems = [...errors.entries()].reduce((n, [, m]) => n + m.length, 0);
     return card(
       'Skill roots',
       { description: 'Folders that hold skills. When two roots have a skill with the same name, the later root wins.' },
@@ -77,7 +84,7 @@ export function rootsSection(root: HTMLElement) {
               'aria-label': `Skill root ${i + 1}`,
               'aria-invalid': e ? 'true' : undefined,
               'data-testid': 'root-input',
-              dataset: { focusKey: `root-${i}` },
+              dataset: { focusKey: `root-${i}`, path: `roots.${i}` },
               oninput: (ev: Event) => {
                 draft[i] = (ev.target as HTMLInputElement).value;
               },
@@ -91,14 +98,14 @@ export function rootsSection(root: HTMLElement) {
       ),
       fieldErrors(listErr),
       sec.changedElsewhereNote('The skill roots were changed elsewhere. ', 'Load them'),
-      sec.notSaved('roots-errors', problems, `Fix the ${problems === 1 ? 'marked root' : 'marked roots'} and save again.`),
+      sec.notSaved('roots-errors', problems.length, `Fix ${problems.length === 1 ? 'this problem' : `these ${problems.length} problems`} and save again:`, problemList(root, problems, 'roots-error'), true),
       done ? savedNote('roots-saved', done) : null,
       h(
         'div',
         { class: 'save-row' },
         h('button', { type: 'button', class: 'btn small', 'data-testid': 'root-add', dataset: { focusKey: 'root-add' }, onclick: () => (draft.push(''), render(), root.querySelector<HTMLElement>(`[data-focus-key="root-${draft.length - 1}"]`)?.focus()) }, icon('plus'), 'Add root'),
         sec.saveButton('roots-save', 'Save roots', () => void save()),
-        h('button', { type: 'button', class: 'btn ghost', onclick: () => ((draft = [...saved!.roots]), (errors = new Map()), (done = ''), render()) }, 'Discard changes'),
+        h('button', { type: 'button', class: 'btn ghost', onclick: () => ((draft = [...saved!.roots]), (errors = new Map()), (problems = []), (done = ''), render()) }, 'Discard changes'),
       ),
     );
   }

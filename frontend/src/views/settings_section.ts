@@ -6,6 +6,7 @@
 
 import { ApiError } from '../api/client';
 import { h, icon, replace } from '../lib/dom';
+import { normalizePath } from '../lib/policy';
 import { card, errorBox, loading } from '../lib/ui';
 
 type Child = Parameters<typeof h>[2];
@@ -108,6 +109,34 @@ export class SettingsSection {
     const text = e && !(preferProblems && problems) ? (e instanceof Error ? e.message : String(e)) : problemText;
     return h('div', { class: 'alert tone-danger', role: 'alert', tabindex: '-1', 'data-testid': testid }, icon('warn'), h('div', null, h('strong', null, 'Nothing was saved. '), text, extra));
   }
+}
+
+/** One problem of a rejected save, in words: the field's label, what is wrong, and the error path. */
+export interface Problem {
+  label: string;
+  text: string;
+  path: string;
+}
+
+/** The problems of a rejected save as a list; each item is a button that
+ * focuses its field (the element with data-path = the normalized path, else
+ * its parent path's). */
+export function problemList(root: HTMLElement, problems: Problem[], testid: string): HTMLElement | null {
+  if (!problems.length) return null;
+  const focus = (p: string) => {
+    const parts = normalizePath(p).split('.');
+    for (let n = parts.length; n > 0; n--) {
+      const el = root.querySelector<HTMLElement>(`[data-path="${CSS.escape(parts.slice(0, n).join('.'))}"]`);
+      if (el) return el.focus();
+    }
+  };
+  return h(
+    'ul',
+    { class: 'error-list', 'data-testid': `${testid}-list` },
+    problems.map((e) =>
+      h('li', null, h('button', { type: 'button', class: 'link-btn', title: `Go to ${e.label} (${e.path})`, 'data-testid': testid, dataset: { path: normalizePath(e.path) }, onclick: () => focus(e.path) }, h('strong', null, e.label), ': ', e.text)),
+    ),
+  );
 }
 
 /** The details of an ApiError with this code when they are a list (the server's field errors), else null. */
