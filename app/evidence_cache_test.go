@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -90,5 +91,38 @@ func TestGetEvidenceVerificationMarks(t *testing.T) {
 	}
 	if m, ok := f.readMark(f.ctx, id); !ok || m.SHA256 != hex.EncodeToString(sum[:]) {
 		t.Errorf("mark after import: %+v %v", m, ok)
+	}
+}
+
+// The browser bridge writes the Evidence file's bytes as they are (no
+// re-encoding): the response decodes to what encoding/json would give,
+// and holds the file verbatim.
+func TestGetEvidenceResponseCarriesTheFileBytes(t *testing.T) {
+	ts := startServer(t)
+	ev, out := facadeCapture(t, ts, "echo 'raw <bytes> & more'")
+	got, err := ts.facade.GetEvidence(GetEvidenceArgs{ID: ev.EvidenceID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine bytes.Buffer
+	if err := got.writeJSON(&mine); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(mine.Bytes(), out) {
+		t.Error("the response does not hold the file's exact bytes")
+	}
+	std, _ := json.Marshal(got)
+	var a, b any
+	if err := json.Unmarshal(mine.Bytes(), &a); err != nil {
+		t.Fatalf("the response is not JSON: %v", err)
+	}
+	json.Unmarshal(std, &b)
+	if !reflect.DeepEqual(a, b) {
+		t.Error("the response differs from encoding/json's")
+	}
+	// Over HTTP, as the page gets it.
+	status, m := ts.do(t, req{method: "POST", path: "/api/GetEvidence", body: `{"id":"` + ev.EvidenceID + `"}`, origin: ts.origin(), token: ts.token})
+	if status != 200 || !reflect.DeepEqual(any(m), b) {
+		t.Errorf("HTTP response: %d", status)
 	}
 }
