@@ -113,7 +113,7 @@ func (f *Facade) verifySaved(ctx context.Context, id string, data []byte) (Evide
 		f.verified.put(sum, m.Result)
 		return m.Result, nil
 	}
-	r, issues := verifyEvidence(data)
+	r, issues := f.verifyOnce(sum, data)
 	if len(issues) > 0 {
 		return r, issues
 	}
@@ -157,4 +157,100 @@ func (f *Facade) readMark(ctx context.Context, id string) (verifiedMark, bool) {
 // forgetMark removes the verification mark of id (its file is deleted).
 func (f *Facade) forgetMark(ctx context.Context, id string) error {
 	return f.env.DB.Delete(ctx, verifiedMarkNamespace, id)
+}
+
+// inflight is one full verification in progress; others asking for the
+// same bytes wait for its answer instead of verifying them again.
+type inflight struct {
+	done   chan struct{}
+	res    EvidenceVerifyResult
+	issues []evidenceIssue
+}
+
+// verifyOnce runs verifyEvidence for data, or waits for the run already
+// verifying the same bytes.
+func (f *Facade) verifyOnce(sum [sha256.Size]byte, data []byte) (EvidenceVerifyResult, []evidenceIssue) {
+	f.pre.mu.Lock()
+	if f.pre.inflight == nil {
+		f.pre.inflight = map[[sha256.Size]byte]*inflight{}
+	}
+	if w, ok := f.pre.inflight[sum]; ok {
+		f.pre.mu.Unlock()
+		<-w.done
+		return w.res, w.issues
+	}
+	w := &inflight{done: make(chan struct{})}
+	f.pre.inflight[sum] = w
+	f.pre.mu.Unlock()
+	w.res, w.issues = verifyEvidence(data)
+	f.pre.mu.Lock()
+	delete(f.pre.inflight, sum)
+	f.pre.mu.Unlock()
+	close(w.done)
+	return w.res, w.issues
+}
+
+// preverifyCount is how many of the newest listed files are verified
+// ahead of being opened.
+const preverifyCount = 8
+
+// preverifier verifies, in the background, the newest library files
+// that have no verification mark of this executable yet (a capture an
+// agent or the CLI made, or any file after an upgrade), so that opening
+// one is a hash instead of a parse. It is the same verification
+// GetEvidence runs, only earlier; a file that fails is left unmarked and
+// GetEvidence reports it when it is opened. Its zero value is ready.
+type preverifier struct {
+	mu       sync.Mutex
+	running  bool
+	inflight map[[sha256.Size]byte]*inflight
+	wg       sync.WaitGroup
+}
+
+// preverify starts verifying the unmarked files among ids (newest
+// first), unless a sweep is already running.
+func (f *Facade) preverify(ids []string) {
+	if len(ids) > preverifyCount {
+		ids = ids[:preverifyCount]
+	}
+	p := &f.pre
+	p.mu.Lock()
+	if p.running || f.ctx.Err() != nil {
+		p.mu.Unlock()
+		return
+	}
+	p.running = true
+	p.wg.Add(1)
+	p.mu.Unlock()
+	go func() {
+		defer p.wg.Done()
+		defer func() {
+			p.mu.Lock()
+			p.running = false
+			p.mu.Unlock()
+		}()
+		verifier := f.verifier.id()
+		if verifier == "" {
+			return
+		}
+		for _, id := range ids {
+			if f.ctx.Err() != nil {
+				return
+			}
+			if m, ok := f.readMark(f.ctx, id); ok && m.Verifier == verifier {
+				continue // marked by this executable (a changed file is caught when opened)
+			}
+			data, err := readBounded(f.evidencePath(id), MaxImportBytes)
+			if err != nil {
+				continue
+			}
+			f.verifySaved(f.ctx, id, data)
+		}
+	}()
+}
+
+// stop waits for a running sweep (the facade's context is cancelled
+// first, so it ends after the file it is verifying).
+func (p *preverifier) stop() {
+	p.wg.Wait()
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -90,5 +91,76 @@ func TestGetEvidenceVerificationMarks(t *testing.T) {
 	}
 	if m, ok := f.readMark(f.ctx, id); !ok || m.SHA256 != hex.EncodeToString(sum[:]) {
 		t.Errorf("mark after import: %+v %v", m, ok)
+	}
+}
+
+// The browser bridge writes the Evidence file's bytes as they are (no
+// re-encoding): the response decodes to what encoding/json would give,
+// and holds the file verbatim.
+func TestGetEvidenceResponseCarriesTheFileBytes(t *testing.T) {
+	ts := startServer(t)
+	ev, out := facadeCapture(t, ts, "echo 'raw <bytes> & more'")
+	got, err := ts.facade.GetEvidence(GetEvidenceArgs{ID: ev.EvidenceID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine bytes.Buffer
+	if err := got.writeJSON(&mine); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(mine.Bytes(), out) {
+		t.Error("the response does not hold the file's exact bytes")
+	}
+	std, _ := json.Marshal(got)
+	var a, b any
+	if err := json.Unmarshal(mine.Bytes(), &a); err != nil {
+		t.Fatalf("the response is not JSON: %v", err)
+	}
+	json.Unmarshal(std, &b)
+	if !reflect.DeepEqual(a, b) {
+		t.Error("the response differs from encoding/json's")
+	}
+	// Over HTTP, as the page gets it.
+	status, m := ts.do(t, req{method: "POST", path: "/api/GetEvidence", body: `{"id":"` + ev.EvidenceID + `"}`, origin: ts.origin(), token: ts.token})
+	if status != 200 || !reflect.DeepEqual(any(m), b) {
+		t.Errorf("HTTP response: %d", status)
+	}
+}
+
+// Listing the library verifies, in the background, the newest files this
+// executable has not verified yet (a capture saved without a check, as the
+// CLI and agents save them), so opening one is a hash; a file that fails
+// is left unmarked and still refused when opened.
+func TestListEvidencePreverifiesUnmarkedFiles(t *testing.T) {
+	ts := startServer(t)
+	f := ts.facade
+	good, _ := facadeCapture(t, ts, "echo preverify good")
+	bad, badOut := facadeCapture(t, ts, "echo preverify bad")
+	if _, ok := f.readMark(f.ctx, good.EvidenceID); ok {
+		t.Fatal("a saved capture is marked before any verification")
+	}
+	tampered := bytes.Replace(badOut, []byte("preverify bad"), []byte("preverify BAD"), 1)
+	if err := os.WriteFile(filepath.Join(f.env.DataDir, "evidence", bad.EvidenceID+".json"), tampered, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// An open while the sweep runs shares its verification (-race).
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f.GetEvidence(GetEvidenceArgs{ID: bad.EvidenceID})
+	}()
+	if _, status, e := apiCall[ListEvidenceResult](t, ts, "ListEvidence", map[string]any{}); status != 200 {
+		t.Fatalf("list: %d %+v", status, e)
+	}
+	<-done
+	f.pre.stop() // the sweep has ended
+	if m, ok := f.readMark(f.ctx, good.EvidenceID); !ok || m.Verifier != f.verifier.id() {
+		t.Errorf("the good file is not marked after the sweep: %+v %v", m, ok)
+	}
+	if _, ok := f.readMark(f.ctx, bad.EvidenceID); ok {
+		t.Error("a tampered file was marked")
+	}
+	if _, status, e := apiCall[GetEvidenceResult](t, ts, "GetEvidence", GetEvidenceArgs{ID: bad.EvidenceID}); status != 400 || e.Code != "evidence_integrity_mismatch" {
+		t.Errorf("the tampered file opened: %d %+v", status, e)
 	}
 }

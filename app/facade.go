@@ -46,6 +46,7 @@ type Facade struct {
 	verified   verifiedCache            // Evidence files that passed verification, by digest
 	verifier   verifierDigest           // this executable's SHA-256 (verification marks)
 	captures   uiCaptures               // captures started from the UI (StartCapture)
+	pre        preverifier              // background verification of unmarked library files
 	digests    fileDigests              // SHA-256 of saved Evidence files, while unchanged (library signatures)
 	stop       []func()
 	closed     bool // close has run: onClose runs its stop at once
@@ -79,7 +80,7 @@ func newFacade(env *Env, shell string, window consentWindow) (*Facade, error) {
 	f.pipeline = &consent.Pipeline{Policy: f.policy, Agents: f.agents, Consent: f.consent, Runner: f.runner, Journal: f.journal,
 		ScopeConfinement: scopeConfinement(env, f.runner), OnApproved: approvalRecorder(env)}
 	f.forwardEvents()
-	f.stop = append(f.stop, f.captures.stop)
+	f.stop = append(f.stop, f.captures.stop, f.pre.stop)
 	go f.verifier.id() // hashed ahead of the first Evidence read
 	return f, nil
 }

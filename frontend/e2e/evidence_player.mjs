@@ -264,6 +264,12 @@ test('player: fits, full screen, stays in view for a panel row; worker verificat
     });
     assert.ok(inView.top >= 0 && inView.bottom <= inView.vh && inView.rowTop >= inView.bottom - 1, `replay and row both in view: ${JSON.stringify(inView)}`);
     await shots(page, 'row-seek');
+    // The same by keyboard: Tab from the panel's tab into its first row, Enter seeks there.
+    await page.getByTestId('ev-tab-events').focus();
+    await tabTo(page, 'ev-event-row');
+    await page.keyboard.press('Enter');
+    const firstAt = Number(await page.getByTestId('ev-event-row').first().getAttribute('data-at'));
+    await until('keyboard seek to the first row', async () => Number(await detail.getAttribute('data-time')) === firstAt);
 
     // Full screen: F enters, Escape (or F) leaves.
     await page.getByTestId('player-timeline').focus();
