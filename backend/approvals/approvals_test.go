@@ -167,3 +167,29 @@ func TestCorruptHistory(t *testing.T) {
 		t.Fatalf("after a new approval: %+v %v", c, err)
 	}
 }
+
+// Approvals recorded at once (two windows, the terminal) are all kept:
+// the store's transaction serializes the read-modify-write.
+func TestConcurrentRecordsLoseNothing(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	b := Open(db, nil)
+	snaps := make([]*artifact.Snapshot, MaxRevisions)
+	for i := range snaps {
+		snaps[i] = snapshot(t, map[string]string{"n.txt": strings.Repeat("c", i+1)})
+	}
+	errs := make(chan error, len(snaps))
+	for _, s := range snaps {
+		go func(s *artifact.Snapshot) { errs <- b.Record(ctx, "busy", s) }(s)
+	}
+	for range snaps {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, s := range snaps {
+		if c, err := b.Compare(ctx, "busy", s); err != nil || c.Status != Same {
+			t.Fatalf("revision %d: %+v %v", i, c, err)
+		}
+	}
+}
