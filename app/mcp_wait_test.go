@@ -71,14 +71,18 @@ func TestMCPKeepAliveWhileWaiting(t *testing.T) {
 	if env["status"] != "succeeded" {
 		t.Fatalf("run after a long wait: %v", env)
 	}
+	// The server sends every step before the result on the same stream,
+	// but the SDK client may run the progress handler for the last ones
+	// after CallTool has returned: wait for them, with waitFor's deadline.
+	for _, step := range []string{"proposed: waiting for approval", "decided: approved", "staged", "spawned", "exited", "cleaned"} {
+		waitFor(t, "a "+step+" notification", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return strings.Contains(strings.Join(msgs, "\n"), step)
+		})
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	joined := strings.Join(msgs, "\n")
-	for _, step := range []string{"proposed: waiting for approval", "decided: approved", "staged", "spawned", "exited", "cleaned"} {
-		if !strings.Contains(joined, step) {
-			t.Errorf("no %q notification in:\n%s", step, joined)
-		}
-	}
 	if !monotonic {
 		t.Error("progress values did not increase")
 	}
