@@ -112,9 +112,37 @@ func (v *validator) decode(raw json.RawMessage, dst any, path, want string) bool
 	return true
 }
 
-// scope reads one trusted scope member by member; ok is false when it is not
-// an object at all. Problems are added to v.
-func (v *validator) scope(raw json.RawMessage, path string) (s Scope, ok bool) {
+// scope reads one trusted scope; ok is false when it is not an object at
+// all. Problems are added to v. A scope without any problem is read in one
+// strict decode (every run reads the stored policy); any other is read
+// member by member, which reports each problem (scopeMembers).
+func (v *validator) scope(raw json.RawMessage, path string) (Scope, bool) {
+	if s, ok := cleanScope(raw); ok {
+		return s, true
+	}
+	return v.scopeMembers(raw, path)
+}
+
+// cleanScope decodes raw strictly (no unknown member, every value of its
+// type) and reports ok only when the scope also passes every check
+// scopeMembers makes; FuzzParseExecution checks the two agree.
+func cleanScope(raw json.RawMessage) (s Scope, ok bool) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if d.Decode(&s) != nil || d.More() {
+		return Scope{}, false
+	}
+	ok = revisionPattern.MatchString(s.Revision) &&
+		s.AgentID != "" && len(s.AgentID) <= maxAgentIDLength &&
+		filepath.IsAbs(s.Workspace) && filepath.Clean(s.Workspace) == s.Workspace &&
+		s.TimeoutMsCeiling >= minTimeoutMs && s.TimeoutMsCeiling <= maxTimeoutMs &&
+		s.MaxOutputBytesCeiling >= minOutputBytes && s.MaxOutputBytesCeiling <= maxOutputBytes
+	return s, ok
+}
+
+// scopeMembers reads one trusted scope member by member; ok is false when it
+// is not an object at all. Problems are added to v.
+func (v *validator) scopeMembers(raw json.RawMessage, path string) (s Scope, ok bool) {
 	members, ok := objectMembers(raw)
 	if !ok {
 		v.add("invalid_scope", path, "a scope must be an object")
