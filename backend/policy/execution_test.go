@@ -256,6 +256,9 @@ func TestMalformedPolicyRejectedWholeWithoutChange(t *testing.T) {
 		{string(policyJSON("ask", scopeJSON(rev1, "local", "/w", 5000, 100, ""), scopeJSON(rev1, "local", "/w", 5000, 100, ""))), "$.trusted[1]"},
 		{string(policyJSON("ask", append(many, scopeJSON(rev2, "x", "/w", 5000, 100, ""))...)), "$.trusted"},
 		{`{"mode":"ask","safeMode":false} {}`, "$"},
+		{`{"mode":"ask","safeMode":false} ]`, "$"},
+		{`{"mode":"ask","safeMode":false}}`, "$"},
+		{`{"mode":"ask","safeMode":1,"x":1} ]`, "$"},
 	}
 	for _, c := range cases {
 		_, err := f.st.Set(context.Background(), []byte(c.doc))
