@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -22,51 +23,11 @@ import (
 // as encoding/json matches them (case-insensitively; a repeated member keeps
 // its last value), as docs/formats/execution-policy.md says.
 func parseExecution(data []byte, stored bool) (Execution, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var whole json.RawMessage
-	if err := dec.Decode(&whole); err != nil {
-		return Execution{}, &ValidationError{[]FieldError{{Code: "invalid_json", Path: "$", Message: err.Error()}}}
-	}
-	if dec.More() {
-		return Execution{}, &ValidationError{[]FieldError{{Code: "trailing_data", Path: "$", Message: "more than one JSON value"}}}
-	}
-	top, ok := objectMembers(whole)
-	if !ok {
-		return Execution{}, &ValidationError{[]FieldError{{Code: "invalid_json", Path: "$", Message: "the policy must be a JSON object"}}}
-	}
 	v := &validator{}
-	var mode, safeMode, trusted json.RawMessage
-	for _, m := range top {
-		switch {
-		case strings.EqualFold(m.name, "mode"):
-			mode = m.value
-		case strings.EqualFold(m.name, "safeMode"):
-			safeMode = m.value
-		case strings.EqualFold(m.name, "trusted"):
-			trusted = m.value
-		default:
-			v.add("unknown_field", memberPath("$", m.name), "unknown member; the policy has mode, safeMode and trusted")
-		}
-	}
 	p := DefaultExecution()
-	var modeText string
-	switch {
-	case mode == nil:
-		v.add("missing_field", "$.mode", "mode is required")
-	case !v.decode(mode, &modeText, "$.mode", "must be a string"):
-	case Mode(modeText) == ModeAsk || Mode(modeText) == ModeBlocked || Mode(modeText) == ModeWorkflow || Mode(modeText) == ModeTrusted:
-		p.Mode = Mode(modeText)
-	default:
-		v.add("invalid_mode", "$.mode", "mode must be ask, blocked, workflow or trusted_revisions, got %q", modeText)
-	}
-	if safeMode == nil {
-		v.add("missing_field", "$.safeMode", "safeMode is required")
-	} else {
-		v.decode(safeMode, &p.SafeMode, "$.safeMode", "must be true or false")
-	}
-	var scopes []json.RawMessage
-	if trusted != nil && v.decode(trusted, &scopes, "$.trusted", "must be a list of scopes") && len(scopes) > MaxScopes {
-		v.add("too_many_scopes", "$.trusted", "at most %d trusted scopes, got %d", MaxScopes, len(scopes))
+	scopes, err := v.top(data, &p)
+	if err != nil {
+		return Execution{}, err
 	}
 	seen := map[string]int{}
 	for i, r := range scopes {
@@ -95,6 +56,80 @@ func parseExecution(data []byte, stored bool) (Execution, error) {
 	return p, nil
 }
 
+// alone reports whether nothing but white space follows the value dec
+// decoded (a stray "]" or "}" counts as something; dec.More does not see it).
+func alone(dec *json.Decoder) bool {
+	_, err := dec.Token()
+	return err == io.EOF
+}
+
+// top reads the policy's own members (mode, safeMode) into p and returns its
+// scopes, unread; a document that is not one JSON object is an error. A
+// document whose members are all present and of their types is read in one
+// strict decode; any other member by member, reporting each problem.
+func (v *validator) top(data []byte, p *Execution) ([]json.RawMessage, error) {
+	var strict struct {
+		Mode     *string           `json:"mode"`
+		SafeMode *bool             `json:"safeMode"`
+		Trusted  []json.RawMessage `json:"trusted"`
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if d.Decode(&strict) == nil && alone(d) && strict.Mode != nil && strict.SafeMode != nil && knownMode(Mode(*strict.Mode)) && len(strict.Trusted) <= MaxScopes {
+		p.Mode, p.SafeMode = Mode(*strict.Mode), *strict.SafeMode
+		return strict.Trusted, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var whole json.RawMessage
+	if err := dec.Decode(&whole); err != nil {
+		return nil, &ValidationError{[]FieldError{{Code: "invalid_json", Path: "$", Message: err.Error()}}}
+	}
+	if !alone(dec) {
+		return nil, &ValidationError{[]FieldError{{Code: "trailing_data", Path: "$", Message: "more than one JSON value"}}}
+	}
+	top, ok := objectMembers(whole)
+	if !ok {
+		return nil, &ValidationError{[]FieldError{{Code: "invalid_json", Path: "$", Message: "the policy must be a JSON object"}}}
+	}
+	var mode, safeMode, trusted json.RawMessage
+	for _, m := range top {
+		switch {
+		case strings.EqualFold(m.name, "mode"):
+			mode = m.value
+		case strings.EqualFold(m.name, "safeMode"):
+			safeMode = m.value
+		case strings.EqualFold(m.name, "trusted"):
+			trusted = m.value
+		default:
+			v.add("unknown_field", memberPath("$", m.name), "unknown member; the policy has mode, safeMode and trusted")
+		}
+	}
+	var modeText string
+	switch {
+	case mode == nil:
+		v.add("missing_field", "$.mode", "mode is required")
+	case !v.decode(mode, &modeText, "$.mode", "must be a string"):
+	case knownMode(Mode(modeText)):
+		p.Mode = Mode(modeText)
+	default:
+		v.add("invalid_mode", "$.mode", "mode must be ask, blocked, workflow or trusted_revisions, got %q", modeText)
+	}
+	if safeMode == nil {
+		v.add("missing_field", "$.safeMode", "safeMode is required")
+	} else {
+		v.decode(safeMode, &p.SafeMode, "$.safeMode", "must be true or false")
+	}
+	var scopes []json.RawMessage
+	if trusted != nil && v.decode(trusted, &scopes, "$.trusted", "must be a list of scopes") && len(scopes) > MaxScopes {
+		v.add("too_many_scopes", "$.trusted", "at most %d trusted scopes, got %d", MaxScopes, len(scopes))
+	}
+	return scopes, nil
+}
+
+func knownMode(m Mode) bool {
+	return m == ModeAsk || m == ModeBlocked || m == ModeWorkflow || m == ModeTrusted
+}
+
 // validator collects every problem of one submission.
 type validator struct{ errs []FieldError }
 
@@ -112,9 +147,37 @@ func (v *validator) decode(raw json.RawMessage, dst any, path, want string) bool
 	return true
 }
 
-// scope reads one trusted scope member by member; ok is false when it is not
-// an object at all. Problems are added to v.
-func (v *validator) scope(raw json.RawMessage, path string) (s Scope, ok bool) {
+// scope reads one trusted scope; ok is false when it is not an object at
+// all. Problems are added to v. A scope without any problem is read in one
+// strict decode (every run reads the stored policy); any other is read
+// member by member, which reports each problem (scopeMembers).
+func (v *validator) scope(raw json.RawMessage, path string) (Scope, bool) {
+	if s, ok := cleanScope(raw); ok {
+		return s, true
+	}
+	return v.scopeMembers(raw, path)
+}
+
+// cleanScope decodes raw strictly (no unknown member, every value of its
+// type) and reports ok only when the scope also passes every check
+// scopeMembers makes; FuzzParseExecution checks the two agree.
+func cleanScope(raw json.RawMessage) (s Scope, ok bool) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if d.Decode(&s) != nil || d.More() {
+		return Scope{}, false
+	}
+	ok = revisionPattern.MatchString(s.Revision) &&
+		s.AgentID != "" && len(s.AgentID) <= maxAgentIDLength &&
+		filepath.IsAbs(s.Workspace) && filepath.Clean(s.Workspace) == s.Workspace &&
+		s.TimeoutMsCeiling >= minTimeoutMs && s.TimeoutMsCeiling <= maxTimeoutMs &&
+		s.MaxOutputBytesCeiling >= minOutputBytes && s.MaxOutputBytesCeiling <= maxOutputBytes
+	return s, ok
+}
+
+// scopeMembers reads one trusted scope member by member; ok is false when it
+// is not an object at all. Problems are added to v.
+func (v *validator) scopeMembers(raw json.RawMessage, path string) (s Scope, ok bool) {
 	members, ok := objectMembers(raw)
 	if !ok {
 		v.add("invalid_scope", path, "a scope must be an object")

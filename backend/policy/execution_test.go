@@ -256,6 +256,9 @@ func TestMalformedPolicyRejectedWholeWithoutChange(t *testing.T) {
 		{string(policyJSON("ask", scopeJSON(rev1, "local", "/w", 5000, 100, ""), scopeJSON(rev1, "local", "/w", 5000, 100, ""))), "$.trusted[1]"},
 		{string(policyJSON("ask", append(many, scopeJSON(rev2, "x", "/w", 5000, 100, ""))...)), "$.trusted"},
 		{`{"mode":"ask","safeMode":false} {}`, "$"},
+		{`{"mode":"ask","safeMode":false} ]`, "$"},
+		{`{"mode":"ask","safeMode":false}}`, "$"},
+		{`{"mode":"ask","safeMode":1,"x":1} ]`, "$"},
 	}
 	for _, c := range cases {
 		_, err := f.st.Set(context.Background(), []byte(c.doc))
@@ -312,6 +315,20 @@ func FuzzParseExecution(f *testing.F) {
 		var ve *ValidationError
 		if err != nil && (!errors.As(err, &ve) || len(ve.Fields) == 0) {
 			t.Fatalf("rejected without a field error: %v", err)
+		}
+		// The one-decode path for clean scopes accepts only what the
+		// member-by-member path accepts, with the same value.
+		var doc struct{ Trusted []json.RawMessage }
+		if json.Unmarshal(data, &doc) == nil {
+			for _, r := range doc.Trusted {
+				if fast, ok := cleanScope(r); ok {
+					v := &validator{}
+					slow, sok := v.scopeMembers(r, "$")
+					if !sok || len(v.errs) > 0 || fast.key() != slow.key() || (fast.ReceiptID == nil) != (slow.ReceiptID == nil) || (fast.ApprovedAt == nil) != (slow.ApprovedAt == nil) {
+						t.Fatalf("scope %s: clean %+v, member by member %+v %v", r, fast, slow, v.errs)
+					}
+				}
+			}
 		}
 		if err != nil {
 			return
@@ -404,5 +421,21 @@ func TestEveryProblemReportedAtOnce(t *testing.T) {
 	}
 	if hi.Min == nil || *hi.Min != 1 || hi.Max == nil || *hi.Max != 262144 || hi.Message != "must be at most 262144" {
 		t.Errorf("output bounds: %+v", hi)
+	}
+}
+
+// BenchmarkParseExecution reads a policy of MaxScopes scopes (every run
+// reads the stored policy once).
+func BenchmarkParseExecution(b *testing.B) {
+	var scopes []string
+	for i := 0; i < MaxScopes; i++ {
+		scopes = append(scopes, scopeJSON(rev1, fmt.Sprintf("agent-%d", i), "/home/someone/work", 5000, 100, ""))
+	}
+	doc := policyJSON("trusted_revisions", scopes...)
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if _, err := ParseExecution(doc); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
