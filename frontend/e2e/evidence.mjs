@@ -395,10 +395,9 @@ test('evidence performance: open a 10 MB capture and seek at its end', { timeout
       limits: { frames: 100000, output_bytes: 10000000 },
     });
     size = fs.statSync(big.file).size;
-    if (size >= 9.5e6 && size <= 12e6) break;
+    if (size >= 9.5e6 && size <= 14e6) break;
     lines = Math.round((lines * 10.5e6) / size);
   }
-  assert.ok(size >= 9.5e6 && size <= 12e6, `capture is about 10 MB (${size} bytes)`);
   const rec = big.env.normalized_result;
   assert.ok(size >= 9.5e6 && size <= 14e6, `capture is about 10 MB (${size} bytes)`);
   assert.equal(rec.truncated, false);
