@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,8 +20,8 @@ import (
 // built by `make desktop`) on an X display (DISPLAY, Xvfb in CI) and a real
 // session bus: an agent's request while the window is not focused sets the
 // window's urgency hint and reaches the notification server on the bus
-// with the agent and the skill; a click on it clears nothing but presents
-// the window. A second launch on the same data directory then hands over
+// with the agent and the skill; a click on it presents the window (it
+// takes the input focus and drops its urgency hint). A second launch on the same data directory then hands over
 // and exits without taking the agents' runtime file from the window.
 // `make desktop-attention` runs it.
 func TestDesktopAttention(t *testing.T) {
@@ -99,6 +101,12 @@ func TestDesktopAttention(t *testing.T) {
 		t.Fatalf("the notification does not say who asks for what: %+v", c)
 	}
 	pollFor(t, "the urgency hint", func() (bool, bool) { return true, urgent(t, win) })
+	// The person clicks the notification: the window comes to the front
+	// (it has the X input focus and, active now, drops its urgency hint).
+	srv.click(t, c.ID)
+	pollFor(t, "the window focused by the click", func() (bool, bool) {
+		return true, inputFocus(t) == win && !urgent(t, win)
+	})
 	cs.Close() // the agent goes away: its request is cancelled
 	wait(t, res)
 	if id := nextCall(t, srv.closed, "CloseNotification"); id != c.ID {
@@ -128,6 +136,21 @@ func secondLaunchKeepsTheWindow(t *testing.T, bin string, env []string, dataDir 
 	if err != nil || got != first {
 		t.Fatalf("after a second launch the runtime file is %+v (%v), want the window's %+v", got, err, first)
 	}
+}
+
+// inputFocus returns the X window holding the input focus, in xwininfo's
+// hexadecimal form.
+func inputFocus(t *testing.T) string {
+	t.Helper()
+	o, err := exec.Command("xdotool", "getwindowfocus").Output()
+	if err != nil {
+		t.Fatalf("xdotool getwindowfocus: %v", err)
+	}
+	id, err := strconv.ParseUint(strings.TrimSpace(string(o)), 10, 64)
+	if err != nil {
+		t.Fatalf("xdotool getwindowfocus printed %q", o)
+	}
+	return fmt.Sprintf("0x%x", id)
 }
 
 func rootWindow(t *testing.T) string {
