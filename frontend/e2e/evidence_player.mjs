@@ -321,15 +321,19 @@ test('player performance: a 10 MB capture, open → first screen and → verifie
     );
     const { stdout } = await run(BIN, ['capture-process', sc], { env: cliEnv, maxBuffer: 64 << 20 });
     size = Buffer.byteLength(stdout);
-    if (size >= 9.5e6 && size <= 12e6) break;
+    if (size >= 9.5e6 && size <= 12.5e6) break;
+    if (attempt === 3) break; // how PTY reads coalesce varies with the load: keep the last one
     fs.rmSync(path.join(dataDir, 'evidence'), { recursive: true, force: true });
     fs.rmSync(path.join(dataDir, 'gatehouse.db'), { force: true });
     lines = Math.round((lines * 10.5e6) / size);
   }
-  assert.ok(size >= 9.5e6 && size <= 12e6, `capture is about 10 MB (${size} bytes)`);
+  assert.ok(size >= 8e6 && size <= 14e6, `capture is about 10 MB (${size} bytes)`);
 
-  const measure = async (label) => {
-    const srv = await startServer({ label: `perf-${label}`, env: { ...env, HOME: home, GATEHOUSE_DATA_DIR: dataDir } });
+  // A second copy that nobody verified either, for the open after a look at the list.
+  const dataDir2 = path.join(tempDir('perf-data2'), 'data');
+  fs.cpSync(dataDir, dataDir2, { recursive: true });
+  const measure = async (label, dir = dataDir, dwellMs = 0) => {
+    const srv = await startServer({ label: `perf-${label}`, env: { ...env, HOME: home, GATEHOUSE_DATA_DIR: dir } });
     const app = await openApp(srv, { label: `perf-${label}-profile` });
     const page = app.page;
     try {
@@ -341,6 +345,8 @@ test('player performance: a 10 MB capture, open → first screen and → verifie
           await page.goto(page.url().replace(/#.*$/, '#/evidence'));
           await page.getByTestId('evidence-row').first().waitFor();
         }
+        // The person looks at the list first (the backend verifies it meanwhile).
+        if (i === 0 && dwellMs) await page.waitForTimeout(dwellMs);
         // In-page timestamps: the click, the first painted screen and the
         // worker's answer, all measured by the page from its open.
         await page.getByTestId('evidence-row').first().click();
@@ -361,12 +367,14 @@ test('player performance: a 10 MB capture, open → first screen and → verifie
   // The capture was never opened: the first open verifies it in full and
   // marks it; after a restart the mark spares the parse.
   const first = await measure('first');
+  const looked = await measure('looked', dataDir2, 6000);
   const restarted = await measure('restart');
   const fmt = (r) => `first screen ${r.first.toFixed(0)} ms (GetEvidence ${r.fetch.toFixed(0)} ms), verified ${r.verified.toFixed(0)} ms`;
   const load = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   console.log(
     `player perf (${(size / 1e6).toFixed(2)} MB capture, load average ${load}):\n` +
-      `  never opened before:  ${fmt(first[0])}\n` +
+      `  never verified, opened as soon as listed:  ${fmt(first[0])}\n` +
+      `  never verified, opened 6 s after the list showed (verified in the background meanwhile):  ${fmt(looked[0])}\n` +
       `  after a restart:      ${fmt(restarted[0])}\n` +
       `  warm (median of 2):   ${[...restarted.slice(1), ...first.slice(1)].map(fmt).join(' | ')}`,
   );

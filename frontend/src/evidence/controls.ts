@@ -187,6 +187,9 @@ export class ReplayControls {
           ' markers · ',
           h('kbd', null, 'Home'),
           h('kbd', null, 'End'),
+          ' · ',
+          h('kbd', null, 'F'),
+          ' full screen',
         ),
       ),
     );
