@@ -260,6 +260,26 @@ for (const [via, connect] of [['HTTP', agentClient], ['gatehouse mcp', bridgeCli
   });
 }
 
+// The TS SDK handles a response at once but a notification a microtask
+// later, so when a run's last progress notifications and its result come
+// in one read from the bridge's stdout it used to drop them (about one run
+// in eight here); the bridge now holds the result until the host answers a
+// ping sent after them.
+test('TS SDK client over gatehouse mcp: 20 approved runs in a row each get every lifecycle step before the result', { timeout: 180_000 }, async () => {
+  const srv = await server();
+  await openWindow(srv);
+  const { token } = await ui(srv, 'AddAgent', { name: 'steps-bridge', canExecuteSkills: true });
+  const client = await bridgeClient(srv, token);
+  for (let i = 0; i < 20; i++) {
+    const notes = [];
+    const call = client.callTool({ name: 'run_skill', arguments: runArgs(ws()) }, undefined, { timeout: WAIT, onprogress: (p) => notes.push(p.message) });
+    await decideNext(srv, true);
+    const res = await call;
+    assert.equal(res.structuredContent.status, 'succeeded', JSON.stringify(res.structuredContent));
+    for (const step of ['proposed', 'decided: approved', 'staged', 'spawned', 'exited', 'cleaned']) assert.ok(notes.some((m) => m.startsWith(step)), `run ${i}: ${step} in ${notes.join(' | ')}`);
+  }
+});
+
 test('control: without resetTimeoutOnProgress the same client gives up at its timeout, and the proposal is recorded cancelled', { timeout: 120_000 }, async () => {
   const srv = await waitServer();
   await openWindow(srv);
