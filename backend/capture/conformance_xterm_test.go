@@ -211,6 +211,8 @@ type xtermItem struct {
 	ThenBase64  string     `json:"then_base64,omitempty"`
 	// Scrollback, when set, is the terminal's scrollback (else 1000).
 	Scrollback *int `json:"scrollback,omitempty"`
+	// ViewsAfter, when set, asks for the view after each of these parts.
+	ViewsAfter []int `json:"views_after,omitempty"`
 }
 
 type xtermSize struct {

@@ -8,7 +8,8 @@
 // xterm.js's screen can depend on where writes split a UTF-8 character),
 // resize: {columns, rows} and then_base64: the terminal is
 // resized after the data and then_base64 is written after that, and
-// scrollback (default 1000).
+// scrollback (default 1000). With views_after (indices of parts_base64),
+// the answer is {id, views}: the view after each of those parts, in order.
 // Output (stdout): a JSON array, in the same order, of
 //   {id, lines, trimmed, attrs, cursor_x, cursor_y, active_buffer, cursor_hidden}
 // where lines[i] is row i of the visible screen as translateToString(false)
@@ -95,6 +96,35 @@ function write(term, data) {
   });
 }
 
+// view is what term's screen shows now (see the output above).
+function view(term) {
+  const buf = term.buffer.active;
+  const lines = [];
+  const trimmed = [];
+  const attrs = [];
+  for (let y = 0; y < term.rows; y++) {
+    const line = buf.getLine(buf.viewportY + y);
+    // A line can be longer than the terminal (xterm.js does not shorten
+    // the alternate buffer's lines when it narrows): only the visible
+    // columns count.
+    const pad = line ? Math.max(0, term.cols - line.length) : term.cols;
+    lines.push((line ? line.translateToString(false, 0, term.cols) : '') + ' '.repeat(pad));
+    trimmed.push(line ? line.translateToString(true, 0, term.cols) : '');
+    attrs.push(rowAttrs(line, term.cols));
+  }
+  const core = term._core;
+  const hidden = core && core.coreService ? Boolean(core.coreService.isCursorHidden) : null;
+  return {
+    lines,
+    trimmed,
+    attrs,
+    cursor_x: buf.cursorX,
+    cursor_y: buf.cursorY,
+    active_buffer: buf.type,
+    cursor_hidden: hidden,
+  };
+}
+
 async function render(item) {
   const term = new Terminal({
     cols: item.columns,
@@ -102,9 +132,14 @@ async function render(item) {
     scrollback: item.scrollback ?? 1000,
     allowProposedApi: true,
   });
+  const views = [];
   try {
     if (item.parts_base64) {
-      for (const p of item.parts_base64) await write(term, new Uint8Array(Buffer.from(p, 'base64')));
+      const after = new Set(item.views_after || []);
+      for (const [i, p] of item.parts_base64.entries()) {
+        await write(term, new Uint8Array(Buffer.from(p, 'base64')));
+        if (after.has(i)) views.push(view(term));
+      }
     } else {
       await write(term, new Uint8Array(Buffer.from(item.data_base64, 'base64')));
     }
@@ -112,32 +147,8 @@ async function render(item) {
       term.resize(item.resize.columns, item.resize.rows);
       await write(term, new Uint8Array(Buffer.from(item.then_base64 || '', 'base64')));
     }
-    const buf = term.buffer.active;
-    const lines = [];
-    const trimmed = [];
-    const attrs = [];
-    for (let y = 0; y < term.rows; y++) {
-      const line = buf.getLine(buf.viewportY + y);
-      // A line can be longer than the terminal (xterm.js does not shorten
-      // the alternate buffer's lines when it narrows): only the visible
-      // columns count.
-      const pad = line ? Math.max(0, term.cols - line.length) : term.cols;
-      lines.push((line ? line.translateToString(false, 0, term.cols) : '') + ' '.repeat(pad));
-      trimmed.push(line ? line.translateToString(true, 0, term.cols) : '');
-      attrs.push(rowAttrs(line, term.cols));
-    }
-    const core = term._core;
-    const hidden = core && core.coreService ? Boolean(core.coreService.isCursorHidden) : null;
-    return {
-      id: item.id,
-      lines,
-      trimmed,
-      attrs,
-      cursor_x: buf.cursorX,
-      cursor_y: buf.cursorY,
-      active_buffer: buf.type,
-      cursor_hidden: hidden,
-    };
+    if (item.views_after) return { id: item.id, views };
+    return { id: item.id, ...view(term) };
   } finally {
     term.dispose();
   }

@@ -57,21 +57,25 @@ const nonPlain = /[^\x20-\x7e\n\r]/;
 // the parser's state nor the scroll region.
 export function ready(term) {
   const core = term._core;
-  const ih = core && core._inputHandler;
-  if (!ih || !ih._parser || !ih._utf8Decoder || !ih._charsetService) return false;
-  const buf = core.buffers.active;
+  const ih = core?._inputHandler;
+  const buf = core?.buffers?.active;
+  // an internal that is missing (another xterm.js version) means no
+  // fast-forward, never a failure
   return (
+    buf !== undefined &&
     buf === core.buffers.normal &&
-    ih._parser.currentState === 0 &&
-    !ih._parseStack.paused &&
-    ih._utf8Decoder.interim[0] === 0 &&
+    ih?._parser?.currentState === 0 &&
+    ih._parseStack?.paused === false &&
+    ih._utf8Decoder?.interim?.[0] === 0 &&
     buf.scrollTop === 0 &&
     buf.scrollBottom === term.rows - 1 &&
     buf.x <= term.cols &&
-    core.coreService.decPrivateModes.wraparound === true &&
-    !core.optionsService.rawOptions.convertEol &&
+    core.coreService?.decPrivateModes?.wraparound === true &&
+    core.optionsService?.rawOptions?.convertEol === false &&
+    ih._charsetService !== undefined &&
     ih._charsetService.charset === undefined &&
-    !ih._curAttrData.extended.urlId
+    ih._curAttrData?.extended?.urlId === 0 &&
+    typeof core._writeBuffer?.writeSync === 'function'
   );
 }
 

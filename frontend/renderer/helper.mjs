@@ -80,7 +80,10 @@ function endRun() {
 // state allows one (fastforward.mjs).
 function output(p) {
   if (!run) {
-    if (!ready(term)) return parse(p);
+    // a run starts only with a plain byte (most escape-heavy output
+    // never gets one) and where xterm.js's state allows it
+    const b = p[0];
+    if (!((b >= 0x20 && b < 0x7f) || b === 0x0a || b === 0x0d) || !ready(term)) return parse(p);
     run = new PlainRun(term, parse);
   }
   const n = run.feed(p);
