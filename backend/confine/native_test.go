@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // Where memory files may not be executed (vm.memfd_noexec = 2, set here
@@ -66,4 +68,48 @@ func errString(err error) string {
 		return "no error"
 	}
 	return err.Error()
+}
+
+// The memory file the native launcher runs from holds exactly the
+// embedded bytes and is sealed: opened for writing by anyone who can
+// reach it, it can be neither written, resized nor mapped writable, and
+// the seals cannot be removed.
+func TestNativeLauncherIsSealed(t *testing.T) {
+	path, err := nativeLauncher()
+	if err != nil {
+		t.Skip("no native launcher here:", err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(got, nativeELF) {
+		t.Fatalf("the memory file does not hold the embedded launcher: %v", err)
+	}
+	fd, err := unix.Open(path, unix.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	seals, err := unix.FcntlInt(uintptr(fd), unix.F_GET_SEALS, 0)
+	if want := unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE; err != nil || seals&want != want {
+		t.Fatalf("seals %#x (%v)", seals, err)
+	}
+	if _, err := unix.Pwrite(fd, []byte{0xcc}, 0); err == nil {
+		t.Error("a byte of the launcher was overwritten")
+	}
+	if err := unix.Ftruncate(fd, 1); err == nil {
+		t.Error("the launcher was shrunk")
+	}
+	if err := unix.Ftruncate(fd, int64(len(nativeELF))+4096); err == nil {
+		t.Error("the launcher was grown")
+	}
+	if m, err := unix.Mmap(fd, 0, len(nativeELF), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err == nil {
+		unix.Munmap(m)
+		t.Error("the launcher was mapped writable")
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, 0); err == nil {
+		// F_SEAL_SEAL makes every further F_ADD_SEALS fail, even of nothing.
+		t.Error("the seals are not sealed")
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, nativeELF) {
+		t.Fatal("the launcher's bytes changed")
+	}
 }
