@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -149,6 +150,42 @@ func TestCancelCaptureEndsItAndSavesNothing(t *testing.T) {
 	}
 	if list, _, _ := apiCall[ListEvidenceResult](t, ts, "ListEvidence", map[string]any{}); len(list.Evidence) != 0 {
 		t.Errorf("a cancelled capture saved Evidence: %+v", list.Evidence)
+	}
+	noCaptureLeftovers(t, ts.facade.env.DataDir)
+}
+
+// Cancel leaves no process of the capture behind: not the command, not
+// a child that left its session and process group (setsid, double fork),
+// whether the cancel comes at once (before the command may have started)
+// or while it runs.
+func TestCancelCaptureLeavesNoProcess(t *testing.T) {
+	ts := startServer(t)
+	work := t.TempDir()
+	allowCaptures(t, ts, work)
+	events, stop := ts.facade.events.subscribe(1024)
+	defer stop()
+	for _, waitRunning := range []bool{false, true} {
+		marker := fmt.Sprintf("41.%d", time.Now().UnixNano()%1000000000)
+		script := "(setsid sh -c 'sleep " + marker + "' &) ; sleep " + marker + "; echo never"
+		res, status, e := apiCall[StartCaptureResult](t, ts, "StartCapture", StartCaptureArgs{Scenario: uiScenario(work, script, 60000)})
+		if status != 200 {
+			t.Fatalf("start: %d %+v", status, e)
+		}
+		if waitRunning {
+			for len(processesWith(marker)) < 2 {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		if _, status, e := apiCall[CancelCaptureResult](t, ts, "CancelCapture", CancelCaptureArgs{CaptureID: res.CaptureID}); status != 200 {
+			t.Fatalf("cancel: %d %+v", status, e)
+		}
+		got := waitCapture(t, events, res.CaptureID)
+		if last := got[len(got)-1]; last.State != "cancelled" {
+			t.Fatalf("running=%v: outcome %+v", waitRunning, last)
+		}
+		if left := processesWith(marker); len(left) > 0 {
+			t.Fatalf("running=%v: processes of a cancelled capture survived: %v", waitRunning, left)
+		}
 	}
 	noCaptureLeftovers(t, ts.facade.env.DataDir)
 }
