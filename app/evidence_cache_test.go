@@ -219,3 +219,44 @@ func TestVerifierDigestIsOfTheRunningExecutable(t *testing.T) {
 		t.Fatalf("the verifier digest is not the running executable's: want %s, helper printed\n%s", want, out.Bytes())
 	}
 }
+
+// With every cache warm (both files read, verified and marked), swapping
+// two saved files, or changing one byte of one, is still caught on the
+// next read: the digest of the bytes read now decides, never the id.
+func TestGetEvidenceSwappedOrChangedWhileCached(t *testing.T) {
+	ts := startServer(t)
+	f := ts.facade
+	a, outA := facadeCapture(t, ts, "echo 'first <swap>'")
+	b, outB := facadeCapture(t, ts, "echo 'second <swap>'")
+	pathOf := func(id string) string { return filepath.Join(f.env.DataDir, "evidence", id+".json") }
+	for _, id := range []string{a.EvidenceID, b.EvidenceID} {
+		if _, status, e := apiCall[GetEvidenceResult](t, ts, "GetEvidence", GetEvidenceArgs{ID: id}); status != 200 {
+			t.Fatalf("warm read of %s: %d %+v", id, status, e)
+		}
+	}
+	// Swap: each id's file now holds the other's (verified, marked) bytes.
+	os.WriteFile(pathOf(a.EvidenceID), outB, 0o600)
+	os.WriteFile(pathOf(b.EvidenceID), outA, 0o600)
+	for _, id := range []string{a.EvidenceID, b.EvidenceID} {
+		if got, status, e := apiCall[GetEvidenceResult](t, ts, "GetEvidence", GetEvidenceArgs{ID: id}); status != 400 || e.Code != "evidence_integrity_mismatch" {
+			t.Errorf("swapped file of %s returned: %d %+v %.80s", id, status, e, got.Evidence)
+		}
+	}
+	// One byte changed in A's own file, its mark and cache entry still there.
+	os.WriteFile(pathOf(b.EvidenceID), outB, 0o600)
+	changed := bytes.Replace(outA, []byte("first <swap>"), []byte("first <SWAP>"), 1)
+	if bytes.Equal(changed, outA) {
+		t.Fatal("nothing changed")
+	}
+	os.WriteFile(pathOf(a.EvidenceID), changed, 0o600)
+	if _, status, e := apiCall[GetEvidenceResult](t, ts, "GetEvidence", GetEvidenceArgs{ID: a.EvidenceID}); status != 400 || e.Code != "evidence_integrity_mismatch" {
+		t.Errorf("changed file returned: %d %+v", status, e)
+	}
+	// B, untouched, still opens; and A once restored.
+	os.WriteFile(pathOf(a.EvidenceID), outA, 0o600)
+	for _, id := range []string{a.EvidenceID, b.EvidenceID} {
+		if _, status, e := apiCall[GetEvidenceResult](t, ts, "GetEvidence", GetEvidenceArgs{ID: id}); status != 200 {
+			t.Errorf("restored %s: %d %+v", id, status, e)
+		}
+	}
+}
