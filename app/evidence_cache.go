@@ -80,13 +80,17 @@ type verifierDigest struct {
 	hex  string
 }
 
+// runningExecutable is the file this process was started from: the
+// kernel's link to the running image, which stays that image when a
+// package upgrade renames another build over its path (os.Executable
+// names the path, and opening it would hash the new build, so old code's
+// marks would carry the new build's digest). Where there is no /proc,
+// marks are off.
+const runningExecutable = "/proc/self/exe"
+
 func (v *verifierDigest) id() string {
 	v.once.Do(func() {
-		exe, err := os.Executable()
-		if err != nil {
-			return
-		}
-		fh, err := os.Open(exe)
+		fh, err := os.Open(runningExecutable)
 		if err != nil {
 			return
 		}

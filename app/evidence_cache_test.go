@@ -1,13 +1,17 @@
 package app
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -162,5 +166,97 @@ func TestListEvidencePreverifiesUnmarkedFiles(t *testing.T) {
 	}
 	if _, status, e := apiCall[GetEvidenceResult](t, ts, "GetEvidence", GetEvidenceArgs{ID: bad.EvidenceID}); status != 400 || e.Code != "evidence_integrity_mismatch" {
 		t.Errorf("the tampered file opened: %d %+v", status, e)
+	}
+}
+
+// The verifier's digest is of the code that is running, not of whatever
+// file is at its path now: a package upgrade replaces the executable under
+// a running Gatehouse, and marks that old code wrote under the new
+// build's digest would let the new build skip its own (maybe stricter)
+// verification of those bytes. The helper process computes the digest
+// after its executable's path was given other bytes.
+func TestVerifierDigestIsOfTheRunningExecutable(t *testing.T) {
+	if os.Getenv("GATEHOUSE_TEST_VERIFIER_HELPER") == "1" {
+		bufio.NewReader(os.Stdin).ReadString('\n') // the parent has replaced the file
+		var v verifierDigest
+		fmt.Println("digest=" + v.id())
+		return
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	orig, err := os.ReadFile(self)
+	if err != nil {
+		t.Skip(err)
+	}
+	exe := filepath.Join(t.TempDir(), "gatehouse")
+	if err := os.WriteFile(exe, orig, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^TestVerifierDigestIsOfTheRunningExecutable$")
+	cmd.Env = append(os.Environ(), "GATEHOUSE_TEST_VERIFIER_HELPER=1")
+	stdin, _ := cmd.StdinPipe()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// An upgrade: new bytes are renamed over the running file's path.
+	if err := os.WriteFile(exe+".new", []byte("another build of Gatehouse"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(exe+".new", exe); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Write([]byte("go\n"))
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("helper: %v\n%s", err, out.Bytes())
+	}
+	sum := sha256.Sum256(orig)
+	if want := "digest=" + hex.EncodeToString(sum[:]); !strings.Contains(out.String(), want+"\n") {
+		t.Fatalf("the verifier digest is not the running executable's: want %s, helper printed\n%s", want, out.Bytes())
+	}
+}
+
+// With every cache warm (both files read, verified and marked), swapping
+// two saved files, or changing one byte of one, is still caught on the
+// next read: the digest of the bytes read now decides, never the id.
+func TestGetEvidenceSwappedOrChangedWhileCached(t *testing.T) {
+	ts := startServer(t)
+	f := ts.facade
+	a, outA := facadeCapture(t, ts, "echo 'first <swap>'")
+	b, outB := facadeCapture(t, ts, "echo 'second <swap>'")
+	pathOf := func(id string) string { return filepath.Join(f.env.DataDir, "evidence", id+".json") }
+	for _, id := range []string{a.EvidenceID, b.EvidenceID} {
+		if _, status, e := apiCall[GetEvidenceResult](t, ts, "GetEvidence", GetEvidenceArgs{ID: id}); status != 200 {
+			t.Fatalf("warm read of %s: %d %+v", id, status, e)
+		}
+	}
+	// Swap: each id's file now holds the other's (verified, marked) bytes.
+	os.WriteFile(pathOf(a.EvidenceID), outB, 0o600)
+	os.WriteFile(pathOf(b.EvidenceID), outA, 0o600)
+	for _, id := range []string{a.EvidenceID, b.EvidenceID} {
+		if got, status, e := apiCall[GetEvidenceResult](t, ts, "GetEvidence", GetEvidenceArgs{ID: id}); status != 400 || e.Code != "evidence_integrity_mismatch" {
+			t.Errorf("swapped file of %s returned: %d %+v %.80s", id, status, e, got.Evidence)
+		}
+	}
+	// One byte changed in A's own file, its mark and cache entry still there.
+	os.WriteFile(pathOf(b.EvidenceID), outB, 0o600)
+	changed := bytes.Replace(outA, []byte("first <swap>"), []byte("first <SWAP>"), 1)
+	if bytes.Equal(changed, outA) {
+		t.Fatal("nothing changed")
+	}
+	os.WriteFile(pathOf(a.EvidenceID), changed, 0o600)
+	if _, status, e := apiCall[GetEvidenceResult](t, ts, "GetEvidence", GetEvidenceArgs{ID: a.EvidenceID}); status != 400 || e.Code != "evidence_integrity_mismatch" {
+		t.Errorf("changed file returned: %d %+v", status, e)
+	}
+	// B, untouched, still opens; and A once restored.
+	os.WriteFile(pathOf(a.EvidenceID), outA, 0o600)
+	for _, id := range []string{a.EvidenceID, b.EvidenceID} {
+		if _, status, e := apiCall[GetEvidenceResult](t, ts, "GetEvidence", GetEvidenceArgs{ID: id}); status != 200 {
+			t.Errorf("restored %s: %d %+v", id, status, e)
+		}
 	}
 }

@@ -1,11 +1,16 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // allowCaptures stores an operator policy that lets /bin/sh run in work.
@@ -151,4 +156,98 @@ func TestCancelCaptureEndsItAndSavesNothing(t *testing.T) {
 		t.Errorf("a cancelled capture saved Evidence: %+v", list.Evidence)
 	}
 	noCaptureLeftovers(t, ts.facade.env.DataDir)
+}
+
+// Cancel leaves no process of the capture behind: not the command, not
+// a child that left its session and process group (setsid, double fork),
+// whether the cancel comes at once (before the command may have started)
+// or while it runs.
+func TestCancelCaptureLeavesNoProcess(t *testing.T) {
+	ts := startServer(t)
+	work := t.TempDir()
+	allowCaptures(t, ts, work)
+	events, stop := ts.facade.events.subscribe(1024)
+	defer stop()
+	for _, waitRunning := range []bool{false, true} {
+		marker := fmt.Sprintf("41.%d", time.Now().UnixNano()%1000000000)
+		script := "(setsid sh -c 'sleep " + marker + "' &) ; sleep " + marker + "; echo never"
+		res, status, e := apiCall[StartCaptureResult](t, ts, "StartCapture", StartCaptureArgs{Scenario: uiScenario(work, script, 60000)})
+		if status != 200 {
+			t.Fatalf("start: %d %+v", status, e)
+		}
+		if waitRunning {
+			for len(processesWith(marker)) < 2 {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		if _, status, e := apiCall[CancelCaptureResult](t, ts, "CancelCapture", CancelCaptureArgs{CaptureID: res.CaptureID}); status != 200 {
+			t.Fatalf("cancel: %d %+v", status, e)
+		}
+		got := waitCapture(t, events, res.CaptureID)
+		if last := got[len(got)-1]; last.State != "cancelled" {
+			t.Fatalf("running=%v: outcome %+v", waitRunning, last)
+		}
+		if left := processesWith(marker); len(left) > 0 {
+			t.Fatalf("running=%v: processes of a cancelled capture survived: %v", waitRunning, left)
+		}
+	}
+	noCaptureLeftovers(t, ts.facade.env.DataDir)
+}
+
+// New capture, its cancel and the consent dialog's file viewer are the
+// person's: an agent's token, no token, a wrong token or another origin
+// is refused on the UI API and nothing runs; an MCP client sees no such
+// tool and cannot call one by name.
+func TestUIOnlyCallsRefuseEveryoneElse(t *testing.T) {
+	ts := startServer(t)
+	work := t.TempDir()
+	allowCaptures(t, ts, work)
+	_, agentTok := addAgent(t, ts, "agent-ui-only")
+	marker := filepath.Join(work, "ran")
+	start, _ := json.Marshal(StartCaptureArgs{Scenario: uiScenario(work, "touch "+marker, 5000)})
+	for _, c := range []struct {
+		name          string
+		token, origin string
+		want          int
+	}{
+		{"agent token", agentTok, ts.origin(), 403},
+		{"no token", "", ts.origin(), 401},
+		{"wrong token", strings.Repeat("0", len(ts.token)), ts.origin(), 403},
+		{"UI token from another origin", ts.token, "http://evil.example", 403},
+	} {
+		for _, m := range []struct{ method, body string }{
+			{"StartCapture", string(start)},
+			{"CancelCapture", `{"capture_id":"cap_x"}`},
+			{"ProposalFile", `{"proposalId":"p","path":"SKILL.md"}`},
+		} {
+			if status, _ := ts.do(t, req{method: "POST", path: "/api/" + m.method, body: m.body, origin: c.origin, token: c.token}); status != c.want {
+				t.Errorf("%s: %s answered %d, want %d", c.name, m.method, status, c.want)
+			}
+		}
+	}
+	cs, err := mcpClient(t, ts, agentTok, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools.Tools {
+		if n := strings.ToLower(tl.Name); strings.Contains(n, "startcapture") || strings.Contains(n, "start_capture") || strings.Contains(n, "proposal") {
+			t.Errorf("MCP offers %s", tl.Name)
+		}
+	}
+	for _, name := range []string{"StartCapture", "start_capture", "CancelCapture", "ProposalFile"} {
+		if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(start)}); err == nil && !res.IsError {
+			t.Errorf("MCP ran %s: %+v", name, res)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a refused capture ran")
+	}
+	if list, _, _ := apiCall[ListEvidenceResult](t, ts, "ListEvidence", map[string]any{}); len(list.Evidence) != 0 {
+		t.Errorf("a refused capture saved Evidence: %+v", list.Evidence)
+	}
 }

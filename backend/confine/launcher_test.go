@@ -184,3 +184,23 @@ func TestLauncherErrorsQuotePaths(t *testing.T) {
 		}
 	}
 }
+
+// A launch error about a path as long as the kernel takes is still one
+// well-formed report line, for both launchers: the native launcher cuts
+// the path, never the line's end (a cut end made the report malformed,
+// losing what failed).
+func TestLauncherErrorsOfLongPathsAreWellFormed(t *testing.T) {
+	missing := t.TempDir()
+	for len(missing) < 4000 {
+		missing = filepath.Join(missing, strings.Repeat("m", 200))
+	}
+	for _, goLauncher := range []bool{false, true} {
+		req := Request{Settings: Default(), ABILimit: -1, ReadWrite: []string{missing},
+			Path: "/bin/true", Args: []string{"true"}, GoLauncher: goLauncher}
+		_, _, err := launch(t, req)
+		if err == nil || IsUnavailable(err) || strings.Contains(err.Error(), "malformed") ||
+			!strings.HasPrefix(err.Error(), "confine: launcher: open "+missing[:1000]) {
+			t.Errorf("go=%v: %.300v", goLauncher, err)
+		}
+	}
+}

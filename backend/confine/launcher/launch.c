@@ -99,9 +99,13 @@ static const u64 abi_fs[MAX_KNOWN_ABI + 1] = {0, 0x1fff, 0x3fff, 0x7fff, 0x7fff,
 static const u64 abi_net[MAX_KNOWN_ABI + 1] = {0, 0, 0, 0, 0x3, 0x3, 0x3, 0x3};
 static const u64 abi_scope[MAX_KNOWN_ABI + 1] = {0, 0, 0, 0, 0, 0, 0x3, 0x3};
 
-/* The report line is built here; it is bounded, and longer text is cut. */
+/* The report line is built here; it is bounded, and longer text is cut.
+ * Quoted text (a path can be 4095 bytes) stops TAIL bytes before the end,
+ * so the line's end (an errno, the unavailable flag, the closing quote and
+ * brace: under 64 bytes) always fits and the line stays one JSON object. */
 static char line[4096];
 static u64 len;
+#define TAIL 128
 
 static void put(const char *s)
 {
@@ -110,11 +114,16 @@ static void put(const char *s)
 }
 
 /* putq appends s as JSON string content: quotes, backslashes and every
- * control character escaped, so no path can break the line. */
+ * control character escaped, so no path can break the line; text past
+ * the room left before TAIL is cut and marked "...". */
 static void putq(const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
-	for (; *s && len < sizeof line - 16; s++) {
+	for (; *s; s++) {
+		if (len >= sizeof line - TAIL) {
+			put("...");
+			return;
+		}
 		unsigned char c = (unsigned char)*s;
 		if (c == '"' || c == '\\') {
 			line[len++] = '\\';

@@ -1,0 +1,115 @@
+package confine
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// Where memory files may not be executed (vm.memfd_noexec = 2, set here
+// in a PID namespace of the test's own, where it holds), the native
+// launcher is reported unavailable with the kernel's reason and launches
+// use the Go launcher, which still enforces everything.
+func TestNativeLauncherThatCannotExecFallsBack(t *testing.T) {
+	if os.Getenv("GATEHOUSE_TEST_NOEXEC_MEMFD") == "1" {
+		if err := os.WriteFile("/proc/sys/vm/memfd_noexec", []byte("2"), 0); err != nil {
+			os.Stdout.WriteString("skip: " + err.Error() + "\n")
+			return
+		}
+		ok, why := NativeLauncher()
+		os.Stdout.WriteString("native=" + map[bool]string{true: "yes", false: "no (" + errString(why) + ")"}[ok] + "\n")
+		req := Request{Settings: Default(), ABILimit: -1, ReadOnly: []string{"/"},
+			Path: "/bin/echo", Args: []string{"echo", "launched"}}
+		if path, _, _, err := req.Command(); err != nil || path != "/proc/self/exe" {
+			os.Stdout.WriteString("launch failed: not through the Go launcher: " + path + " " + errString(err) + "\n")
+			return
+		}
+		req.GoLauncher = true // the path Command chose; launch checks it against the flag
+		rep, out, err := launch(t, req)
+		if err != nil || !rep.Has(Filesystem) || !rep.Has(TCP) || out != "launched\n" {
+			os.Stdout.WriteString("launch failed: " + errString(err) + "\n")
+			return
+		}
+		os.Stdout.WriteString("launch ok\n")
+		return
+	}
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" || KernelABI() < 4 || os.Geteuid() != 0 {
+		t.Skip("needs the native launcher, Landlock ABI 4 and root (for the PID namespace)")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	cmd := exec.Command(self, "-test.run=^TestNativeLauncherThatCannotExecFallsBack$")
+	cmd.Env = append(os.Environ(), "GATEHOUSE_TEST_NOEXEC_MEMFD=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("helper: %v\n%s", err, out.Bytes())
+	}
+	got := out.String()
+	if strings.HasPrefix(got, "skip: ") {
+		t.Skip(got)
+	}
+	if !strings.Contains(got, "native=no (confine: memfd_create: permission denied)") || !strings.Contains(got, "launch ok\n") {
+		t.Fatalf("a native launcher that cannot be executed must be reported unavailable and launches must use the Go launcher:\n%s", got)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "no error"
+	}
+	return err.Error()
+}
+
+// The memory file the native launcher runs from holds exactly the
+// embedded bytes and is sealed: opened for writing by anyone who can
+// reach it, it can be neither written, resized nor mapped writable, and
+// the seals cannot be removed.
+func TestNativeLauncherIsSealed(t *testing.T) {
+	path, err := nativeLauncher()
+	if err != nil {
+		t.Skip("no native launcher here:", err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(got, nativeELF) {
+		t.Fatalf("the memory file does not hold the embedded launcher: %v", err)
+	}
+	fd, err := unix.Open(path, unix.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	seals, err := unix.FcntlInt(uintptr(fd), unix.F_GET_SEALS, 0)
+	if want := unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE; err != nil || seals&want != want {
+		t.Fatalf("seals %#x (%v)", seals, err)
+	}
+	if _, err := unix.Pwrite(fd, []byte{0xcc}, 0); err == nil {
+		t.Error("a byte of the launcher was overwritten")
+	}
+	if err := unix.Ftruncate(fd, 1); err == nil {
+		t.Error("the launcher was shrunk")
+	}
+	if err := unix.Ftruncate(fd, int64(len(nativeELF))+4096); err == nil {
+		t.Error("the launcher was grown")
+	}
+	if m, err := unix.Mmap(fd, 0, len(nativeELF), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err == nil {
+		unix.Munmap(m)
+		t.Error("the launcher was mapped writable")
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, 0); err == nil {
+		// F_SEAL_SEAL makes every further F_ADD_SEALS fail, even of nothing.
+		t.Error("the seals are not sealed")
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, nativeELF) {
+		t.Fatal("the launcher's bytes changed")
+	}
+}
