@@ -47,6 +47,11 @@ type Request struct {
 	Path string   `json:"path"`
 	Args []string `json:"args"`
 	Env  []string `json:"env"`
+	// UserNamespace makes the native launcher, first of all, an ordinary
+	// user (uid and gid 1000, mapped to its own ids) in a user namespace
+	// of its own, so the caller need not clone it into one. The Go
+	// launcher does not; MakesUserNamespace says whether this launch will.
+	UserNamespace bool `json:"-"`
 	// GoLauncher starts the launch through the re-executed Go launcher
 	// even where the native one runs (a test seam: both must enforce the
 	// same).
@@ -72,8 +77,9 @@ var devRW, devRO = []string{"/dev/null"}, []string{"/dev/zero", "/dev/urandom", 
 // architecture, a kernel that forbids executing memory files) or GoLauncher
 // is set, this executable (/proc/self/exe) with the request and
 // GOMAXPROCS=1 as its only environment.
-// The caller gives the started process the protocol descriptors 0–3 and
-// the write end of a report pipe as ReportFD, then calls ReadReport.
+// The caller gives the started process the descriptors Files returns (the
+// protocol descriptors 0–3, the write end of a report pipe as ReportFD,
+// and the native launcher), then calls ReadReport.
 func (r Request) Command() (path string, args, env []string, err error) {
 	if err := r.Settings.Validate(); err != nil {
 		return "", nil, nil, err
@@ -81,10 +87,8 @@ func (r Request) Command() (path string, args, env []string, err error) {
 	if !strings.HasPrefix(r.Path, "/") || len(r.Args) == 0 {
 		return "", nil, nil, errors.New("confine: the target needs an absolute path and an argv")
 	}
-	if !r.GoLauncher {
-		if native, err := nativeLauncher(); err == nil {
-			return native, r.nativeArgs(), r.Env, nil
-		}
+	if r.native() {
+		return nativePath, r.nativeArgs(), r.Env, nil
 	}
 	b, err := json.Marshal(r)
 	if err != nil {

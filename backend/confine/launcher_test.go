@@ -49,7 +49,7 @@ func launch(t *testing.T, req Request) (*Report, string, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if native, _ := nativeLauncher(); req.GoLauncher == (path == native) {
+	if req.GoLauncher == (path == nativePath) {
 		t.Fatalf("GoLauncher=%v started %s", req.GoLauncher, path)
 	}
 	rd, wr, err := os.Pipe()
@@ -61,7 +61,7 @@ func launch(t *testing.T, req Request) (*Report, string, error) {
 	defer devnull.Close()
 	var stdout bytes.Buffer
 	cmd := &exec.Cmd{Path: path, Args: args, Env: env, Dir: "/", Stdout: &stdout,
-		ExtraFiles: []*os.File{devnull, wr}, SysProcAttr: &syscall.SysProcAttr{}}
+		ExtraFiles: req.Files(devnull, wr), SysProcAttr: &syscall.SysProcAttr{}}
 	if req.NetNamespace {
 		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWNET
 	}
@@ -201,6 +201,43 @@ func TestLauncherErrorsOfLongPathsAreWellFormed(t *testing.T) {
 		if err == nil || IsUnavailable(err) || strings.Contains(err.Error(), "malformed") ||
 			!strings.HasPrefix(err.Error(), "confine: launcher: open "+missing[:1000]) {
 			t.Errorf("go=%v: %.300v", goLauncher, err)
+		}
+	}
+}
+
+// A launch succeeds whatever descriptor numbers the caller's files have:
+// the fork moves descriptors above the highest one passed before the exec
+// of the launcher, so the launcher is passed as LauncherFD rather than
+// found at a descriptor number of this process (a report pipe at 63 once
+// overwrote the launcher's file at 64 that way).
+func TestLaunchWithHighDescriptors(t *testing.T) {
+	for n := 8; n < 200; n += 5 {
+		rd, wr, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		high, err := syscall.Dup(int(wr.Fd()))
+		if err == nil && high < n {
+			syscall.Dup2(high, n)
+			syscall.Close(high)
+			high = n
+		}
+		wr.Close()
+		hw := os.NewFile(uintptr(high), "report")
+		req := Request{Settings: Default(), ABILimit: -1, ReadWrite: []string{t.TempDir()}, Path: "/bin/true", Args: []string{"true"}}
+		path, args, env, _ := req.Command()
+		devnull, _ := os.Open(os.DevNull)
+		cmd := &exec.Cmd{Path: path, Args: args, Env: env, Dir: "/", ExtraFiles: req.Files(devnull, hw)}
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("report at %d: %v", high, err)
+		}
+		hw.Close()
+		devnull.Close()
+		_, rerr := req.ReadReport(rd)
+		cmd.Wait()
+		rd.Close()
+		if rerr != nil && !IsUnavailable(rerr) {
+			t.Fatalf("report at %d: %v", high, rerr)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package confine
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"sync"
 
@@ -12,53 +13,76 @@ import (
 // The native launcher (launcher/launch.c, built by launcher/build.sh) is
 // loaded once per process into a sealed memory file and executed from
 // there, so no file on disk can be swapped under it. nativeLauncher is
-// write-once: the path of that file, or why it cannot be used.
+// write-once: a read-only descriptor of that file, or why it cannot be
+// used. A launch passes it to the child as LauncherFD and executes
+// /proc/self/fd/LauncherFD: a number of this process's own would not do,
+// as the fork rearranges the child's descriptors above the highest one it
+// passes before that exec (and may put one there).
 var nativeLauncher = sync.OnceValues(loadNative)
 
-// nativeFDMin keeps the memory file's descriptor above the few a launch
-// passes (0–4): the child's descriptors are rearranged before the exec
-// that opens this path, and a low number would be overwritten.
-const nativeFDMin = 64
+// LauncherFD is the child's descriptor of the native launcher's file (see
+// Request.Files); the launcher closes it, like every descriptor above 3,
+// when it executes the target.
+const LauncherFD = ReportFD + 1
 
-func loadNative() (string, error) {
+func loadNative() (*os.File, error) {
 	if len(nativeELF) == 0 {
-		return "", errors.New("confine: no native launcher for this architecture")
+		return nil, errors.New("confine: no native launcher for this architecture")
 	}
 	fd, err := unix.MemfdCreate("gatehouse-launch", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_EXEC)
 	if errors.Is(err, unix.EINVAL) { // kernels before 6.3 have no MFD_EXEC: executable is their default
 		fd, err = unix.MemfdCreate("gatehouse-launch", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	}
 	if err != nil {
-		return "", fmt.Errorf("confine: memfd_create: %w", err)
+		return nil, fmt.Errorf("confine: memfd_create: %w", err)
 	}
 	defer unix.Close(fd)
 	for b := nativeELF; len(b) > 0; {
 		n, err := unix.Write(fd, b)
 		if err != nil {
-			return "", fmt.Errorf("confine: write the native launcher: %w", err)
+			return nil, fmt.Errorf("confine: write the native launcher: %w", err)
 		}
 		b = b[n:]
 	}
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE); err != nil {
-		return "", fmt.Errorf("confine: seal the native launcher: %w", err)
+		return nil, fmt.Errorf("confine: seal the native launcher: %w", err)
 	}
 	// exec refuses a file open for writing (ETXTBSY): keep a read-only
-	// descriptor, high, and close the writable one.
+	// descriptor and close the writable one.
 	ro, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return "", fmt.Errorf("confine: reopen the native launcher: %w", err)
+		return nil, fmt.Errorf("confine: reopen the native launcher: %w", err)
 	}
-	high, err := unix.FcntlInt(uintptr(ro), unix.F_DUPFD_CLOEXEC, nativeFDMin)
-	unix.Close(ro)
-	if err != nil {
-		return "", fmt.Errorf("confine: move the native launcher's descriptor: %w", err)
+	if err := unix.Access(fmt.Sprintf("/proc/self/fd/%d", ro), unix.X_OK); err != nil {
+		unix.Close(ro)
+		return nil, fmt.Errorf("confine: the native launcher is not executable here: %w", err)
 	}
-	path := fmt.Sprintf("/proc/self/fd/%d", high)
-	if err := unix.Access(path, unix.X_OK); err != nil {
-		unix.Close(high)
-		return "", fmt.Errorf("confine: the native launcher is not executable here: %w", err)
+	return os.NewFile(uintptr(ro), "gatehouse-launch"), nil
+}
+
+// nativePath is where the child finds the native launcher.
+var nativePath = fmt.Sprintf("/proc/self/fd/%d", LauncherFD)
+
+// Files returns the child's descriptors for a launch of r: the protocol
+// descriptors 0–3 and the report pipe's write end (ReportFD), given in
+// that order, then the native launcher as LauncherFD when Command starts
+// it.
+func (r Request) Files(protocolAndReport ...*os.File) []*os.File {
+	files := append([]*os.File(nil), protocolAndReport...)
+	if r.native() {
+		f, _ := nativeLauncher()
+		files = append(files, f)
 	}
-	return path, nil
+	return files
+}
+
+// native reports whether r starts through the native launcher.
+func (r Request) native() bool {
+	if r.GoLauncher {
+		return false
+	}
+	_, err := nativeLauncher()
+	return err == nil
 }
 
 // NativeLauncher reports whether launches use the native launcher, and
@@ -66,6 +90,16 @@ func loadNative() (string, error) {
 func NativeLauncher() (bool, error) {
 	_, err := nativeLauncher()
 	return err == nil, err
+}
+
+// UnprivilegedID is the uid and gid a launch with UserNamespace has in
+// its user namespace.
+const UnprivilegedID = 1000
+
+// MakesUserNamespace reports whether the launcher Command starts makes
+// itself a user namespace (UserNamespace, through the native launcher).
+func (r Request) MakesUserNamespace() bool {
+	return r.UserNamespace && r.native()
 }
 
 // nativeArgs is the native launcher's command line for r (see launch.c).
@@ -84,7 +118,11 @@ func (r Request) nativeArgs() []string {
 		netns = "1"
 	}
 	rules := r.pathRules(uint64(cfg.HandledAccessFS))
-	args := []string{"gatehouse-launch", strconv.Itoa(r.ABILimit), u(uint64(cfg.HandledAccessFS)), u(uint64(cfg.HandledAccessNet)),
+	uid, gid := "-1", "0"
+	if r.UserNamespace {
+		uid, gid = strconv.Itoa(UnprivilegedID), strconv.Itoa(UnprivilegedID)
+	}
+	args := []string{"gatehouse-launch", uid, gid, strconv.Itoa(r.ABILimit), u(uint64(cfg.HandledAccessFS)), u(uint64(cfg.HandledAccessNet)),
 		u(uint64(cfg.Scoped)), netns, strconv.Itoa(len(rules))}
 	for _, rule := range rules {
 		ignore := "0"

@@ -2,6 +2,7 @@ package confine
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -75,10 +76,11 @@ func errString(err error) string {
 // reach it, it can be neither written, resized nor mapped writable, and
 // the seals cannot be removed.
 func TestNativeLauncherIsSealed(t *testing.T) {
-	path, err := nativeLauncher()
+	file, err := nativeLauncher()
 	if err != nil {
 		t.Skip("no native launcher here:", err)
 	}
+	path := fmt.Sprintf("/proc/self/fd/%d", file.Fd())
 	got, err := os.ReadFile(path)
 	if err != nil || !bytes.Equal(got, nativeELF) {
 		t.Fatalf("the memory file does not hold the embedded launcher: %v", err)

@@ -233,6 +233,15 @@ type Spec struct {
 	// to the caller's), so file permission bits bind it as they bind any
 	// user. It has no effect for other callers, who are ordinary already.
 	Unprivileged bool
+	// OwnUserNamespace says the program makes itself an ordinary user in
+	// a user namespace of its own before anything else (the native
+	// confinement launcher does, with confine.Request.UserNamespace).
+	// For a root caller Start then makes the PID and network namespaces
+	// directly, without a user namespace for the child: no full fork of
+	// this process and no map writes across processes, the largest cost
+	// of starting a tree here. The program must then do what Unprivileged
+	// would have done.
+	OwnUserNamespace bool
 	// PIDNamespace starts the tree as the init of a PID namespace of its
 	// own where the supervisor can make one (see PIDNamespaceUnavailable):
 	// when the root exits or is killed, the kernel ends every process in
@@ -271,7 +280,9 @@ func (s *Supervisor) Start(spec Spec) (*Tree, error) {
 		t.netns = true
 	}
 	if spec.Unprivileged && os.Geteuid() == 0 {
-		userNamespace(attr, 1000, 1000)
+		if !spec.OwnUserNamespace {
+			userNamespace(attr, 1000, 1000)
+		}
 	} else if ns != 0 && os.Geteuid() != 0 {
 		// An ordinary user makes the namespaces inside a user namespace
 		// where it keeps its own uid and gid.

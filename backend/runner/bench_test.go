@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -43,13 +44,17 @@ func checkedRun(b *testing.B, dir string, files []string, req Request) {
 
 // BenchmarkCheckedVsBare alternates one bare run and one checked run (with
 // Landlock confinement, network namespace and a PID namespace per attempt
-// where the machine offers them) per iteration, so machine drift hits both equally, and reports the mean of
-// each and their ratio (the goal is ≤ 1.15).
+// where the machine offers them) per iteration, so machine drift hits both
+// equally, and reports the mean of each and their ratio (the goal is
+// ≤ 1.15), and the same from the medians (ratio-med): on a shared, loaded
+// machine a few slow Node start-ups move the means more than the whole
+// difference being measured.
 func BenchmarkCheckedVsBare(b *testing.B) {
 	dir, ex := testBundle(b, "echo.mjs", nil)
 	req := request(b, ex, `{"n":1}`)
 	bare := bareRunner(b)
 	var tBare, tChecked time.Duration
+	var bares, checkeds []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
@@ -58,12 +63,24 @@ func BenchmarkCheckedVsBare(b *testing.B) {
 		cleanup()
 		t1b := time.Now()
 		checkedRun(b, dir, ex.Manifest.Files, req)
+		t2 := time.Now()
 		tBare += t1.Sub(t0)
-		tChecked += time.Since(t1b)
+		tChecked += t2.Sub(t1b)
+		bares, checkeds = append(bares, t1.Sub(t0)), append(checkeds, t2.Sub(t1b))
 	}
 	b.ReportMetric(float64(tBare.Microseconds())/float64(b.N)/1000, "bare-ms")
 	b.ReportMetric(float64(tChecked.Microseconds())/float64(b.N)/1000, "checked-ms")
 	b.ReportMetric(float64(tChecked)/float64(tBare), "ratio")
+	mb, mc := median(bares), median(checkeds)
+	b.ReportMetric(float64(mb.Microseconds())/1000, "bare-med-ms")
+	b.ReportMetric(float64(mc.Microseconds())/1000, "checked-med-ms")
+	b.ReportMetric(float64(mc)/float64(mb), "ratio-med")
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // BenchmarkBareNode is the baseline: `node script.mjs < input.json` with

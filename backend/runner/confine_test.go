@@ -248,7 +248,7 @@ func startLaunch(t *testing.T, req confine.Request) (*confine.Report, error) {
 	}
 	defer p.closeAll()
 	tree, err := testSup.Start(proctree.Spec{Path: prog, Args: args, Env: env, Dir: "/",
-		Files: []*os.File{p.stdinR, p.stdoutW, p.stderrW, p.progressW, p.reportW}, Unprivileged: true, PIDNamespace: true})
+		Files: req.Files(p.stdinR, p.stdoutW, p.stderrW, p.progressW, p.reportW), Unprivileged: true, PIDNamespace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,4 +347,30 @@ func TestWeakerConfinementThanRequiredIsRefused(t *testing.T) {
 	}
 	req.Authorize = nil
 	wantStatus(t, runnerWith(t, "", confinedOn).Run(context.Background(), req), StatusSucceeded, "")
+}
+
+// A script of a root Gatehouse is uid and gid 1000 in a user namespace of
+// its own, in PID and network namespaces of its own, under each ownership
+// mechanism and confinement setting (the native launcher makes the user
+// namespace itself; the supervisor does otherwise).
+func TestScriptIsAnOrdinaryUserInItsOwnNamespaces(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("as an ordinary user the script keeps the user's ids")
+	}
+	self := func(n string) string { l, _ := os.Readlink("/proc/self/ns/" + n); return l }
+	for _, own := range []string{"", proctree.MechanismCgroup, proctree.MechanismSubreaper} {
+		for _, conf := range []confine.Settings{confinedOn, confinedOff} {
+			got, _ := probe(t, runnerWith(t, own, conf), map[string]any{"action": "ids"})
+			f := strings.Fields(got)
+			if len(f) != 4 || f[0] != "1000:1000" || f[1] == self("user") || !strings.HasPrefix(f[1], "user:[") {
+				t.Fatalf("%s %s: the script is %q", own, conf.Filesystem, got)
+			}
+			if pidns := own == ""; (f[2] != self("pid")) != pidns || !strings.HasPrefix(f[2], "pid:[") {
+				t.Errorf("%s %s: PID namespace %s (own: %v)", own, conf.Filesystem, f[2], pidns)
+			}
+			if netns := conf.Network == confine.NetworkDeny && testSup.NetNamespaceUnavailable() == ""; (f[3] != self("net")) != netns {
+				t.Errorf("%s %s: network namespace %s (own: %v)", own, conf.Filesystem, f[3], netns)
+			}
+		}
+	}
 }

@@ -23,20 +23,24 @@ func BenchmarkLaunchPhases(b *testing.B) {
 		name     string
 		launcher bool
 		spec     proctree.Spec
+		ownUser  bool // the launcher makes the user namespace (as attempts do)
 	}{
-		{"direct", false, proctree.Spec{NoCgroup: true}},
-		{"cgroup", false, proctree.Spec{}},
-		{"cgroup+userns", false, proctree.Spec{Unprivileged: true}},
-		{"cgroup+userns+pidns", false, proctree.Spec{Unprivileged: true, PIDNamespace: true}},
-		{"cgroup+userns+pidns+netns", false, proctree.Spec{Unprivileged: true, PIDNamespace: true, NetNamespace: true}},
-		{"launcher/direct", true, proctree.Spec{NoCgroup: true}},
-		{"launcher/cgroup+userns", true, proctree.Spec{Unprivileged: true}},
-		{"launcher/cgroup+userns+pidns+netns", true, proctree.Spec{Unprivileged: true, PIDNamespace: true, NetNamespace: true}},
+		{"direct", false, proctree.Spec{NoCgroup: true}, false},
+		{"cgroup", false, proctree.Spec{}, false},
+		{"cgroup+userns", false, proctree.Spec{Unprivileged: true}, false},
+		{"cgroup+userns+pidns", false, proctree.Spec{Unprivileged: true, PIDNamespace: true}, false},
+		{"cgroup+userns+pidns+netns", false, proctree.Spec{Unprivileged: true, PIDNamespace: true, NetNamespace: true}, false},
+		{"launcher/direct", true, proctree.Spec{NoCgroup: true}, false},
+		{"launcher/cgroup+userns", true, proctree.Spec{Unprivileged: true}, false},
+		{"launcher/cgroup+userns+pidns+netns", true, proctree.Spec{Unprivileged: true, PIDNamespace: true, NetNamespace: true}, false},
+		{"launcher-userns/cgroup+pidns+netns", true, proctree.Spec{Unprivileged: true, PIDNamespace: true, NetNamespace: true}, true},
 	}
 	for _, c := range cases {
 		// The launcher checks the network namespace it is told of.
 		launch := confine.Request{Settings: confine.Default(), ABILimit: -1, NetNamespace: c.spec.NetNamespace && testSup.NetNamespaceUnavailable() == "",
-			ReadOnly: []string{runtimePrefix(testPin.Path)}, ReadWrite: []string{dir}, Path: target, Args: targs, Env: []string{"A=1"}}
+			ReadOnly: []string{runtimePrefix(testPin.Path)}, ReadWrite: []string{dir}, Path: target, Args: targs, Env: []string{"A=1"},
+			UserNamespace: c.ownUser && os.Geteuid() == 0}
+		c.spec.OwnUserNamespace = launch.MakesUserNamespace()
 		lp, largs, lenv, err := launch.Command()
 		if err != nil {
 			b.Fatal(err)
@@ -51,6 +55,7 @@ func BenchmarkLaunchPhases(b *testing.B) {
 				spec.Dir = "/"
 				spec.Files = []*os.File{p.stdinR, p.stdoutW, p.stderrW, p.progressW, p.reportW}
 				if c.launcher {
+					spec.Files = launch.Files(spec.Files...)
 					spec.Path, spec.Args, spec.Env = lp, largs, lenv
 				} else {
 					spec.Path, spec.Args, spec.Env = target, targs, []string{"A=1"}

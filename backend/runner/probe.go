@@ -25,7 +25,7 @@ func (r *Runner) Probe(ctx context.Context, pin Pin, settings confine.Settings) 
 	sup := r.cfg.Supervisor
 	netns := settings.Network == confine.NetworkDeny && sup.NetNamespaceUnavailable() == ""
 	launch := confine.Request{
-		Settings: settings, ABILimit: -1, NetNamespace: netns,
+		Settings: settings, ABILimit: -1, NetNamespace: netns, UserNamespace: os.Geteuid() == 0,
 		ReadOnly: []string{runtimePrefix(pin.Path)}, ReadWrite: []string{dir},
 		Path: pin.Path, Args: []string{pin.Path, "--version"}, Env: environment("probe", dir, dir),
 	}
@@ -42,8 +42,8 @@ func (r *Runner) Probe(ctx context.Context, pin Pin, settings confine.Settings) 
 	}
 	defer p.closeAll()
 	tree, err := sup.Start(proctree.Spec{Path: prog, Args: args, Env: env, Dir: dir,
-		Files:        []*os.File{p.stdinR, p.stdoutW, p.stderrW, p.progressW, p.reportW},
-		Unprivileged: true, PIDNamespace: r.cfg.Ownership == "", NetNamespace: netns, NoCgroup: r.cfg.Ownership == proctree.MechanismSubreaper})
+		Files:        launch.Files(p.stdinR, p.stdoutW, p.stderrW, p.progressW, p.reportW),
+		Unprivileged: true, OwnUserNamespace: launch.MakesUserNamespace(), PIDNamespace: r.cfg.Ownership == "", NetNamespace: netns, NoCgroup: r.cfg.Ownership == proctree.MechanismSubreaper})
 	if err != nil {
 		return nil, err
 	}

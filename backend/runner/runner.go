@@ -346,7 +346,7 @@ func (a *attempt) launch(ctx context.Context, staging *artifact.Staging, outSche
 	sup := a.r.cfg.Supervisor
 	netns := settings.Network == confine.NetworkDeny && sup.NetNamespaceUnavailable() == ""
 	launch := confine.Request{
-		Settings: settings, ABILimit: -1, NetNamespace: netns,
+		Settings: settings, ABILimit: -1, NetNamespace: netns, UserNamespace: os.Geteuid() == 0,
 		ReadOnly:  []string{staging.Dir(), runtimePrefix(req.Pin.Path)},
 		ReadWrite: []string{req.Workspace.Path, home, tmp},
 		Path:      req.Pin.Path, Args: []string{req.Pin.Path, entry}, Env: environment(req.RunID, home, tmp),
@@ -360,8 +360,8 @@ func (a *attempt) launch(ctx context.Context, staging *artifact.Staging, outSche
 	}
 	tree, err := sup.Start(proctree.Spec{
 		Path: launcher, Args: args, Env: env, Dir: req.Workspace.Path,
-		Files: []*os.File{pipes.stdinR, pipes.stdoutW, pipes.stderrW, pipes.progressW, pipes.reportW},
-		Name:  a.env.AttemptID, Unprivileged: true, Limits: proctree.Limits{Pids: MaxTasks, MemoryBytes: MaxMemoryBytes},
+		Files: launch.Files(pipes.stdinR, pipes.stdoutW, pipes.stderrW, pipes.progressW, pipes.reportW),
+		Name:  a.env.AttemptID, Unprivileged: true, OwnUserNamespace: launch.MakesUserNamespace(), Limits: proctree.Limits{Pids: MaxTasks, MemoryBytes: MaxMemoryBytes},
 		PIDNamespace: a.r.cfg.Ownership == "", NetNamespace: netns, NoCgroup: a.r.cfg.Ownership == proctree.MechanismSubreaper,
 	})
 	if err != nil {

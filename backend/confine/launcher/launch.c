@@ -14,8 +14,14 @@
  * against the kernel, enforces them on itself, reports the facts it saw
  * and executes the target. Usage (every number decimal):
  *
- *   gatehouse-launch ABI_LIMIT FS NET SCOPE NETNS NRULES \
- *       {ACCESS IGNORE_MISSING PATH}×NRULES TARGET ARGV...
+ *   gatehouse-launch USERNS_UID USERNS_GID ABI_LIMIT FS NET SCOPE NETNS \
+ *       NRULES {ACCESS IGNORE_MISSING PATH}×NRULES TARGET ARGV...
+ *
+ * USERNS_UID ≥ 0 makes this process, first of all, the only member of a new
+ * user namespace where it is USERNS_UID:USERNS_GID, mapped to its own
+ * effective ids (setgroups denied): root's attempts run as an ordinary
+ * user, without the parent paying for a clone into a user namespace (a
+ * full fork and three map writes across processes).
  *
  * The target's environment is this program's own environment, unchanged.
  * Descriptors 0-3 are the target's; descriptor 4 is the report pipe: one
@@ -33,6 +39,9 @@ typedef long s64;
 #define SYS_execve 59
 #define SYS_prctl 157
 #define SYS_exit_group 231
+#define SYS_geteuid 107
+#define SYS_getegid 108
+#define SYS_unshare 272
 #define SYS_openat 257
 #define SYS_close_range 436
 #define SYS_landlock_create_ruleset 444
@@ -41,6 +50,8 @@ typedef long s64;
 
 #define AT_FDCWD (-100)
 #define O_RDONLY 0
+#define O_WRONLY 1
+#define CLONE_NEWUSER 0x10000000
 #define O_PATH 010000000
 #define O_CLOEXEC 02000000
 #define ENOENT 2
@@ -244,6 +255,51 @@ static int only_loopback(void)
 	return ifaces == 1;
 }
 
+/* write_file writes s to path, or fails naming it. */
+static void write_file(const char *path, const char *s)
+{
+	u64 n = 0;
+	while (s[n])
+		n++;
+	s64 fd = sys6(SYS_openat, AT_FDCWD, (s64)path, O_WRONLY | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		fail(0, "open", path, -fd);
+	s64 r = sys3(SYS_write, fd, s, n);
+	sys3(SYS_close, fd, 0, 0);
+	if (r != (s64)n)
+		fail(0, "write", path, r < 0 ? -r : 0);
+}
+
+/* idmap formats "INSIDE OUTSIDE 1" into b. */
+static const char *idmap(char *b, s64 inside, s64 outside)
+{
+	u64 save = len;
+	len = 0;
+	putn(inside);
+	put(" ");
+	putn(outside);
+	put(" 1");
+	line[len] = 0;
+	for (u64 k = 0; k <= len; k++)
+		b[k] = line[k];
+	len = save;
+	return b;
+}
+
+/* user_namespace makes this process the only member of a new user
+ * namespace where it is uid:gid. */
+static void user_namespace(s64 uid, s64 gid)
+{
+	char m[64];
+	s64 euid = sys3(SYS_geteuid, 0, 0, 0), egid = sys3(SYS_getegid, 0, 0, 0);
+	s64 r = sys3(SYS_unshare, CLONE_NEWUSER, 0, 0);
+	if (r < 0)
+		fail(0, "unshare(CLONE_NEWUSER)", 0, -r);
+	write_file("/proc/self/setgroups", "deny");
+	write_file("/proc/self/uid_map", idmap(m, uid, euid));
+	write_file("/proc/self/gid_map", idmap(m, gid, egid));
+}
+
 __attribute__((noreturn, used)) void launch(s64 *sp)
 {
 	int argc = (int)sp[0];
@@ -251,6 +307,8 @@ __attribute__((noreturn, used)) void launch(s64 *sp)
 	char **envp = argv + argc + 1;
 	int i = 1;
 #define ARG() (i < argc ? argv[i++] : (fail(0, "malformed launch request:", "too few arguments", 0), (char *)0))
+	s64 uid = number(ARG());
+	s64 gid = number(ARG());
 	s64 limit = number(ARG());
 	struct ruleset_attr attr = {(u64)number(ARG()), (u64)number(ARG()), (u64)number(ARG())};
 	s64 netns = number(ARG());
@@ -267,6 +325,9 @@ __attribute__((noreturn, used)) void launch(s64 *sp)
 	char **targv = argv + i;
 	if (target[0] != '/' || i >= argc)
 		fail(0, "malformed launch request:", "the target needs an absolute path and an argv", 0);
+
+	if (uid >= 0)
+		user_namespace(uid, gid);
 
 	s64 abi = sys6(SYS_landlock_create_ruleset, 0, 0, LANDLOCK_CREATE_RULESET_VERSION, 0, 0, 0);
 	if (abi < 0)
