@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/backend/bundle"
 )
 
 func TestSucceedsWithMJSAndCJS(t *testing.T) {
@@ -284,4 +286,20 @@ func TestJournalAndHistory(t *testing.T) {
 		}
 	}
 	t.Fatal("refusal missing from history")
+}
+
+// Compiled schemas are reused only for identical schemas: a bundle whose
+// output schema the result does not meet fails between two that pass,
+// whatever order they run in.
+func TestSchemaReuseKeepsSchemasApart(t *testing.T) {
+	_, ok := testBundle(t, "echo.mjs", nil)
+	_, strict := testBundle(t, "echo.mjs", map[string]any{"outputSchema": json.RawMessage(`{"type":"object","properties":{"other":{"type":"string"}},"required":["other"],"additionalProperties":false}`)})
+	for i, c := range []struct {
+		ex   bundle.Execution
+		want Status
+	}{{ok, StatusSucceeded}, {strict, StatusFailed}, {ok, StatusSucceeded}, {strict, StatusFailed}} {
+		if got := testRunner.Run(context.Background(), request(t, c.ex, `{"n":1}`)); got.Envelope.Status != c.want {
+			t.Fatalf("run %d: %s, want %s: %+v", i, got.Envelope.Status, c.want, got.Envelope.Errors)
+		}
+	}
 }
