@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -113,5 +114,54 @@ func TestNativeLauncherIsSealed(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, nativeELF) {
 		t.Fatal("the launcher's bytes changed")
+	}
+}
+
+// An attacker's side of a double close elsewhere in the process: the
+// launcher's descriptor is closed and its number taken by an executable
+// regular file (here atomically, by dup3 over it), or just closed. The
+// next launch must not execute what the number now names: it loads the
+// launcher again and runs the target under it.
+func TestNativeLauncherDescriptorTakenOverIsNotExecuted(t *testing.T) {
+	if _, err := nativeLauncher(); err != nil {
+		t.Skip("no native launcher here:", err)
+	}
+	evil := filepath.Join(t.TempDir(), "evil")
+	if err := os.WriteFile(evil, []byte("#!/bin/sh\necho PWNED\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, how := range []string{"reused by an executable file", "closed"} {
+		t.Run(strings.ReplaceAll(how, " ", "_"), func(t *testing.T) {
+			f, err := nativeLauncher()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := int(f.Fd())
+			if how == "closed" {
+				unix.Close(n)
+			} else {
+				fd, err := unix.Open(evil, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := unix.Dup3(fd, n, unix.O_CLOEXEC); err != nil {
+					t.Fatal(err)
+				}
+				unix.Close(fd)
+				t.Cleanup(func() { unix.Close(n) })
+			}
+			req := Request{Settings: Default(), ABILimit: -1, ReadOnly: []string{"/"},
+				Path: "/bin/echo", Args: []string{"echo", "launched"}}
+			rep, out, err := launch(t, req)
+			if strings.Contains(out, "PWNED") {
+				t.Fatalf("the file at the launcher's old descriptor %d was executed as the launcher", n)
+			}
+			if err != nil || rep == nil || out != "launched\n" {
+				t.Fatalf("the launch after the descriptor was %s: %v, %q", how, err, out)
+			}
+			if g, err := nativeLauncher(); err != nil || int(g.Fd()) == n && how != "closed" {
+				t.Fatalf("the launcher was not loaded again: %v", err)
+			}
+		})
 	}
 }
