@@ -33,3 +33,25 @@ func TestCgroupRemoveTwiceClosesOnce(t *testing.T) {
 		t.Fatalf("the second removal closed descriptor %d, another file's: %v", n, err)
 	}
 }
+
+// Two releases of one tree at once (Terminate may be called more than
+// once) take its cgroup once: only one of them removes it and closes its
+// descriptor. Run with -race, which sees the two take it otherwise.
+func TestConcurrentReleaseTakesCgroupOnce(t *testing.T) {
+	for i := 0; i < 20; i++ {
+		c, err := newCgroup(t.TempDir(), "tree")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &Supervisor{}
+		tr := &Tree{sup: s, nsFD: -1, cg: c}
+		done := make(chan struct{})
+		go func() { tr.release(); close(done) }()
+		tr.release()
+		<-done
+		s.background.Wait()
+		if tr.cg != nil || c.fd != -1 {
+			t.Fatal("the cgroup was not released")
+		}
+	}
+}
