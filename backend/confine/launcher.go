@@ -88,6 +88,9 @@ func (r Request) Command() (path string, args, env []string, err error) {
 		return "", nil, nil, errors.New("confine: the target needs an absolute path and an argv")
 	}
 	if r.native() {
+		if _, err := nativeLauncher(); err != nil { // checked again by Files
+			return "", nil, nil, err
+		}
 		return nativePath, r.nativeArgs(), r.Env, nil
 	}
 	b, err := json.Marshal(r)

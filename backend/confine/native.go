@@ -11,19 +11,117 @@ import (
 )
 
 // The native launcher (launcher/launch.c, built by launcher/build.sh) is
-// loaded once per process into a sealed memory file and executed from
-// there, so no file on disk can be swapped under it. nativeLauncher is
-// write-once: a read-only descriptor of that file, or why it cannot be
-// used. A launch passes it to the child as LauncherFD and executes
+// loaded into a sealed memory file and executed from there, so no file on
+// disk can be swapped under it. A launch passes a read-only descriptor of
+// that file to the child as LauncherFD and executes
 // /proc/self/fd/LauncherFD: a number of this process's own would not do,
 // as the fork rearranges the child's descriptors above the highest one it
 // passes before that exec (and may put one there).
-var nativeLauncher = sync.OnceValues(loadNative)
+//
+// The descriptor is a number any code of this process can close by
+// mistake (a double close elsewhere), after which the number names
+// whatever is opened next. So every launch first checks that the number
+// still names the very memory file loaded (same device and inode, a
+// regular file with the seals); when it does not, the launcher is loaded
+// again, and when that fails the launch is refused. An unverified file is
+// never given to the child as the launcher.
+var nativeLoad = sync.OnceValues(newNativeLoader)
 
 // LauncherFD is the child's descriptor of the native launcher's file (see
 // Request.Files); the launcher closes it, like every descriptor above 3,
 // when it executes the target.
 const LauncherFD = ReportFD + 1
+
+// launcherSeals are the seals the memory file is loaded with.
+const launcherSeals = unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE
+
+// nativeLoader owns the loaded memory file: file, its identity, and the
+// descriptors found taken over by another file (lost), which are kept
+// referenced so their finalizers never close a number that is no longer
+// this loader's.
+type nativeLoader struct {
+	mu       sync.Mutex
+	file     *os.File
+	dev, ino uint64
+	lost     []*os.File
+}
+
+// newNativeLoader loads the launcher once; its error says the native
+// launcher cannot run here at all (launches use the Go launcher).
+func newNativeLoader() (*nativeLoader, error) {
+	l := &nativeLoader{}
+	if err := l.load(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// load makes a fresh sealed memory file of the launcher and records its
+// identity.
+func (l *nativeLoader) load() error {
+	f, err := loadNative()
+	if err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return fmt.Errorf("confine: stat the native launcher: %w", err)
+	}
+	l.file, l.dev, l.ino = f, st.Dev, st.Ino
+	return nil
+}
+
+// launcher returns the verified descriptor of the launcher's memory file,
+// loading it again when its number was taken over; it fails closed.
+func (l *nativeLoader) launcher() (*os.File, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	err := l.verify()
+	if err == nil {
+		return l.file, nil
+	}
+	// The number is another file's now: never close it, never use it.
+	l.lost = append(l.lost, l.file)
+	l.file = nil
+	if lerr := l.load(); lerr != nil {
+		return nil, fmt.Errorf("confine: the native launcher's descriptor was taken over (%v) and it cannot be loaded again: %w", err, lerr)
+	}
+	if err := l.verify(); err != nil {
+		return nil, fmt.Errorf("confine: the native launcher, loaded again, does not verify: %w", err)
+	}
+	return l.file, nil
+}
+
+// verify checks that l.file's number names the loaded memory file.
+func (l *nativeLoader) verify() error {
+	if l.file == nil {
+		return errors.New("no descriptor")
+	}
+	fd := int(l.file.Fd())
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("descriptor %d: %w", fd, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Dev != l.dev || st.Ino != l.ino {
+		return fmt.Errorf("descriptor %d names another file", fd)
+	}
+	seals, err := unix.FcntlInt(uintptr(fd), unix.F_GET_SEALS, 0)
+	if err != nil || seals&launcherSeals != launcherSeals {
+		return fmt.Errorf("descriptor %d is not the sealed launcher (seals %#x, %v)", fd, seals, err)
+	}
+	return nil
+}
+
+// nativeLauncher returns the verified descriptor of the native launcher,
+// or why it cannot be used.
+func nativeLauncher() (*os.File, error) {
+	l, err := nativeLoad()
+	if err != nil {
+		return nil, err
+	}
+	return l.launcher()
+}
 
 func loadNative() (*os.File, error) {
 	if len(nativeELF) == 0 {
@@ -44,7 +142,7 @@ func loadNative() (*os.File, error) {
 		}
 		b = b[n:]
 	}
-	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE); err != nil {
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, launcherSeals); err != nil {
 		return nil, fmt.Errorf("confine: seal the native launcher: %w", err)
 	}
 	// exec refuses a file open for writing (ETXTBSY): keep a read-only
@@ -66,29 +164,32 @@ var nativePath = fmt.Sprintf("/proc/self/fd/%d", LauncherFD)
 // Files returns the child's descriptors for a launch of r: the protocol
 // descriptors 0–3 and the report pipe's write end (ReportFD), given in
 // that order, then the native launcher as LauncherFD when Command starts
-// it.
+// it. The launcher's descriptor is verified first (see native); when it
+// cannot be, LauncherFD is left closed in the child, whose exec of
+// nativePath then fails: nothing unverified runs.
 func (r Request) Files(protocolAndReport ...*os.File) []*os.File {
 	files := append([]*os.File(nil), protocolAndReport...)
 	if r.native() {
-		f, _ := nativeLauncher()
+		f, _ := nativeLauncher() // nil on error: a closed descriptor
 		files = append(files, f)
 	}
 	return files
 }
 
-// native reports whether r starts through the native launcher.
+// native reports whether r starts through the native launcher (whether
+// it can run here at all; each launch still verifies it).
 func (r Request) native() bool {
 	if r.GoLauncher {
 		return false
 	}
-	_, err := nativeLauncher()
+	_, err := nativeLoad()
 	return err == nil
 }
 
 // NativeLauncher reports whether launches use the native launcher, and
 // why not when they do not.
 func NativeLauncher() (bool, error) {
-	_, err := nativeLauncher()
+	_, err := nativeLoad()
 	return err == nil, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -113,5 +114,117 @@ func TestNativeLauncherIsSealed(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, nativeELF) {
 		t.Fatal("the launcher's bytes changed")
+	}
+}
+
+// An attacker's side of a double close elsewhere in the process: the
+// launcher's descriptor is closed and its number taken by an executable
+// regular file (here atomically, by dup3 over it), or just closed. The
+// next launch must not execute what the number now names: it loads the
+// launcher again and runs the target under it.
+func TestNativeLauncherDescriptorTakenOverIsNotExecuted(t *testing.T) {
+	if _, err := nativeLauncher(); err != nil {
+		t.Skip("no native launcher here:", err)
+	}
+	evil := filepath.Join(t.TempDir(), "evil")
+	if err := os.WriteFile(evil, []byte("#!/bin/sh\necho PWNED\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, how := range []string{"reused by an executable file", "closed"} {
+		t.Run(strings.ReplaceAll(how, " ", "_"), func(t *testing.T) {
+			f, err := nativeLauncher()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := int(f.Fd())
+			if how == "closed" {
+				unix.Close(n)
+			} else {
+				fd, err := unix.Open(evil, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := unix.Dup3(fd, n, unix.O_CLOEXEC); err != nil {
+					t.Fatal(err)
+				}
+				unix.Close(fd)
+				t.Cleanup(func() { unix.Close(n) })
+			}
+			req := Request{Settings: Default(), ABILimit: -1, ReadOnly: []string{"/"},
+				Path: "/bin/echo", Args: []string{"echo", "launched"}}
+			rep, out, err := launch(t, req)
+			if strings.Contains(out, "PWNED") {
+				t.Fatalf("the file at the launcher's old descriptor %d was executed as the launcher", n)
+			}
+			if err != nil || rep == nil || out != "launched\n" {
+				t.Fatalf("the launch after the descriptor was %s: %v, %q", how, err, out)
+			}
+			if g, err := nativeLauncher(); err != nil || int(g.Fd()) == n && how != "closed" {
+				t.Fatalf("the launcher was not loaded again: %v", err)
+			}
+		})
+	}
+}
+
+// When the launcher's descriptor was taken over and the launcher cannot be
+// loaded again (here: no descriptor is left for a new memory file), the
+// launch is refused with a clear error and the child is given no launcher
+// descriptor at all, never the file that took the number.
+func TestNativeLauncherThatCannotBeReloadedIsRefused(t *testing.T) {
+	if os.Getenv("GATEHOUSE_TEST_NO_FDS") == "1" {
+		f, err := nativeLauncher()
+		if err != nil {
+			os.Stdout.WriteString("skip: " + err.Error() + "\n")
+			return
+		}
+		n := int(f.Fd())
+		evil, err := unix.Open("/bin/true", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil || unix.Dup3(evil, n, unix.O_CLOEXEC) != nil {
+			os.Stdout.WriteString("setup failed\n")
+			return
+		}
+		unix.Close(evil)
+		devnull, _ := os.Open(os.DevNull)
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: 128, Max: 128}); err != nil {
+			os.Stdout.WriteString("skip: " + err.Error() + "\n")
+			return
+		}
+		for {
+			if _, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+				break
+			}
+		}
+		req := Request{Settings: Default(), ABILimit: -1, ReadOnly: []string{"/"}, Path: "/bin/true", Args: []string{"true"}}
+		_, _, _, err = req.Command()
+		os.Stdout.WriteString("command: " + errString(err) + "\n")
+		files := req.Files(devnull, devnull)
+		if len(files) != 3 || files[2] != nil {
+			os.Stdout.WriteString("files: a launcher descriptor was given\n")
+			return
+		}
+		os.Stdout.WriteString("files: none\n")
+		return
+	}
+	if _, err := nativeLauncher(); err != nil {
+		t.Skip("no native launcher here:", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	cmd := exec.Command(self, "-test.run=^TestNativeLauncherThatCannotBeReloadedIsRefused$")
+	cmd.Env = append(os.Environ(), "GATEHOUSE_TEST_NO_FDS=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	got := string(out)
+	if strings.HasPrefix(got, "skip: ") {
+		t.Skip(got)
+	}
+	if !strings.Contains(got, "command: confine: the native launcher's descriptor was taken over (descriptor ") ||
+		!strings.Contains(got, "names another file) and it cannot be loaded again: confine: memfd_create: too many open files") ||
+		!strings.Contains(got, "files: none\n") {
+		t.Fatalf("a launcher that cannot be verified or loaded again must refuse the launch:\n%s", got)
 	}
 }

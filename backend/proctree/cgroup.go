@@ -179,11 +179,12 @@ func (c *cgroup) waitEmpty(deadline time.Time) bool {
 	}
 }
 
-// remove closes the fd and removes the (empty) cgroup directory and the
+// remove closes the fd (once, however often it is called) and removes the (empty) cgroup directory and the
 // empty cgroups a tree made below it, deepest first.
 func (c *cgroup) remove() error {
 	if c.fd >= 0 {
 		unix.Close(c.fd)
+		c.fd = -1 // once: the number may be another file's next
 	}
 	var dirs []string
 	filepath.WalkDir(c.path, func(p string, d os.DirEntry, err error) error {

@@ -372,12 +372,12 @@ func (t *Tree) release() {
 		unix.Close(t.nsFD)
 		t.nsFD, t.nsIno = -1, 0 // never compare against a reusable identity
 	}
+	cg := t.cg // taken under the lock: two releases never remove (and close) it twice
+	t.cg = nil
 	t.mu.Unlock()
-	if t.cg == nil {
+	if cg == nil {
 		return
 	}
-	cg := t.cg
-	t.cg = nil
 	t.sup.background.Add(1)
 	go func() {
 		defer t.sup.background.Done()
