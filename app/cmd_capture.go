@@ -140,8 +140,12 @@ func captureAndSave(ctx context.Context, env *Env, sup *proctree.Supervisor, sc 
 	sum := captureSummary(rec)
 	sum["origin"] = OriginCaptured
 	summary, _ := json.Marshal(sum)
-	entry, err := saveAndIndexEvidence(ctx, env, store.EvidenceEntry{EvidenceID: ev.EvidenceID, PredicateType: ev.PredicateType,
-		Operation: ev.Operation, Summary: summary}, out)
+	checked, err := checkForSave(out, ev.EvidenceID)
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	entry, err := saveAndIndexEvidence(ctx, env, store.EvidenceEntry{PredicateType: ev.PredicateType,
+		Operation: ev.Operation, Summary: summary}, checked)
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
@@ -284,24 +288,6 @@ func saveEvidence(dataDir, id string, data []byte) (string, error) {
 // folder.
 func evidenceFile(dataDir, id string) string {
 	return filepath.Join(dataDir, "evidence", id+".json")
-}
-
-// saveAndIndexEvidence saves data as the Evidence e.EvidenceID
-// (saveEvidence) and indexes it with e's id, predicate, operation and
-// summary; Path, Size and CreatedAt are set here. If indexing fails the
-// saved file is removed, so nothing is left half-saved. It returns the
-// entry as indexed.
-func saveAndIndexEvidence(ctx context.Context, env *Env, e store.EvidenceEntry, data []byte) (store.EvidenceEntry, error) {
-	path, err := saveEvidence(env.DataDir, e.EvidenceID, data)
-	if err != nil {
-		return store.EvidenceEntry{}, err
-	}
-	e.Path, e.Size, e.CreatedAt = path, int64(len(data)), time.Now()
-	if err := env.DB.IndexEvidence(ctx, e); err != nil {
-		os.Remove(path) // nothing half-saved
-		return store.EvidenceEntry{}, errorf("evidence_not_indexed", CategoryIO, "%v", err)
-	}
-	return e, nil
 }
 
 // progress reports a running capture on a terminal stderr.
