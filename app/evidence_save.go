@@ -39,6 +39,25 @@ func checkEvidence(data []byte) (checkedEvidence, []evidenceIssue) {
 // failing path, and nothing is saved.
 func checkForSave(data []byte, want string) (checkedEvidence, error) {
 	c, issues := checkEvidence(data)
+	return forSave(c, issues, want)
+}
+
+// checkParsedForSave is checkForSave for bytes evidence.SealParsed has
+// just written and parsed as evidence.Parse does: its parse stands for
+// the first half of the check, and the rest (the record) is run here.
+func checkParsedForSave(data []byte, parsed *evidence.Envelope, want string) (checkedEvidence, error) {
+	if parsed == nil {
+		return checkedEvidence{}, errorf("internal", CategoryInternal, "the sealed Evidence %s has no parse to verify", want)
+	}
+	res, issues := verifyParsed(parsed)
+	c := checkedEvidence{}
+	if len(issues) == 0 {
+		c = checkedEvidence{data: data, sum: sha256.Sum256(data), env: parsed, res: res}
+	}
+	return forSave(c, issues, want)
+}
+
+func forSave(c checkedEvidence, issues []evidenceIssue, want string) (checkedEvidence, error) {
 	if len(issues) == 0 && c.res.EvidenceID != want {
 		issues = []evidenceIssue{{Code: "evidence_id_mismatch", Path: "$.evidence_id",
 			Message: fmt.Sprintf("the sealed Evidence %s holds %s", want, c.res.EvidenceID)}}

@@ -134,3 +134,26 @@ func TestSaveRefusesBytesThatDoNotVerify(t *testing.T) {
 		t.Errorf("a refused save was indexed: %v", err)
 	}
 }
+
+// A capture's seal stands for the envelope half of the check at save;
+// the record half still runs: a record that breaks its own commitments
+// is refused even when its envelope parsed.
+func TestSaveOfSealedCaptureChecksItsRecord(t *testing.T) {
+	ts := startServer(t)
+	ev, out := facadeCapture(t, ts, "echo 'record <checked>'")
+	parsed, issues := evidence.Parse(out)
+	if len(issues) > 0 {
+		t.Fatal(issues)
+	}
+	if _, err := checkParsedForSave(out, parsed, ev.EvidenceID); err != nil {
+		t.Fatalf("a good capture: %v", err)
+	}
+	parsed.NormalizedResult = bytes.Replace(parsed.NormalizedResult, []byte("record <checked>"), []byte("record <CHECKED>"), 1)
+	_, err := checkParsedForSave(out, parsed, ev.EvidenceID)
+	if codeOf(err) != "evidence_integrity_mismatch" {
+		t.Fatalf("a record that breaks its commitments: %v", err)
+	}
+	if _, err := checkParsedForSave(out, nil, ev.EvidenceID); err == nil {
+		t.Error("no parse, yet checked")
+	}
+}
