@@ -133,15 +133,15 @@ func captureAndSave(ctx context.Context, env *Env, sup *proctree.Supervisor, sc 
 	if err != nil {
 		return nil, nil, nil, "", captureFailure(ctx, err)
 	}
-	ev, out, err := captureEvidence(rec)
+	ev, out, checked, err := captureEvidence(rec)
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
 	sum := captureSummary(rec)
 	sum["origin"] = OriginCaptured
 	summary, _ := json.Marshal(sum)
-	entry, err := saveAndIndexEvidence(ctx, env, store.EvidenceEntry{EvidenceID: ev.EvidenceID, PredicateType: ev.PredicateType,
-		Operation: ev.Operation, Summary: summary}, out)
+	entry, err := saveAndIndexEvidence(ctx, env, store.EvidenceEntry{PredicateType: ev.PredicateType,
+		Operation: ev.Operation, Summary: summary}, checked)
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
@@ -197,18 +197,21 @@ func captureFailure(ctx context.Context, err error) error {
 }
 
 // captureEvidence wraps rec in a sealed Evidence v2 envelope and returns it
-// with its JSON (compact, "<" and ">" not escaped, newline-terminated).
-func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, error) {
+// with its JSON (compact, "<" and ">" not escaped, newline-terminated),
+// verified in full for saving: the seal parses the bytes exactly as
+// evidence.Parse does (evidence_id recomputed from them) and the record
+// is checked as verifyEvidence checks it.
+func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, checkedEvidence, error) {
 	result, err := marshalPlain(rec, "")
 	if err != nil {
-		return nil, nil, errorf("internal", CategoryInternal, "encode the capture record: %v", err)
+		return nil, nil, checkedEvidence{}, errorf("internal", CategoryInternal, "encode the capture record: %v", err)
 	}
 	params, err := json.Marshal(map[string]string{
 		"full_scenario_sha256":       rec.Manifest.FullScenarioSHA256,
 		"comparison_contract_sha256": rec.Manifest.ComparisonContractSHA256,
 	})
 	if err != nil {
-		return nil, nil, errorf("internal", CategoryInternal, "%v", err)
+		return nil, nil, checkedEvidence{}, errorf("internal", CategoryInternal, "%v", err)
 	}
 	ev := &evidence.Envelope{
 		Provider:         evidence.Provider{ID: evidence.ProcessProviderID, Name: captureProviderName, Version: Version},
@@ -223,11 +226,15 @@ func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, error) {
 	// The file is the JSON the seal checked (compact, as an asciicast
 	// import saves it): indenting a 10 MB record again would cost as much
 	// as sealing it.
-	out, err := evidence.SealJSON(ev)
+	out, parsed, err := evidence.SealParsed(ev)
 	if err != nil {
-		return nil, nil, errorf("evidence", CategoryInternal, "the capture record cannot be sealed as Evidence: %v", err)
+		return nil, nil, checkedEvidence{}, errorf("evidence", CategoryInternal, "the capture record cannot be sealed as Evidence: %v", err)
 	}
-	return ev, out, nil
+	checked, err := checkParsedForSave(out, parsed, ev.EvidenceID)
+	if err != nil {
+		return nil, nil, checkedEvidence{}, err
+	}
+	return ev, out, checked, nil
 }
 
 // marshalPlain is JSON without HTML escaping (placeholders such as
@@ -284,24 +291,6 @@ func saveEvidence(dataDir, id string, data []byte) (string, error) {
 // folder.
 func evidenceFile(dataDir, id string) string {
 	return filepath.Join(dataDir, "evidence", id+".json")
-}
-
-// saveAndIndexEvidence saves data as the Evidence e.EvidenceID
-// (saveEvidence) and indexes it with e's id, predicate, operation and
-// summary; Path, Size and CreatedAt are set here. If indexing fails the
-// saved file is removed, so nothing is left half-saved. It returns the
-// entry as indexed.
-func saveAndIndexEvidence(ctx context.Context, env *Env, e store.EvidenceEntry, data []byte) (store.EvidenceEntry, error) {
-	path, err := saveEvidence(env.DataDir, e.EvidenceID, data)
-	if err != nil {
-		return store.EvidenceEntry{}, err
-	}
-	e.Path, e.Size, e.CreatedAt = path, int64(len(data)), time.Now()
-	if err := env.DB.IndexEvidence(ctx, e); err != nil {
-		os.Remove(path) // nothing half-saved
-		return store.EvidenceEntry{}, errorf("evidence_not_indexed", CategoryIO, "%v", err)
-	}
-	return e, nil
 }
 
 // progress reports a running capture on a terminal stderr.

@@ -126,9 +126,20 @@ func parseVerifiedEvidence(data []byte) (*evidence.Envelope, EvidenceVerifyResul
 		}
 		return nil, EvidenceVerifyResult{}, out
 	}
+	res, out := verifyParsed(env)
+	if len(out) > 0 {
+		return nil, EvidenceVerifyResult{}, out
+	}
+	return env, res, nil
+}
+
+// verifyParsed is the rest of verifyEvidence for an envelope that passed
+// evidence.Parse: for a process capture, every commitment and invariant
+// of its record (capture.VerifyRecord).
+func verifyParsed(env *evidence.Envelope) (EvidenceVerifyResult, []evidenceIssue) {
 	res := EvidenceVerifyResult{Valid: true, EvidenceID: env.EvidenceID, PredicateType: env.PredicateType}
 	if env.PredicateType != evidence.PredicateProcessCapture {
-		return env, res, nil
+		return res, nil
 	}
 	res.RecordVerified = true
 	var out []evidenceIssue
@@ -136,9 +147,9 @@ func parseVerifiedEvidence(data []byte) (*evidence.Envelope, EvidenceVerifyResul
 		out = append(out, evidenceIssue{Code: is.Code, Path: "$.normalized_result" + strings.TrimPrefix(is.Path, "$"), Message: is.Message})
 	}
 	if len(out) > 0 {
-		return nil, EvidenceVerifyResult{}, out
+		return EvidenceVerifyResult{}, out
 	}
-	return env, res, nil
+	return res, nil
 }
 
 // runEvidenceList prints the index of Evidence saved in the data directory.

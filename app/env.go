@@ -47,6 +47,7 @@ type Env struct {
 	runtimeOnce sync.Once
 	inspected   bundle.InspectCache  // content-keyed inspection results (cmd_skill.go)
 	documents   skills.DocumentCache // content-keyed SKILL.md parses (cmd_skill.go)
+	verifier    verifierDigest       // this executable's SHA-256 (Evidence verification marks)
 	runtimeErr  error
 }
 

@@ -112,7 +112,7 @@ func (f *Facade) verifySaved(ctx context.Context, id string, data []byte) (Evide
 	if r, ok := f.verified.get(sum); ok && r.EvidenceID == id {
 		return r, nil
 	}
-	verifier := f.verifier.id()
+	verifier := f.env.verifier.id()
 	if m, ok := f.readMark(ctx, id); ok && verifier != "" && m.Verifier == verifier && m.SHA256 == hex.EncodeToString(sum[:]) && m.Result.EvidenceID == id {
 		f.verified.put(sum, m.Result)
 		return m.Result, nil
@@ -129,20 +129,27 @@ func (f *Facade) verifySaved(ctx context.Context, id string, data []byte) (Evide
 }
 
 // markVerified records that the bytes with digest sum passed full
-// verification with result r (saved under r.EvidenceID). A mark that
-// cannot be written only costs a full verification on a later read.
+// verification with result r (saved under r.EvidenceID).
 func (f *Facade) markVerified(ctx context.Context, sum [sha256.Size]byte, r EvidenceVerifyResult) {
-	verifier := f.verifier.id()
+	f.env.markVerified(ctx, sum, r)
+}
+
+// markVerified records that the bytes with digest sum passed full
+// verification with result r (saved under r.EvidenceID), checked by this
+// executable. A mark that cannot be written only costs a full
+// verification on a later read.
+func (e *Env) markVerified(ctx context.Context, sum [sha256.Size]byte, r EvidenceVerifyResult) {
+	verifier := e.verifier.id()
 	if verifier == "" {
 		return
 	}
 	r.Attestation = nil
 	b, err := json.Marshal(verifiedMark{SHA256: hex.EncodeToString(sum[:]), Verifier: verifier, Result: r})
 	if err == nil {
-		err = f.env.DB.Put(ctx, verifiedMarkNamespace, r.EvidenceID, b)
+		err = e.DB.Put(ctx, verifiedMarkNamespace, r.EvidenceID, b)
 	}
 	if err != nil {
-		fmt.Fprintf(f.env.Stderr, "gatehouse: warning: the verification of %s is not remembered: %v\n", r.EvidenceID, err)
+		fmt.Fprintf(e.Stderr, "gatehouse: warning: the verification of %s is not remembered: %v\n", r.EvidenceID, err)
 	}
 }
 
@@ -233,7 +240,7 @@ func (f *Facade) preverify(ids []string) {
 			p.running = false
 			p.mu.Unlock()
 		}()
-		verifier := f.verifier.id()
+		verifier := f.env.verifier.id()
 		if verifier == "" {
 			return
 		}

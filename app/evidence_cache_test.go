@@ -31,7 +31,7 @@ func TestGetEvidenceVerificationMarks(t *testing.T) {
 		t.Fatalf("first read: %d %+v", status, e)
 	}
 	m, ok := f.readMark(f.ctx, id)
-	if !ok || m.SHA256 != hex.EncodeToString(sum[:]) || m.Verifier == "" || m.Verifier != f.verifier.id() || !m.Result.RecordVerified {
+	if !ok || m.SHA256 != hex.EncodeToString(sum[:]) || m.Verifier == "" || m.Verifier != f.env.verifier.id() || !m.Result.RecordVerified {
 		t.Fatalf("mark after a full verification: %+v %v", m, ok)
 	}
 
@@ -132,16 +132,20 @@ func TestGetEvidenceResponseCarriesTheFileBytes(t *testing.T) {
 }
 
 // Listing the library verifies, in the background, the newest files this
-// executable has not verified yet (a capture saved without a check, as the
-// CLI and agents save them), so opening one is a hash; a file that fails
+// executable has not marked verified yet (saved by an older build, or
+// whose mark could not be written), so opening one is a hash; a file that fails
 // is left unmarked and still refused when opened.
 func TestListEvidencePreverifiesUnmarkedFiles(t *testing.T) {
 	ts := startServer(t)
 	f := ts.facade
 	good, _ := facadeCapture(t, ts, "echo preverify good")
 	bad, badOut := facadeCapture(t, ts, "echo preverify bad")
-	if _, ok := f.readMark(f.ctx, good.EvidenceID); ok {
-		t.Fatal("a saved capture is marked before any verification")
+	// Files saved unmarked (by an older build, or a mark that could not be
+	// written): their marks are removed.
+	for _, id := range []string{good.EvidenceID, bad.EvidenceID} {
+		if err := f.forgetMark(f.ctx, id); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tampered := bytes.Replace(badOut, []byte("preverify bad"), []byte("preverify BAD"), 1)
 	if err := os.WriteFile(filepath.Join(f.env.DataDir, "evidence", bad.EvidenceID+".json"), tampered, 0o600); err != nil {
@@ -158,7 +162,7 @@ func TestListEvidencePreverifiesUnmarkedFiles(t *testing.T) {
 	}
 	<-done
 	f.pre.stop() // the sweep has ended
-	if m, ok := f.readMark(f.ctx, good.EvidenceID); !ok || m.Verifier != f.verifier.id() {
+	if m, ok := f.readMark(f.ctx, good.EvidenceID); !ok || m.Verifier != f.env.verifier.id() {
 		t.Errorf("the good file is not marked after the sweep: %+v %v", m, ok)
 	}
 	if _, ok := f.readMark(f.ctx, bad.EvidenceID); ok {

@@ -44,7 +44,6 @@ type Facade struct {
 	grantViews map[string]*GrantView    // capture grant details, by grant id
 	active     map[string]*activeRun    // runs started from the UI, by run id
 	verified   verifiedCache            // Evidence files that passed verification, by digest
-	verifier   verifierDigest           // this executable's SHA-256 (verification marks)
 	captures   uiCaptures               // captures started from the UI (StartCapture)
 	pre        preverifier              // background verification of unmarked library files
 	digests    fileDigests              // SHA-256 of saved Evidence files, while unchanged (library signatures)
@@ -81,7 +80,7 @@ func newFacade(env *Env, shell string, window consentWindow) (*Facade, error) {
 		ScopeConfinement: scopeConfinement(env, f.runner), OnApproved: approvalRecorder(env)}
 	f.forwardEvents()
 	f.stop = append(f.stop, f.captures.stop, f.pre.stop)
-	go f.verifier.id() // hashed ahead of the first Evidence read
+	go env.verifier.id() // hashed ahead of the first Evidence read
 	return f, nil
 }
 

@@ -419,8 +419,12 @@ func (f *Facade) ImportAsciicast(a ImportAsciicastArgs) (ImportAsciicastResult, 
 	summary, _ := json.Marshal(map[string]any{"origin": OriginImported, "file_name": a.Name, "label": asciicast.OriginLabel,
 		"format": fmt.Sprintf("asciicast v%d", rec.Origin.Version), "frames": len(rec.Frames), "duration_ms": duration,
 		"terminal_only": true, "title": rec.Origin.Title})
-	if _, err := saveAndIndexEvidence(f.ctx, f.env, store.EvidenceEntry{EvidenceID: env.EvidenceID, PredicateType: env.PredicateType,
-		Operation: env.Operation, Summary: summary}, out); err != nil {
+	checked, err := checkForSave(out, env.EvidenceID)
+	if err != nil {
+		return ImportAsciicastResult{}, err
+	}
+	if _, err := saveAndIndexEvidence(f.ctx, f.env, store.EvidenceEntry{PredicateType: env.PredicateType,
+		Operation: env.Operation, Summary: summary}, checked); err != nil {
 		return ImportAsciicastResult{}, err
 	}
 	return res, nil
@@ -515,8 +519,12 @@ func (f *Facade) cmpSave(env *evidence.Envelope, res compare.Result) error {
 	}
 	summary, _ := json.Marshal(map[string]any{"origin": OriginCaptured, "status": res.Status, "left": env.EvidenceLinks[0],
 		"right": env.EvidenceLinks[1], "first_divergence": res.FirstDivergence.Dimension, "trace": res.Trace != nil})
-	_, err = saveAndIndexEvidence(f.ctx, f.env, store.EvidenceEntry{EvidenceID: env.EvidenceID, PredicateType: env.PredicateType,
-		Operation: env.Operation, Summary: summary}, out)
+	checked, err := checkForSave(out, env.EvidenceID)
+	if err != nil {
+		return err
+	}
+	_, err = saveAndIndexEvidence(f.ctx, f.env, store.EvidenceEntry{PredicateType: env.PredicateType,
+		Operation: env.Operation, Summary: summary}, checked)
 	return err
 }
 

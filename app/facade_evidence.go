@@ -1,7 +1,6 @@
 package app
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -239,7 +238,8 @@ func (f *Facade) ImportEvidence(a ImportEvidenceArgs) (ImportEvidenceResult, err
 			Details: []evidenceIssue{{Code: evidence.CodeTooLarge, Path: "$", Message: fmt.Sprintf("the file is %d bytes; the limit is %d bytes", len(a.Data), MaxImportBytes)}},
 			Message: fmt.Sprintf("%s is %d bytes; Evidence files over %d bytes (64 MiB) are refused before parsing", displayName(name), len(a.Data), MaxImportBytes)}
 	}
-	env, res, issues := parseVerifiedEvidence(a.Data)
+	checked, issues := checkEvidence(a.Data)
+	env, res := checked.env, checked.res
 	if len(issues) > 0 {
 		return ImportEvidenceResult{}, &CLIError{Code: "invalid_evidence", Category: CategoryInvalid, Details: issues,
 			Message: fmt.Sprintf("%s was rejected: %d failing path(s); nothing was imported", displayName(name), len(issues))}
@@ -264,12 +264,11 @@ func (f *Facade) ImportEvidence(a ImportEvidenceArgs) (ImportEvidenceResult, err
 	if err != nil {
 		return ImportEvidenceResult{}, err
 	}
-	entry, err := saveAndIndexEvidence(f.ctx, f.env, store.EvidenceEntry{EvidenceID: res.EvidenceID,
-		PredicateType: res.PredicateType, Operation: env.Operation, Summary: summary}, a.Data)
+	entry, err := saveAndIndexEvidence(f.ctx, f.env, store.EvidenceEntry{
+		PredicateType: res.PredicateType, Operation: env.Operation, Summary: summary}, checked)
 	if err != nil {
 		return ImportEvidenceResult{}, err
 	}
-	f.markVerified(f.ctx, sha256.Sum256(a.Data), res) // verified in full above
 	if err := f.keepAttestation(res.EvidenceID, a.Attestation); err != nil {
 		return ImportEvidenceResult{}, err
 	}

@@ -272,8 +272,25 @@ func Seal(e *Envelope) error {
 // spares a caller that saves the envelope a second encoding of a large
 // result.
 func SealJSON(e *Envelope) ([]byte, error) {
+	b, _, err := seal(e, false)
+	return b, err
+}
+
+// SealParsed is SealJSON that checks the bytes it returns exactly as
+// Parse does, the evidence_id recomputed from them included, and also
+// returns the envelope Parse gives for them. A caller that must verify
+// what it saves can take (bytes, parsed) as Parse's result without
+// parsing the bytes a second time.
+func SealParsed(e *Envelope) ([]byte, *Envelope, error) {
+	return seal(e, true)
+}
+
+// seal is SealJSON; with checkID the check of the written bytes is
+// Parse's in full (the evidence_id recomputed from the bytes), and the
+// parsed envelope is returned.
+func seal(e *Envelope, checkID bool) ([]byte, *Envelope, error) {
 	if e == nil {
-		return nil, errors.New("evidence: seal: nil envelope")
+		return nil, nil, errors.New("evidence: seal: nil envelope")
 	}
 	if e.SchemaVersion == 0 {
 		e.SchemaVersion = SchemaVersion
@@ -286,22 +303,24 @@ func SealJSON(e *Envelope) ([]byte, error) {
 	e.EvidenceID = ""
 	id, err := ComputeID(e)
 	if err != nil {
-		return nil, fmt.Errorf("evidence: seal: %w", err)
+		return nil, nil, fmt.Errorf("evidence: seal: %w", err)
 	}
 	e.EvidenceID = id
 	b, err := encodeEnvelope(e) // seal_encode.go
 	if err != nil {
 		e.EvidenceID = ""
-		return nil, fmt.Errorf("evidence: seal: encode envelope: %w", err)
+		return nil, nil, fmt.Errorf("evidence: seal: encode envelope: %w", err)
 	}
 	// The evidence_id was just computed from e, whose JSON these bytes are
-	// (ComputeID reads e through the same encoding), so the check skips
-	// recomputing it; everything else is checked as Parse checks it.
-	if _, issues := parse(b, false); len(issues) > 0 {
+	// (ComputeID reads e through the same encoding), so without checkID
+	// the check skips recomputing it; everything else is checked as Parse
+	// checks it.
+	parsed, issues := parse(b, checkID)
+	if len(issues) > 0 {
 		e.EvidenceID = ""
-		return nil, fmt.Errorf("evidence: seal: invalid envelope: %w", IssueList(issues))
+		return nil, nil, fmt.Errorf("evidence: seal: invalid envelope: %w", IssueList(issues))
 	}
-	return b, nil
+	return b, parsed, nil
 }
 
 func rawOrNull(r json.RawMessage) json.RawMessage {

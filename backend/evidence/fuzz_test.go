@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -58,6 +59,15 @@ func FuzzParse(f *testing.F) {
 		resealed := *again
 		if err := Seal(&resealed); err != nil || resealed.EvidenceID != e.EvidenceID {
 			t.Fatalf("re-sealing changed the id to %s: %v", resealed.EvidenceID, err)
+		}
+		// SealParsed's parse is Parse's for the bytes it sealed.
+		sealedBy := *again
+		sb, sp, err := SealParsed(&sealedBy)
+		if err != nil || sealedBy.EvidenceID != e.EvidenceID {
+			t.Fatalf("SealParsed changed the id to %s: %v", sealedBy.EvidenceID, err)
+		}
+		if pp, issues := Parse(sb); issues != nil || !reflect.DeepEqual(pp, sp) {
+			t.Fatalf("SealParsed's parse differs from Parse's: %v", issues)
 		}
 	})
 }
