@@ -9,7 +9,8 @@ import { answerVerify, type VerifyReply, type VerifyRequest } from './verify';
  * ends the worker (done then never resolves). */
 export interface Verification {
   done: Promise<VerifyReply>;
-  /** Where it runs: "worker", or "page" when workers are unavailable. */
+  /** Where it starts: "worker", or "page" when workers are unavailable
+   * (a worker that fails hands the check to the page). */
   where: 'worker' | 'page';
   cancel(): void;
 }
@@ -28,9 +29,13 @@ export function verifyInBackground(req: VerifyRequest): Verification {
       w.terminate();
       resolve(e.data);
     };
+    // A worker that cannot start or dies (a webview that refuses module
+    // workers from its asset scheme, say) hands the same check to the
+    // page: slower, never skipped.
     w.onerror = (e: ErrorEvent) => {
+      e.preventDefault();
       w.terminate();
-      resolve({ error: `the verification worker failed: ${e.message || 'no message'}` });
+      resolve(answerVerify(req));
     };
   });
   w.postMessage(req);
