@@ -108,7 +108,12 @@ func (v *verifierDigest) id() string {
 // in-memory cache, then the id's verification mark, then in full. A full
 // verification that passes with evidence_id == id marks the file.
 func (f *Facade) verifySaved(ctx context.Context, id string, data []byte) (EvidenceVerifyResult, []evidenceIssue) {
-	sum := sha256.Sum256(data)
+	return f.verifySavedSum(ctx, id, data, sha256.Sum256(data))
+}
+
+// verifySavedSum is verifySaved for a caller that already has the
+// SHA-256 of data.
+func (f *Facade) verifySavedSum(ctx context.Context, id string, data []byte, sum [sha256.Size]byte) (EvidenceVerifyResult, []evidenceIssue) {
 	if r, ok := f.verified.get(sum); ok && r.EvidenceID == id {
 		return r, nil
 	}

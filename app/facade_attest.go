@@ -62,6 +62,14 @@ func (f *Facade) signatures() *signatures {
 }
 
 func (s *signatures) of(f *Facade, id string) EvidenceSignature {
+	return s.ofDigest(f, id, "")
+}
+
+// ofDigest is of for bytes already in hand: sum is the SHA-256 (hex) of
+// exactly the bytes the caller hands on, so the signature state is about
+// those bytes and not about whatever the file holds by the time it would
+// be read again. An empty sum reads the file's digest.
+func (s *signatures) ofDigest(f *Facade, id, sum string) EvidenceSignature {
 	att, err := readBounded(attestationPath(s.dataDir, id), attest.MaxAttestationBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return EvidenceSignature{Status: Unsigned}
@@ -72,9 +80,10 @@ func (s *signatures) of(f *Facade, id string) EvidenceSignature {
 	if s.err != nil {
 		return EvidenceSignature{Status: SignatureInvalid, Message: "the signing keys cannot be read: " + s.err.Error()}
 	}
-	sum, err := f.digests.of(evidenceFile(s.dataDir, id))
-	if err != nil {
-		return EvidenceSignature{Status: SignatureInvalid, Message: err.Error()}
+	if sum == "" {
+		if sum, err = f.digests.of(evidenceFile(s.dataDir, id)); err != nil {
+			return EvidenceSignature{Status: SignatureInvalid, Message: err.Error()}
+		}
 	}
 	res, untrusted, issues := attest.VerifyDigest(f.ctx, att, sum, id, s.trust)
 	switch {

@@ -2,6 +2,8 @@ package app
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -182,5 +184,30 @@ func TestAttestComparison(t *testing.T) {
 	}
 	if s := signatureIn(t, ts, v.EvidenceID); s.Status != SignedByInstallation {
 		t.Fatalf("%+v", s)
+	}
+}
+
+// The signature state GetEvidence reports is about the bytes it returns:
+// checked against their digest, not against the file read a second time
+// (another program could replace it in between). A digest of other bytes
+// is invalid even while the file on disk is the signed one.
+func TestSignatureIsAboutTheBytesReturned(t *testing.T) {
+	ts := startServer(t)
+	ev, out := facadeCapture(t, ts, "echo signed bytes")
+	if _, status, e := apiCall[AttestEvidenceResult](t, ts, "AttestEvidence", AttestEvidenceArgs{ID: ev.EvidenceID}); status != 200 {
+		t.Fatalf("attest: %d %+v", status, e)
+	}
+	sumOf := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+	sigs := ts.facade.signatures()
+	if s := sigs.ofDigest(ts.facade, ev.EvidenceID, sumOf(out)); s.Status != SignedByInstallation {
+		t.Fatalf("the signed bytes: %+v", s)
+	}
+	other := append(append([]byte(nil), out...), '\n')
+	if s := sigs.ofDigest(ts.facade, ev.EvidenceID, sumOf(other)); s.Status != SignatureInvalid {
+		t.Fatalf("other bytes while the file is the signed one: %+v", s)
+	}
+	got, status, e := apiCall[GetEvidenceResult](t, ts, "GetEvidence", GetEvidenceArgs{ID: ev.EvidenceID})
+	if status != 200 || got.Item.Signature.Status != SignedByInstallation {
+		t.Fatalf("GetEvidence: %d %+v %+v", status, got.Item.Signature, e)
 	}
 }
