@@ -1,12 +1,8 @@
 package capture
 
 import (
-	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -69,26 +65,7 @@ func TestCapturedFramesMatchXterm(t *testing.T) {
 // its views are returned; the others' views are returned by id.
 func xtermViews(t *testing.T, node string, items []xtermItem) ([]view, map[string]view) {
 	t.Helper()
-	in, err := json.Marshal(items)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(node, filepath.Join(frontendDir(), "conformance", "render.mjs"))
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("render.mjs: %v\n%.2000s", err, stderr.String())
-	}
-	var got []struct {
-		ID    string `json:"id"`
-		Views []view `json:"views"`
-		view
-	}
-	if err := json.Unmarshal(out, &got); err != nil || len(got) != len(items) {
-		t.Fatalf("render.mjs output: %v (%d items for %d)", err, len(got), len(items))
-	}
+	got := runRenderMJS(t, node, items)
 	if got[0].Error != "" {
 		t.Fatalf("xterm.js threw on the capture's output: %s", got[0].Error)
 	}

@@ -251,9 +251,17 @@ func requireNode(t testing.TB) string {
 	return node
 }
 
-// xtermRender runs frontend/conformance/render.mjs on items with the real
-// Node and @xterm/headless and returns the views by id.
-func xtermRender(t testing.TB, node string, items []xtermItem) map[string]view {
+// renderAnswer is one item's answer from render.mjs: its view, and the
+// views after the parts it named in ViewsAfter.
+type renderAnswer struct {
+	ID    string `json:"id"`
+	Views []view `json:"views"`
+	view
+}
+
+// runRenderMJS runs frontend/conformance/render.mjs on items with the
+// real Node and @xterm/headless and returns one answer per item, in order.
+func runRenderMJS(t testing.TB, node string, items []xtermItem) []renderAnswer {
 	t.Helper()
 	in, err := json.Marshal(items)
 	if err != nil {
@@ -271,18 +279,21 @@ func xtermRender(t testing.TB, node string, items []xtermItem) map[string]view {
 		}
 		t.Fatalf("render.mjs: %v\n%s", err, msg)
 	}
-	var got []struct {
-		ID string `json:"id"`
-		view
-	}
+	var got []renderAnswer
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("render.mjs output: %v", err)
 	}
 	if len(got) != len(items) {
 		t.Fatalf("render.mjs answered %d items for %d", len(got), len(items))
 	}
-	views := make(map[string]view, len(got))
-	for _, g := range got {
+	return got
+}
+
+// xtermRender is runRenderMJS's views by id.
+func xtermRender(t testing.TB, node string, items []xtermItem) map[string]view {
+	t.Helper()
+	views := map[string]view{}
+	for _, g := range runRenderMJS(t, node, items) {
 		views[g.ID] = g.view
 	}
 	return views
