@@ -3,12 +3,11 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"github.com/gatehouse/gatehouse/internal/benchproc"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -98,37 +97,18 @@ func BenchmarkCaptureProcessVsScript(b *testing.B) {
 // runChildMeasured runs path with args (and env added to this process's
 // environment when set), its output discarded, and returns its wall time,
 // its CPU time with its waited-for descendants and its peak resident set
-// in KiB, from GNU time(1) when installed (see runMeasured in
-// backend/capture's benchmark for why).
+// in KiB (benchproc.Run).
 func runChildMeasured(b *testing.B, env, path string, args ...string) (time.Duration, time.Duration, int64) {
 	b.Helper()
-	var rssFile string
-	if gnuTime, err := exec.LookPath("time"); err == nil {
-		rssFile = filepath.Join(b.TempDir(), "maxrss")
-		args = append([]string{"-f", "%M", "-o", rssFile, path}, args...)
-		path = gnuTime
-	}
-	cmd := exec.Command(path, args...)
-	cmd.Env = os.Environ()
+	var extra []string
 	if env != "" {
-		cmd.Env = append(cmd.Env, env)
+		extra = []string{env}
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		b.Fatalf("%s %q: %v\n%s", path, args, err, stderr.String())
+	r, err := benchproc.Run(b.TempDir(), nil, extra, path, args...)
+	if err != nil {
+		b.Fatal(err)
 	}
-	d := time.Since(start)
-	ps := cmd.ProcessState
-	rss := ps.SysUsage().(*syscall.Rusage).Maxrss
-	if rssFile != "" {
-		text, err := os.ReadFile(rssFile)
-		if rss, err = strconv.ParseInt(strings.TrimSpace(string(text)), 10, 64); err != nil {
-			b.Fatalf("time(1) wrote %q: %v", text, err)
-		}
-	}
-	return d, ps.UserTime() + ps.SystemTime(), rss
+	return r.Wall, r.CPU, r.MaxRSSKiB
 }
 
 // TestCaptureProcessBenchChild is the gatehouse side of

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gatehouse/gatehouse/internal/benchproc"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -110,37 +110,15 @@ func BenchmarkCaptureVsScript(b *testing.B) {
 
 // runMeasured runs path with args, stdout to out (nil = /dev/null), and
 // returns its wall time, its CPU time (user and system, with its waited-for
-// descendants) and its peak resident set in KiB. The peak comes from GNU
-// time(1) when it is installed: the rusage of a child started by os/exec
-// counts the memory of this (much larger) process, whose address space the
-// child shares until it executes (vfork), so only a small C parent gives
-// the child's own peak.
+// descendants) and its peak resident set in KiB (benchproc.Run says how
+// the peak is read).
 func runMeasured(b *testing.B, out io.Writer, path string, args ...string) (time.Duration, time.Duration, int64) {
 	b.Helper()
-	var rssFile string
-	if gnuTime, err := exec.LookPath("time"); err == nil {
-		rssFile = filepath.Join(b.TempDir(), "maxrss")
-		args = append([]string{"-f", "%M", "-o", rssFile, path}, args...)
-		path = gnuTime
+	r, err := benchproc.Run(b.TempDir(), out, []string{benchChildEnv + "=" + b.TempDir()}, path, args...)
+	if err != nil {
+		b.Fatal(err)
 	}
-	cmd := exec.Command(path, args...)
-	cmd.Env = append(os.Environ(), benchChildEnv+"="+b.TempDir())
-	var stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = out, &stderr
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		b.Fatalf("%s %q: %v\n%s", path, args, err, stderr.String())
-	}
-	d := time.Since(start)
-	ps := cmd.ProcessState
-	rss := ps.SysUsage().(*syscall.Rusage).Maxrss
-	if rssFile != "" {
-		text, err := os.ReadFile(rssFile)
-		if rss, err = strconv.ParseInt(strings.TrimSpace(string(text)), 10, 64); err != nil {
-			b.Fatalf("time(1) wrote %q: %v", text, err)
-		}
-	}
-	return d, ps.UserTime() + ps.SystemTime(), rss
+	return r.Wall, r.CPU, r.MaxRSSKiB
 }
 
 // benchChildReport is what TestCaptureBenchChild prints after "BENCH ".
