@@ -182,19 +182,19 @@ func exactlyEqual(a, b *capture.Record, pick func(r *capture.Record) any) bool {
 	return string(x) == string(y)
 }
 
-// TestBehaviorOfRealCapturesUnderLoad captures each program twice under
-// CPU load and compares: behavior says unchanged, exact keeps its index
-// by index verdicts; then the program with one line changed: behavior
-// says exactly the dimension that changed is changed and the first
-// divergence shows the line. GATEHOUSE_SOAK=1 repeats it 20 times.
-func TestBehaviorOfRealCapturesUnderLoad(t *testing.T) {
+// underLoad is the setup of the real-capture tests under CPU load: it
+// skips where captures cannot run, starts a supervisor and two busy loops
+// (both ended when the test ends) and says how many repetitions to run
+// (2, or 20 with GATEHOUSE_SOAK=1).
+func underLoad(t *testing.T) (sup *proctree.Supervisor, reps int) {
+	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("process capture runs on Linux")
 	}
 	if testing.Short() {
 		t.Skip("real captures")
 	}
-	reps := 2
+	reps = 2
 	if os.Getenv("GATEHOUSE_SOAK") != "" {
 		reps = 20
 	}
@@ -202,9 +202,18 @@ func TestBehaviorOfRealCapturesUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sup.Close()
-	stop := busyLoops(t)
-	defer stop()
+	t.Cleanup(func() { sup.Close() })
+	t.Cleanup(busyLoops(t))
+	return sup, reps
+}
+
+// TestBehaviorOfRealCapturesUnderLoad captures each program twice under
+// CPU load and compares: behavior says unchanged, exact keeps its index
+// by index verdicts; then the program with one line changed: behavior
+// says exactly the dimension that changed is changed and the first
+// divergence shows the line. GATEHOUSE_SOAK=1 repeats it 20 times.
+func TestBehaviorOfRealCapturesUnderLoad(t *testing.T) {
+	sup, reps := underLoad(t)
 	for _, bc := range behaviorCases() {
 		t.Run(bc.name, func(t *testing.T) {
 			if bc.name == "loopback-http" {

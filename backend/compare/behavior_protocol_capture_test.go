@@ -4,12 +4,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/gatehouse/gatehouse/backend/evidence"
-	"github.com/gatehouse/gatehouse/backend/proctree"
 )
 
 // wsClient is a Node program that opens two WebSocket connections to the
@@ -39,26 +37,10 @@ console.log('talked');
 // the protocol is changed and the first divergence is that request.
 // GATEHOUSE_SOAK=1 repeats it 20 times.
 func TestBehaviorProtocolOfRealCapturesUnderLoad(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("process capture runs on Linux")
-	}
-	if testing.Short() {
-		t.Skip("real captures")
-	}
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("no node")
 	}
-	reps := 2
-	if os.Getenv("GATEHOUSE_SOAK") != "" {
-		reps = 20
-	}
-	sup, err := proctree.NewSupervisor(proctree.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sup.Close()
-	stop := busyLoops(t)
-	defer stop()
+	sup, reps := underLoad(t)
 
 	conn := func(p string) map[string]any {
 		return map[string]any{"path": p, "messages": []any{}, "disconnect_after_ms": nil, "max_calls": 1}
