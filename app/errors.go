@@ -14,6 +14,9 @@ const (
 	CategoryInvalid  = "invalid_input"
 	CategoryIO       = "io"
 	CategoryInternal = "internal"
+	// CategoryUnavailable is a request refused because Gatehouse is
+	// closing; nothing was done (HTTP 503).
+	CategoryUnavailable = "unavailable"
 )
 
 // CLIError is a failure reported as one JSON object on stderr:

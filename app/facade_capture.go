@@ -68,11 +68,13 @@ func captureErrorOf(err error) *CaptureError {
 }
 
 // uiCaptures tracks the captures started from the UI; its zero value is
-// ready to use.
+// ready to use. Once stop has run it admits no capture, so nothing is
+// added to wg while stop waits on it.
 type uiCaptures struct {
 	mu      sync.Mutex
 	running map[string]context.CancelFunc
 	wg      sync.WaitGroup
+	stopped bool
 }
 
 // StartCapture runs a scenario as the local user, like `gatehouse
@@ -104,6 +106,12 @@ func (f *Facade) StartCapture(a StartCaptureArgs) (StartCaptureResult, error) {
 	ctx, cancel := context.WithCancel(f.ctx)
 	c := &f.captures
 	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		cancel()
+		return StartCaptureResult{}, &CLIError{Code: "shutting_down", Category: CategoryUnavailable,
+			Message: "Gatehouse is closing; the capture was not started"}
+	}
 	if len(c.running) >= maxUICaptures {
 		c.mu.Unlock()
 		cancel()
@@ -207,9 +215,11 @@ func (f *Facade) CancelCapture(a CancelCaptureArgs) (CancelCaptureResult, error)
 	return CancelCaptureResult{Cancelled: true}, nil
 }
 
-// stopCaptures cancels every UI capture and waits for them to clean up.
+// stop cancels every UI capture, refuses new ones and waits for the
+// running ones to clean up.
 func (c *uiCaptures) stop() {
 	c.mu.Lock()
+	c.stopped = true
 	for _, cancel := range c.running {
 		cancel()
 	}

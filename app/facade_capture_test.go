@@ -251,3 +251,50 @@ func TestUIOnlyCallsRefuseEveryoneElse(t *testing.T) {
 		t.Errorf("a refused capture saved Evidence: %+v", list.Evidence)
 	}
 }
+
+// TestStartCaptureAfterCloseIsRefused: once the facade has begun closing
+// (its captures stopped and waited for), a StartCapture racing it is
+// refused before anything runs, instead of adding to a WaitGroup that is
+// being waited on and leaving a capture running past the close.
+func TestStartCaptureAfterCloseIsRefused(t *testing.T) {
+	ts := startServer(t)
+	work := t.TempDir()
+	allowCaptures(t, ts, work)
+	marker := filepath.Join(work, "ran")
+	ts.facade.captures.stop()
+	_, err := ts.facade.StartCapture(StartCaptureArgs{Scenario: uiScenario(work, "touch "+marker, 5000)})
+	if codeOf(err) != "shutting_down" {
+		t.Fatalf("StartCapture after close: %v, want shutting_down", err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a capture started after close ran")
+	}
+}
+
+// TestStartCaptureRacingCloseRace runs StartCapture against the captures'
+// stop under -race: every start either is refused or is waited for.
+func TestStartCaptureRacingCloseRace(t *testing.T) {
+	ts := startServer(t)
+	work := t.TempDir()
+	allowCaptures(t, ts, work)
+	done := make(chan error, 8)
+	for range 8 {
+		go func() {
+			_, err := ts.facade.StartCapture(StartCaptureArgs{Scenario: uiScenario(work, "true", 5000)})
+			done <- err
+		}()
+	}
+	ts.facade.captures.stop()
+	for range 8 {
+		if err := <-done; err != nil && codeOf(err) != "shutting_down" && codeOf(err) != "too_many_captures" {
+			t.Errorf("StartCapture racing close: %v", err)
+		}
+	}
+	ts.facade.captures.mu.Lock()
+	n := len(ts.facade.captures.running)
+	ts.facade.captures.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d captures still running after stop", n)
+	}
+}

@@ -232,6 +232,8 @@ func (s *server) serveCall(w http.ResponseWriter, r *http.Request, method string
 			status = http.StatusNotFound
 		case CategoryInternal, CategoryIO:
 			status = http.StatusInternalServerError
+		case CategoryUnavailable:
+			status = http.StatusServiceUnavailable
 		}
 		writeJSONResponse(w, status, map[string]any{"error": true, "code": ce.Code, "category": ce.Category, "message": ce.Message, "details": ce.Details})
 		return
