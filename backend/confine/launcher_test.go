@@ -241,3 +241,30 @@ func TestLaunchWithHighDescriptors(t *testing.T) {
 		}
 	}
 }
+
+// A rule the kernel will not take (a file given where a directory's rights
+// are granted: landlock_add_rule fails with EINVAL) is reported the same
+// way by both launchers, and the target does not run under either.
+func TestLaunchersAgreeOnARuleTheKernelRefuses(t *testing.T) {
+	if KernelABI() < 1 {
+		t.Skip("no Landlock")
+	}
+	file := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(file, []byte("f"), 0o600)
+	var errs []error
+	for _, goLauncher := range []bool{false, true} {
+		req := Request{Settings: Default(), ABILimit: -1, ReadOnly: []string{file}, ReadWrite: []string{t.TempDir()},
+			Path: "/bin/echo", Args: []string{"echo", "ran"}, Env: []string{"PATH=/usr/bin:/bin"}, GoLauncher: goLauncher}
+		rep, out, err := launch(t, req)
+		if err == nil {
+			// The kernel took the rule (a go-landlock or kernel that
+			// narrows a file's rights): then both must run it alike.
+			t.Logf("go=%v: ran (%+v) %q", goLauncher, rep, out)
+		}
+		errs = append(errs, err)
+	}
+	if (errs[0] == nil) != (errs[1] == nil) || (errs[0] != nil && IsUnavailable(errs[0]) != IsUnavailable(errs[1])) {
+		t.Fatalf("the launchers disagree: native %v (unavailable %v), Go %v (unavailable %v)",
+			errs[0], IsUnavailable(errs[0]), errs[1], IsUnavailable(errs[1]))
+	}
+}

@@ -367,7 +367,7 @@ __attribute__((noreturn, used)) void launch(s64 *sp)
 			struct path_beneath_attr pb = {access, (int)pfd};
 			r = sys6(SYS_landlock_add_rule, fd, LANDLOCK_RULE_PATH_BENEATH, (s64)&pb, 0, 0, 0);
 			if (r < 0)
-				fail(0, "landlock_add_rule", path, -r);
+				fail(1, "landlock_add_rule", path, -r);
 			sys3(SYS_close, pfd, 0, 0);
 		}
 		r = sys3(SYS_landlock_restrict_self, fd, 0, 0);
