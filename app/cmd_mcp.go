@@ -78,6 +78,8 @@ type mcpBridge struct {
 	listened bool
 
 	barriers barrierSet
+	// hostDone is closed when stdin ends: the host will answer no ping.
+	hostDone chan struct{}
 }
 
 // rpcError is the JSON-RPC error object the bridge writes.
@@ -100,8 +102,10 @@ type stdinLine struct {
 
 func (b *mcpBridge) run(stdin io.Reader) error {
 	lines := make(chan stdinLine)
+	b.hostDone = make(chan struct{})
 	go func() {
 		defer close(lines)
+		defer close(b.hostDone)
 		rd := bufio.NewReaderSize(stdin, 64<<10)
 		for {
 			line, tooLong, err := readLine(rd, maxBridgeLine)

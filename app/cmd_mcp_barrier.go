@@ -20,7 +20,8 @@ import (
 // ping only after it has read, and in the TypeScript SDK handled, every
 // line written before it. A host that does not answer within
 // barrierWait gets the result anyway, and no further barrier (said once
-// on stderr), so a host without pings is slowed once, never stalled.
+// on stderr), so a host without pings is slowed once, never stalled; a
+// host that has closed stdin gets it at once.
 
 // barrierWait bounds how long a result waits for the host's answer.
 const barrierWait = 5 * time.Second
@@ -105,6 +106,10 @@ func (b *mcpBridge) barrier() {
 	select {
 	case <-answered:
 	case <-b.ctx.Done():
+	case <-b.hostDone:
+		// The host closed its end: it reads what is left but answers
+		// nothing, so holding the result would only delay the end.
+		b.barriers.abandon(id)
 	case <-t.C:
 		b.barriers.abandon(id)
 		fmt.Fprintf(b.errw, "gatehouse mcp: the host did not answer a ping within %v; results are no longer held until the host has handled the progress notifications before them\n", b.barriers.timeout())

@@ -145,3 +145,46 @@ func TestBridgeBarrierHostWithoutPings(t *testing.T) {
 		t.Fatalf("stderr said it %d times: %s", n, stderr.String())
 	}
 }
+
+// A host that closes its end (stdin) while the bridge holds a result for
+// its answer to a barrier ping will not answer: the bridge writes the
+// result at once and ends, without waiting out the barrier or saying the
+// host "did not answer".
+func TestBridgeBarrierEndsWhenTheHostCloses(t *testing.T) {
+	ts := startServer(t)
+	agentID, tok := addAgent(t, ts, "bridge-close")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	stderr := &syncBuf{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b := &mcpBridge{url: ts.base + "/mcp", token: tok, out: outW, errw: stderr, client: &http.Client{}, ctx: ctx, stop: cancel}
+	b.barriers.wait = time.Hour
+	ended := make(chan struct{})
+	go func() { b.run(inR); close(ended); outW.Close() }()
+	br := &bridgeRun{in: inW, out: bufio.NewScanner(outR), stderr: stderr}
+	br.out.Buffer(make([]byte, 1<<20), 1<<24)
+	br.send(t, bridgeInit)
+	br.next(t)
+	br.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	br.send(t, runSkillLine(t, 2))
+	p := pendingProposal(t, ts, agentID)
+	ts.facade.Decide(DecideArgs{ProposalID: p.ID, Approve: true})
+	for {
+		if m := br.next(t); m["method"] == "ping" {
+			break
+		}
+	}
+	inW.Close()
+	if m := br.next(t); m["id"] != float64(2) {
+		t.Fatalf("after the host closed: %v", m)
+	}
+	select {
+	case <-ended:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the bridge did not end after the host closed")
+	}
+	if strings.Contains(stderr.String(), "did not answer") {
+		t.Fatalf("stderr: %s", stderr.String())
+	}
+}
