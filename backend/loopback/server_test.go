@@ -43,6 +43,12 @@ func newTestServer(tb testing.TB, r Replay, lim Limits) *Server {
 // collect acknowledges every observation of l until stop is closed and
 // returns them on done.
 func collect(l *Server) (stop chan struct{}, done chan []*Observation) {
+	return collectUntil(l, "", nil)
+}
+
+// collectUntil is collect that also closes seen once an observation
+// with outcome has been recorded.
+func collectUntil(l *Server, outcome string, seen chan struct{}) (stop chan struct{}, done chan []*Observation) {
 	stop, done = make(chan struct{}), make(chan []*Observation, 1)
 	go func() {
 		var got []*Observation
@@ -51,6 +57,10 @@ func collect(l *Server) (stop chan struct{}, done chan []*Observation) {
 			case o := <-l.Observations():
 				got = append(got, o)
 				o.Recorded()
+				if seen != nil && o.Outcome == outcome {
+					close(seen)
+					seen = nil
+				}
 			case <-stop:
 				done <- got
 				return
