@@ -203,3 +203,34 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestConsentPromptNeverSendsEscapes: a workspace and a skill folder (the
+// skill's name) whose names carry terminal escape sequences, a bell and a
+// bidirectional override reach the consent prompt as visible ⟨U+XXXX⟩
+// markers, never as live bytes.
+func TestConsentPromptNeverSendsEscapes(t *testing.T) {
+	hostile := "x\x1b]0;pwned\a\x1b[2J\u202eexe"
+	src := markerBundle(t)
+	skill := filepath.Join(t.TempDir(), "skill-"+hostile)
+	if err := os.CopyFS(skill, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(t.TempDir(), "ws-"+hostile)
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	term := newScriptedTerminal("n")
+	r := cliWith(t, dataEnv(t), cliOptions{stdin: `{"note":"hi"}`, terminal: term}, "skill", "run", skill, "--input", "-", "--workspace", ws)
+	screen := term.Screen()
+	if !strings.Contains(screen, consentPrompt) {
+		t.Fatalf("no prompt (status %d, stderr %s):\n%s", r.status, r.stderr, screen)
+	}
+	for _, live := range []string{"\x1b", "\a", "\u202e"} {
+		if strings.Contains(screen, live) {
+			t.Errorf("the terminal received %q live:\n%q", live, screen)
+		}
+	}
+	if !strings.Contains(screen, "ws-x⟨U+001B⟩]0;pwned⟨U+0007⟩⟨U+001B⟩[2J⟨U+202E⟩exe") || !strings.Contains(screen, "  skill       skill-x⟨U+001B⟩]0;pwned⟨U+0007⟩") {
+		t.Errorf("the hidden characters are not shown visibly:\n%s", screen)
+	}
+}
