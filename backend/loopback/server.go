@@ -116,7 +116,7 @@ const stopTimeout = 5 * time.Second
 type Observation struct {
 	At                  time.Duration // since the start passed to Serve
 	Protocol, Direction string        // empty Protocol: a note only
-	Method, Path        *string       // nil for WebSocket messages and closes (Method)
+	Method, Path        *string       // the request's; Method is nil for WebSocket messages and closes
 	Data, Outcome       string        // raw text, to be normalized and redacted by the recorder
 	BodyBytes           int           // bytes counted against limits.protocol_body_bytes
 	PlanPath            bool          // Path is a plan path (it matched): redact it like the manifest, do not normalize it
