@@ -179,7 +179,8 @@ func checkReplay(replay string) (Replay, []strictjson.Issue) {
 
 // FuzzReplayPlan: any replay object Check accepts is kept in a defaulted
 // form that Check accepts again unchanged (a fixed point) and that
-// ParsePlan can serve.
+// ParsePlan can serve; ParsePlan of any hand-built script returns a plan
+// or issues, never both or neither.
 func FuzzReplayPlan(f *testing.F) {
 	f.Add(`{"http":[{"method":"GET","path":"/a","response":{"status":201,"headers":{"X-A":"1"},"body":"b"},"delay_ms":5,"max_calls":2}]}`)
 	f.Add(`{"http":[{"method":"POST","path":"/d","body":"x","disconnect":true}],"websocket_connections":[{"path":"/ws","messages":[{"delay_ms":0,"data":"hi"}],"disconnect_after_ms":10}],"websocket_messages":[{"path":"/ws","body":null,"replies":[{"delay_ms":1,"data":"r"}],"disconnect":true}]}`)
@@ -188,6 +189,17 @@ func FuzzReplayPlan(f *testing.F) {
 	f.Fuzz(func(t *testing.T, replay string) {
 		if !utf8.ValidString(replay) {
 			return // the scenario refuses invalid UTF-8 before decoding
+		}
+		// A hand-built Replay holding the input as a script or a machine
+		// is parsed or refused with issues, never half-accepted.
+		for _, hand := range []Replay{
+			{Machine: json.RawMessage("null"), HTTP: []json.RawMessage{json.RawMessage(replay)}},
+			{Machine: json.RawMessage("null"), WebsocketConnections: []json.RawMessage{json.RawMessage(replay)}},
+			{Machine: json.RawMessage("null"), WebsocketMessages: []json.RawMessage{json.RawMessage(replay)}},
+		} {
+			if p, issues := ParsePlan(hand, planJSON); (p == nil) == (len(issues) == 0) {
+				t.Fatalf("ParsePlan returned plan %v with issues %v", p, issues)
+			}
 		}
 		r, issues := checkReplay(replay)
 		if len(issues) > 0 {
