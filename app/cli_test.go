@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	iopkg "io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/gatehouse/gatehouse/backend/agents"
@@ -17,11 +19,26 @@ type cliResult struct {
 	stdout, stderr string
 }
 
-// cli runs the CLI in-process against a private data directory.
+// cli runs the CLI in-process against a private data directory, with an
+// empty stdin and no controlling terminal (a test never prompts on the
+// terminal it was started from).
 func cli(t *testing.T, env map[string]string, args ...string) cliResult {
 	t.Helper()
+	return cliWith(t, env, cliOptions{}, args...)
+}
+
+// cliOptions are the streams and terminal of an in-process CLI run.
+type cliOptions struct {
+	stdin    string
+	terminal iopkg.ReadWriteCloser // the controlling terminal; nil: none
+	isTTY    bool                  // stderr reports itself a terminal
+}
+
+// cliWith runs the CLI in-process with the given stdin and terminal.
+func cliWith(t *testing.T, env map[string]string, o cliOptions, args ...string) cliResult {
+	t.Helper()
 	var out, errb bytes.Buffer
-	io := IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string {
+	io := IO{Stdin: strings.NewReader(o.stdin), Stdout: &out, Stderr: &errb, Getenv: func(k string) string {
 		if v, ok := env[k]; ok {
 			return v
 		}
@@ -30,6 +47,13 @@ func cli(t *testing.T, env map[string]string, args ...string) cliResult {
 		}
 		return ""
 	}}
+	io.OpenTerminal = func() (iopkg.ReadWriteCloser, error) {
+		if o.terminal == nil {
+			return nil, &os.PathError{Op: "open", Path: "/dev/tty", Err: syscall.ENXIO}
+		}
+		return o.terminal, nil
+	}
+	io.IsTerminal = func(w iopkg.Writer) bool { return o.isTTY && w == iopkg.Writer(&errb) }
 	status := run(context.Background(), io, args)
 	return cliResult{status, out.String(), errb.String()}
 }

@@ -97,7 +97,7 @@ func runCaptureProcess(ctx context.Context, io IO, args []string) error {
 	if _, err := io.Stdout.Write(out); err != nil {
 		return errorf("output", CategoryIO, "%v", err)
 	}
-	if isTerminal(io.Stderr) {
+	if io.stderrIsTerminal() {
 		code := "none"
 		if rec.Exit.Code != nil {
 			code = fmt.Sprint(*rec.Exit.Code)
@@ -301,7 +301,7 @@ type progress struct {
 
 func startProgress(io IO, sc *capture.Scenario) *progress {
 	p := &progress{done: make(chan struct{}), finished: make(chan struct{})}
-	if !isTerminal(io.Stderr) {
+	if !io.stderrIsTerminal() {
 		close(p.finished)
 		return p
 	}

@@ -81,7 +81,7 @@ func runCompare(ctx context.Context, io IO, args []string) error {
 	if _, err := fmt.Fprintf(io.Stdout, "%s\n", data); err != nil {
 		return errorf("write_failed", CategoryIO, "could not write the comparison Evidence to stdout: %v", err)
 	}
-	if isTerminal(io.Stderr) {
+	if io.stderrIsTerminal() {
 		writeCompareSummary(io.Stderr, res)
 	}
 	return nil

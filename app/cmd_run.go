@@ -83,11 +83,11 @@ func runSkillRun(ctx context.Context, io IO, args []string) error {
 	}
 	// The person at this terminal decides, when the policy asks for a
 	// decision; without a terminal only a trusted scope can authorize.
-	if tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
+	if tty, err := io.openTerminal(); err == nil {
 		defer tty.Close()
 		req.Asker = &terminalAsker{tty: tty, mgr: mgr, skill: s, runner: rn, book: approvals.Open(env.DB, nil)}
 	}
-	if !*asJSON && isTerminal(io.Stderr) {
+	if !*asJSON && io.stderrIsTerminal() {
 		req.OnProgress = func(p runner.Progress) { fmt.Fprint(io.Stderr, progressLine(p)) }
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -129,7 +129,7 @@ func printEnvelope(io IO, res runner.Result, quiet bool) error {
 		return err
 	}
 	e := res.Envelope
-	if !quiet && isTerminal(io.Stderr) {
+	if !quiet && io.stderrIsTerminal() {
 		fmt.Fprintf(io.Stderr, "gatehouse: %s in %d ms", e.Status, e.ElapsedMs)
 		if e.Cleanup != nil {
 			fmt.Fprintf(io.Stderr, "; cleanup verified=%v by %s", e.Cleanup.Verified, e.Cleanup.Mechanism)

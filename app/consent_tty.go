@@ -5,10 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/gatehouse/gatehouse/backend/approvals"
 	"github.com/gatehouse/gatehouse/backend/consent"
@@ -19,7 +16,7 @@ import (
 // terminalAsker is the consent dialog of the command line: it shows the
 // proposal on the controlling terminal and records the answer.
 type terminalAsker struct {
-	tty    *os.File
+	tty    io.ReadWriter
 	mgr    *consent.Manager
 	skill  *skills.Skill
 	runner *runner.Runner
@@ -87,7 +84,7 @@ func consentSummary(s *skills.Skill, req *consent.Request, p consent.Proposal, w
 
 // askConsent prints summary on the terminal and reads one answer line;
 // only "y" or "yes" (any case) approves.
-func askConsent(tty *os.File, summary string) (bool, error) {
+func askConsent(tty io.ReadWriter, summary string) (bool, error) {
 	if _, err := fmt.Fprint(tty, summary+"Approve this run? [y/N] "); err != nil {
 		return false, err
 	}
@@ -100,14 +97,4 @@ func askConsent(tty *os.File, summary string) (bool, error) {
 		return true, nil
 	}
 	return false, nil
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }

@@ -26,13 +26,23 @@ const (
 	keyNodeRuntime = "node_runtime"
 )
 
-// IO is the process's standard streams and environment, passed in so the
-// CLI can be driven from tests.
+// IO is the process's standard streams, environment and terminal, passed
+// in so the CLI can be driven from tests. The terminal hooks may be nil:
+// then the real terminal is used (see terminal.go).
 type IO struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
+
+	// OpenTerminal opens the controlling terminal on which the person
+	// answers consent prompts; an error means there is none (then only a
+	// trusted scope can authorize a run). Nil opens /dev/tty.
+	OpenTerminal func() (io.ReadWriteCloser, error)
+	// IsTerminal reports whether w is a terminal, which decides whether
+	// progress and summaries are written to it. Nil asks the kernel
+	// whether w is an *os.File on a terminal device.
+	IsTerminal func(w io.Writer) bool
 }
 
 // Env is an opened data directory: the database, the runtime pin and the

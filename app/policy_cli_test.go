@@ -1,11 +1,9 @@
 package app
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,22 +78,19 @@ func TestAgentCommands(t *testing.T) {
 	}
 }
 
-// With a trusted scope for the local user, skill run needs no terminal.
+// With a trusted scope for the local user, skill run needs no terminal
+// (in process, with no controlling terminal).
 func TestTrustedScopeRunsWithoutTerminal(t *testing.T) {
-	bin := buildBinary(t)
 	skill := markerBundle(t)
 	ws := t.TempDir()
-	data := filepath.Join(t.TempDir(), "data")
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "GATEHOUSE_DATA_DIR=" + data}
+	env := dataEnv(t)
 	run := func(args ...string) (string, string, error) {
-		cmd := exec.Command(bin, args...)
-		cmd.Env = env
-		cmd.Stdin = strings.NewReader(`{"note":"trusted"}`)
-		cmd.SysProcAttr = noTTYSysProcAttr()
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		return out.String(), errb.String(), err
+		r := cliWith(t, env, cliOptions{stdin: `{"note":"trusted"}`}, args...)
+		var err error
+		if r.status != 0 {
+			err = fmt.Errorf("exit status %d", r.status)
+		}
+		return r.stdout, r.stderr, err
 	}
 	out, _, _ := run("skill", "inspect", skill, "--json")
 	rev := decode[SkillInspection](t, out).Execution.Revision

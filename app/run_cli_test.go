@@ -120,7 +120,13 @@ func runOnTerminal(t *testing.T, bin string, env []string, answer string, args .
 	return ttyRun{stdout: stdout.String(), status: status, screen: screen.String()}
 }
 
-func TestSkillRunAsksOnTheTerminal(t *testing.T) {
+// TestSkillRunAsksOnARealTerminal is the end-to-end form of
+// TestSkillRunAsksOnTheTerminal (whose case matrix runs in process): the
+// built binary, started with a real pseudo-terminal as its controlling
+// terminal, shows the consent summary there, runs after "yes" and refuses
+// after "n"; detached from any terminal it refuses with
+// permission_required.
+func TestSkillRunAsksOnARealTerminal(t *testing.T) {
 	bin := buildBinary(t)
 	skill := markerBundle(t)
 	input := filepath.Join(t.TempDir(), "in.json")
@@ -134,33 +140,30 @@ func TestSkillRunAsksOnTheTerminal(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.stdout), &e); err != nil || r.status != 0 || e["status"] != "succeeded" {
 			t.Fatalf("status %d stdout %s screen %s", r.status, r.stdout, r.screen)
 		}
-		for _, want := range []string{"sha256:", "approved    new skill", "scripts/run.mjs", ws, "timeout 5000 ms", `{"note":"hi"}`,
-			"This script is confined: can write only", "and its own temporary folder; no network", "ends every process it starts"} {
+		for _, want := range []string{"sha256:", "approved    new skill", "scripts/run.mjs", ws, `{"note":"hi"}`, "gatehouse: succeeded in "} {
 			if !strings.Contains(r.screen, want) {
-				t.Errorf("consent summary lacks %q:\n%s", want, r.screen)
+				t.Errorf("the terminal lacks %q:\n%s", want, r.screen)
 			}
 		}
 		if b, err := os.ReadFile(filepath.Join(ws, "ran")); err != nil || string(b) != `{"note":"hi"}` {
 			t.Fatalf("script did not run in the workspace: %v", err)
 		}
 	})
-	for _, answer := range []string{"n", "", "yess", "Y es"} {
-		t.Run("deny "+answer, func(t *testing.T) {
-			ws := t.TempDir()
-			r := runOnTerminal(t, bin, env, answer, "skill", "run", skill, "--input", input, "--workspace", ws)
-			var e map[string]any
-			json.Unmarshal([]byte(r.stdout), &e)
-			if r.status == 0 || e["status"] != "refused" {
-				t.Fatalf("status %d stdout %s", r.status, r.stdout)
-			}
-			if !strings.Contains(r.screen, "approved    same revision you approved on ") {
-				t.Errorf("the revision approved above is not named as such:\n%s", r.screen)
-			}
-			if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
-				t.Fatal("a denied script ran")
-			}
-		})
-	}
+	t.Run("deny", func(t *testing.T) {
+		ws := t.TempDir()
+		r := runOnTerminal(t, bin, env, "n", "skill", "run", skill, "--input", input, "--workspace", ws)
+		var e map[string]any
+		json.Unmarshal([]byte(r.stdout), &e)
+		if r.status == 0 || e["status"] != "refused" {
+			t.Fatalf("status %d stdout %s", r.status, r.stdout)
+		}
+		if !strings.Contains(r.screen, "approved    same revision you approved on ") {
+			t.Errorf("the revision approved above is not named as such:\n%s", r.screen)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+			t.Fatal("a denied script ran")
+		}
+	})
 	t.Run("no terminal", func(t *testing.T) {
 		ws := t.TempDir()
 		cmd := exec.Command(bin, "skill", "run", skill, "--input", "-", "--workspace", ws)
@@ -175,22 +178,6 @@ func TestSkillRunAsksOnTheTerminal(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
 			t.Fatal("ran without consent")
-		}
-	})
-	t.Run("history has every attempt and refusal", func(t *testing.T) {
-		r := cli(t, map[string]string{"GATEHOUSE_DATA_DIR": envValue(env, "GATEHOUSE_DATA_DIR")}, "runs", "--json")
-		got := decode[struct {
-			Runs []struct{ Status, Skill, Agent string }
-		}](t, r.stdout)
-		statuses := map[string]int{}
-		for _, run := range got.Runs {
-			statuses[run.Status]++
-			if run.Skill != "marker-skill" || run.Agent != "local" {
-				t.Errorf("run %+v", run)
-			}
-		}
-		if statuses["succeeded"] != 1 || statuses["refused"] != 5 {
-			t.Fatalf("history %v", statuses)
 		}
 	})
 }

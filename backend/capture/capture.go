@@ -76,7 +76,7 @@ var ErrCleanupIncomplete = errors.New("capture cleanup incomplete")
 // it then executes, enters and walks exactly the resolved paths, and (with a *PreflightError) reactive graphs using what the
 // engine refuses; reactive runs are described at reactiveRun
 // (reactive_run.go).
-// Loopback replay is described at the top of loopback.go (the target also
+// Loopback replay is described in backend/loopback (the target also
 // gets GATEHOUSE_REPLAY_HTTP_URL and GATEHOUSE_REPLAY_WEBSOCKET_URL then).
 // Filesystem checkpoints are described at checkpoints, command
 // shims at the top of shim.go. After launch it

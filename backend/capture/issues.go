@@ -1,6 +1,9 @@
 package capture
 
-import "github.com/gatehouse/gatehouse/backend/internal/strictjson"
+import (
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
+	"github.com/gatehouse/gatehouse/backend/loopback"
+)
 
 // Issue codes reported by ParseScenario. They are stable and machine
 // readable.
@@ -32,6 +35,8 @@ const (
 	CodeInvalidPattern = "invalid_pattern"             // a normalization pattern that does not compile
 	CodeConflict       = "conflict"                    // two fields that cannot be combined
 	CodeInvalidVariant = "invalid_variant"             // an unknown discriminator ("type") value
+
+	CodeCredentialHeader = loopback.CodeCredentialHeader // a static replay route that matches a credential header literally
 )
 
 // Issue is one reason a scenario was rejected: a stable Code (one of the

@@ -90,7 +90,7 @@ func (s *session) untilExit(ctx context.Context) (string, error) {
 			s.rec.dueCheckpoints()
 		case c := <-shimCallsOf(s.shims):
 			s.rec.shim(c)
-		case o := <-loopbackObsOf(s.lb):
+		case o := <-s.lb.Observations():
 			s.protocol(o)
 		case <-s.rx.wakeC(): // reactive deadlines and stops (reactive_run.go)
 			if s.rx.ended() {
@@ -197,7 +197,7 @@ func (s *session) recordNext(ctx context.Context, stop <-chan time.Time) (bool, 
 		s.rec.dueCheckpoints()
 	case c := <-shimCallsOf(s.shims):
 		s.rec.shim(c)
-	case o := <-loopbackObsOf(s.lb):
+	case o := <-s.lb.Observations():
 		s.protocol(o)
 	case <-stop:
 		return false, nil

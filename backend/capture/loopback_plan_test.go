@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse/gatehouse/backend/loopback"
 )
 
 // lbValidMachine is the smallest valid replay machine: GET /done ends it.
@@ -58,8 +60,8 @@ func TestReplayPlanRules(t *testing.T) {
 		{"http delay max+1", onHTTP("delay_ms", 300001), CodeOutOfRange, "$.replay.http[0].delay_ms"},
 		{"http delay negative", onHTTP("delay_ms", -1), CodeOutOfRange, "$.replay.http[0].delay_ms"},
 		{"http max_calls 0", onHTTP("max_calls", 0), CodeOutOfRange, "$.replay.http[0].max_calls"},
-		{"http max_calls max", onHTTP("max_calls", MaxReplayCalls), "", ""},
-		{"http max_calls max+1", onHTTP("max_calls", MaxReplayCalls+1), CodeOutOfRange, "$.replay.http[0].max_calls"},
+		{"http max_calls max", onHTTP("max_calls", loopback.MaxReplayCalls), "", ""},
+		{"http max_calls max+1", onHTTP("max_calls", loopback.MaxReplayCalls+1), CodeOutOfRange, "$.replay.http[0].max_calls"},
 		{"http status 199", onHTTP("response", obj{"status": 199}), CodeOutOfRange, "$.replay.http[0].response.status"},
 		{"http status 600", onHTTP("response", obj{"status": 600}), CodeOutOfRange, "$.replay.http[0].response.status"},
 		{"http response unknown", onHTTP("response", obj{"code": 200}), CodeUnknownField, "$.replay.http[0].response.code"},
@@ -70,7 +72,7 @@ func TestReplayPlanRules(t *testing.T) {
 		}, CodeConflict, "$.replay.http[0].response"},
 		{"http disconnect", onHTTP("disconnect", true), "", ""},
 		{"http too many", func(m obj) {
-			m["replay"] = obj{"http": list(MaxReplayRoutes+1, func(int) any { return lbHttpRoute1() })}
+			m["replay"] = obj{"http": list(loopback.MaxReplayRoutes+1, func(int) any { return lbHttpRoute1() })}
 		}, CodeTooManyEntries, "$.replay.http"},
 		{"conn messages", onConn("messages", []any{obj{"delay_ms": 0, "data": "a"}, obj{"delay_ms": 5, "data": "b"}}), "", ""},
 		{"conn messages unsorted", onConn("messages", []any{obj{"delay_ms": 5, "data": "a"}, obj{"delay_ms": 4, "data": "b"}}), CodeNotSorted, "$.replay.websocket_connections[0].messages[1].delay_ms"},
@@ -80,8 +82,8 @@ func TestReplayPlanRules(t *testing.T) {
 		}, CodeNotSorted, "$.replay.websocket_connections[0].disconnect_after_ms"},
 		{"conn disconnect null", onConn("disconnect_after_ms", nil), "", ""},
 		{"conn credential", onConn("headers", obj{"proxy-authorization": "x"}), CodeCredentialHeader, `$.replay.websocket_connections[0].headers["proxy-authorization"]`},
-		{"conn too many messages", onConn("messages", list(MaxReplayMessages+1, func(int) any { return obj{"delay_ms": 0, "data": ""} })), CodeTooManyEntries, "$.replay.websocket_connections[0].messages"},
-		{"conn max messages", onConn("messages", list(MaxReplayMessages, func(int) any { return obj{"delay_ms": 0, "data": ""} })), "", ""},
+		{"conn too many messages", onConn("messages", list(loopback.MaxReplayMessages+1, func(int) any { return obj{"delay_ms": 0, "data": ""} })), CodeTooManyEntries, "$.replay.websocket_connections[0].messages"},
+		{"conn max messages", onConn("messages", list(loopback.MaxReplayMessages, func(int) any { return obj{"delay_ms": 0, "data": ""} })), "", ""},
 		{"msg replies", onMsg("replies", []any{obj{"delay_ms": 1, "data": "x"}}), "", ""},
 		{"msg body", onMsg("body", "ping"), "", ""},
 		{"msg unknown", onMsg("headers", obj{}), CodeUnknownField, "$.replay.websocket_messages[0].headers"},
@@ -126,46 +128,29 @@ func TestReplayPlanDefaults(t *testing.T) {
 	if string(sc2.Replay.Machine) != string(sc.Replay.Machine) {
 		t.Errorf("machine does not re-parse to itself:\n%s\n%s", sc.Replay.Machine, sc2.Replay.Machine)
 	}
-	if _, err := parseReplayPlan(sc2.Replay); err != nil {
+	if l, err := newLoopback(sc2); err != nil || l == nil {
 		t.Errorf("plan of a parsed scenario: %v", err)
+	} else {
+		l.Stop()
 	}
-	bad := sc2.Replay
-	bad.HTTP = []json.RawMessage{json.RawMessage(`{"method":"GET"}`)}
-	if _, err := parseReplayPlan(bad); err == nil || !strings.Contains(err.Error(), "$.replay.http[0].path") {
+	bad := *sc2
+	bad.Replay.HTTP = []json.RawMessage{json.RawMessage(`{"method":"GET"}`)}
+	if _, err := newLoopback(&bad); err == nil || !strings.Contains(err.Error(), "capture: replay: invalid scenario: ") || !strings.Contains(err.Error(), "$.replay.http[0].path") {
 		t.Errorf("hand-built invalid plan: %v", err)
 	}
 }
 
-// FuzzReplayPlan: any replay object ParseScenario accepts is kept in a
-// defaulted form that re-parses to itself and that the capture engine can
-// serve.
-func FuzzReplayPlan(f *testing.F) {
-	f.Add(`{"http":[{"method":"GET","path":"/a","response":{"status":201,"headers":{"X-A":"1"},"body":"b"},"delay_ms":5,"max_calls":2}]}`)
-	f.Add(`{"http":[{"method":"POST","path":"/d","body":"x","disconnect":true}],"websocket_connections":[{"path":"/ws","messages":[{"delay_ms":0,"data":"hi"}],"disconnect_after_ms":10}],"websocket_messages":[{"path":"/ws","body":null,"replies":[{"delay_ms":1,"data":"r"}],"disconnect":true}]}`)
-	f.Add(`{"machine":{"initial_state":"s","max_transitions":1,"states":[{"name":"s"},{"name":"e","terminal":true}],"transitions":[{"id":"t","from":"s","to":"e","max_uses":1,"trigger":{"protocol":"http","method":"GET","path":"/"},"actions":[{"type":"http_response","status":200,"body":""}]}]}}`)
-	f.Add(`{"http":[{"method":"GET","path":"/","headers":{"Cookie":"x"}}]}`)
-	f.Fuzz(func(t *testing.T, replay string) {
-		doc := `{"approved":true,"executable":"/bin/sh","working_directory":"/tmp","replay":` + replay + `}`
-		sc, issues := ParseScenario([]byte(doc))
-		if sc == nil {
-			if len(issues) == 0 {
-				t.Fatal("rejected without issues")
-			}
-			return
+// TestReplayBoundsAndCodesAreTheScenarios: the replay object's bound on
+// delays is the scenario's timeout bound, and the codes backend/loopback
+// reports for it are the scenario's codes of the same name.
+func TestReplayBoundsAndCodesAreTheScenarios(t *testing.T) {
+	if loopback.MaxReplayDelayMS != MaxTimeoutMS {
+		t.Errorf("loopback.MaxReplayDelayMS %d, MaxTimeoutMS %d", loopback.MaxReplayDelayMS, MaxTimeoutMS)
+	}
+	for _, c := range [][2]string{{loopback.CodeConflict, CodeConflict}, {loopback.CodeInvalidName, CodeInvalidName},
+		{loopback.CodeDuplicateEntry, CodeDuplicateEntry}, {loopback.CodeNotSorted, CodeNotSorted}} {
+		if c[0] != c[1] {
+			t.Errorf("loopback code %q, scenario code %q", c[0], c[1])
 		}
-		again, err := json.Marshal(sc.Replay)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc2, issues := ParseScenario([]byte(`{"approved":true,"executable":"/bin/sh","working_directory":"/tmp","replay":` + string(again) + `}`))
-		if sc2 == nil {
-			t.Fatalf("defaulted form %s rejected: %v", again, IssueList(issues))
-		}
-		if b2, _ := json.Marshal(sc2.Replay); string(b2) != string(again) {
-			t.Fatalf("not a fixed point:\n%s\n%s", again, b2)
-		}
-		if _, err := parseReplayPlan(sc.Replay); err != nil {
-			t.Fatalf("accepted plan cannot be served: %v", err)
-		}
-	})
+	}
 }

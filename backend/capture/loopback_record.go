@@ -1,15 +1,51 @@
 package capture
 
+// The capture engine's side of the loopback replay server
+// (backend/loopback): starting it for a scenario and recording what it
+// observes as protocol events and replay transitions.
+
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gatehouse/gatehouse/backend/loopback"
 )
 
+// newLoopback starts listening for the replay plan of sc; it returns nil
+// (which serves nothing) without replay.
+func newLoopback(sc *Scenario) (*loopback.Server, error) {
+	plan, issues := loopback.ParsePlan(sc.Replay, scenarioJSON)
+	if len(issues) > 0 {
+		return nil, fmt.Errorf("capture: replay: %w", IssueList(issues))
+	}
+	srv, err := loopback.New(loopback.Config{Plan: plan, PlanText: sc.Redactor(),
+		Limits: loopback.Limits{Connections: sc.Limits.Connections, ProtocolBodyBytes: sc.Limits.ProtocolBodyBytes}})
+	if err != nil {
+		return nil, fmt.Errorf("capture: replay: %w", err)
+	}
+	return srv, nil
+}
+
+// attachLoopback makes n redact the machine's sensitive captures and,
+// with ports, normalize the server's port.
+func attachLoopback(n *normalizer, l *loopback.Server, ports bool) {
+	if l == nil {
+		return
+	}
+	n.redact = l.Redactor()
+	if ports {
+		n.addLoopbackPort(l.Port())
+	}
+}
+
+func strp(s string) *string { return &s }
+
 // ProtocolEvent is one loopback replay observation (docs/formats/capture-record.md,
-// protocol_events; the vocabulary is described in loopback.go). Path and
+// protocol_events; the vocabulary is described in backend/loopback). Path and
 // Data are normalized and redacted like other recorded text; Method and
 // Path are null for WebSocket messages and closes.
 type ProtocolEvent struct {
@@ -46,42 +82,40 @@ type loopbackRecording struct {
 
 // protocol records one observation of the loopback server and releases
 // the goroutine that handed it over. It runs on the recording loop.
-func (s *session) protocol(o *protoObs) {
-	if o.ack != nil {
-		defer close(o.ack)
-	}
-	r, st := s.rec, &s.lb.recorded
-	if o.problem != "" {
-		if o.truncate {
-			if !slices.Contains(r.rec.Limitations, o.problem) {
-				r.truncate(o.problem)
+func (s *session) protocol(o *loopback.Observation) {
+	defer o.Recorded()
+	r, st := s.rec, &s.lbRec
+	if o.Problem != "" {
+		if o.Truncate {
+			if !slices.Contains(r.rec.Limitations, o.Problem) {
+				r.truncate(o.Problem)
 			}
 		} else {
-			r.rec.Limitations = append(r.rec.Limitations, o.problem)
+			r.rec.Limitations = append(r.rec.Limitations, o.Problem)
 		}
 	}
-	if o.protocol == "" {
+	if o.Protocol == "" {
 		return // a note only
 	}
-	at := max(r.norm.ms(ms(o.at)), st.lastAt)
+	at := max(r.norm.ms(ms(o.At)), st.lastAt)
 	lim := r.limits
 	switch {
 	case st.eventsFull:
 	case len(r.rec.ShimEvents)+len(r.rec.ProtocolEvents) >= lim.ProtocolEvents:
 		st.eventsFull = true
 		r.truncate(fmt.Sprintf("protocol events exceeded limits.protocol_events (%d); later exchanges were answered but not recorded", lim.ProtocolEvents))
-	case st.bodyBytes+o.bodyBytes > lim.ProtocolBodyBytes:
+	case st.bodyBytes+o.BodyBytes > lim.ProtocolBodyBytes:
 		st.eventsFull = true
 		r.truncate(fmt.Sprintf("protocol bodies exceeded limits.protocol_body_bytes (%d bytes); later exchanges were answered but not recorded", lim.ProtocolBodyBytes))
 	default:
-		st.bodyBytes += o.bodyBytes
-		ev := ProtocolEvent{Sequence: len(r.rec.ProtocolEvents), AtMS: at, Protocol: o.protocol, Direction: o.direction,
-			Method: o.method, Data: r.norm.text(o.data), Outcome: o.outcome}
+		st.bodyBytes += o.BodyBytes
+		ev := ProtocolEvent{Sequence: len(r.rec.ProtocolEvents), AtMS: at, Protocol: o.Protocol, Direction: o.Direction,
+			Method: o.Method, Data: r.norm.text(o.Data), Outcome: o.Outcome}
 		switch {
-		case o.path != nil && o.planPath:
-			ev.Path = strp(s.lb.planText(*o.path))
-		case o.path != nil:
-			ev.Path = strp(r.norm.text(*o.path))
+		case o.Path != nil && o.PlanPath:
+			ev.Path = strp(s.lb.PlanText(*o.Path))
+		case o.Path != nil:
+			ev.Path = strp(r.norm.text(*o.Path))
 		}
 		if b, err := json.Marshal(ev); err == nil { // cannot fail: normalized text is valid UTF-8
 			r.rec.ProtocolEvents = append(r.rec.ProtocolEvents, b)
@@ -89,7 +123,7 @@ func (s *session) protocol(o *protoObs) {
 			st.lastAt = at
 		}
 	}
-	if t := o.transition; t != nil {
+	if t := o.Transition; t != nil {
 		switch {
 		case st.transitionsFull:
 		case len(r.rec.ReplayTransitions) >= lim.ProtocolEvents:
@@ -98,8 +132,8 @@ func (s *session) protocol(o *protoObs) {
 		default:
 			// Plan text, redacted as the manifest is (not normalized: a
 			// pattern must not rename states).
-			tr := ReplayTransition{Sequence: len(r.rec.ReplayTransitions), AtMS: at, TransitionID: t.id,
-				StateBefore: t.before, StateAfter: t.after, SensitiveAliases: t.sensitive}
+			tr := ReplayTransition{Sequence: len(r.rec.ReplayTransitions), AtMS: at, TransitionID: t.ID,
+				StateBefore: t.Before, StateAfter: t.After, SensitiveAliases: t.Sensitive}
 			if b, err := json.Marshal(tr); err == nil {
 				r.rec.ReplayTransitions = append(r.rec.ReplayTransitions, b)
 				r.journal("replay_transitions", tr.Sequence)
@@ -115,11 +149,15 @@ func (s *session) stopLoopback() error {
 	if s.lb == nil {
 		return nil
 	}
-	for _, o := range s.lb.stop() {
+	for _, o := range s.lb.Stop() {
 		s.protocol(o)
 	}
 	s.redactCaptured()
-	return s.lb.err()
+	var err error
+	for _, p := range s.lb.ShutdownProblems() {
+		err = errors.Join(err, fmt.Errorf("capture: replay: %s: %w", p, ErrCleanupIncomplete))
+	}
+	return err
 }
 
 // redactCaptured applies the machine's redaction of sensitive captures to
@@ -128,7 +166,7 @@ func (s *session) stopLoopback() error {
 // interaction data, process commands, shim calls and protocol events. A
 // value split across two raw chunks stays split.
 func (s *session) redactCaptured() {
-	red := s.lb.redactor()
+	red := s.lb.Redactor()
 	if red == nil {
 		return
 	}

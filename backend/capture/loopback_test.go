@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/backend/loopback"
 )
 
 // Loopback replay with real clients in the PTY: curl for HTTP and Node
@@ -464,7 +466,7 @@ c() { curl -sS --max-time 5 -w ' %{http_code}\n' "$@"; echo "rc:$?"; }
 		// A single body past the limit is not read: 413.
 		rec, out = run(t, `c -X POST --data 01234567890 "$u/b"`, obj{"protocol_body_bytes": 10}, static)
 		truncatedBy(t, rec, true, "limits.protocol_body_bytes")
-		if ev := lbProtocolEvents(t, rec); !strings.Contains(out, " 413") || len(ev) == 0 || ev[0].Outcome != ReplayOutcomeLimitExhausted {
+		if ev := lbProtocolEvents(t, rec); !strings.Contains(out, " 413") || len(ev) == 0 || ev[0].Outcome != loopback.ReplayOutcomeLimitExhausted {
 			t.Errorf("events %v; output %q", lbEventLines(ev), out)
 		}
 	})
@@ -571,3 +573,11 @@ setInterval(() => {}, 1000);
 		t.Errorf("shutdown not verified: %v", rec.Limitations)
 	}
 }
+
+// The bodies the replay server answers with on its own (backend/loopback),
+// pinned here as the record shows them.
+const (
+	unmatchedBody = "gatehouse replay: no route matches this request\n"
+	exhaustedBody = "gatehouse replay: every matching route is exhausted\n"
+	refusedBody   = "gatehouse replay: the replay machine refused this request\n"
+)

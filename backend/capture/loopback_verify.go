@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
+	"github.com/gatehouse/gatehouse/backend/loopback"
 	"github.com/gatehouse/gatehouse/backend/replay"
 )
 
@@ -54,14 +55,14 @@ type verifyPlan struct {
 // requestOutcomes are the outcomes of a request or client message by
 // replay mode; responses carry a status or "disconnected".
 var (
-	staticOutcomes  = []string{ReplayOutcomeMatched, ReplayOutcomeUnmatched, ReplayOutcomeExhausted, ReplayOutcomeLimitExhausted}
+	staticOutcomes  = []string{loopback.ReplayOutcomeMatched, loopback.ReplayOutcomeUnmatched, loopback.ReplayOutcomeExhausted, loopback.ReplayOutcomeLimitExhausted}
 	machineOutcomes = []string{replay.OutcomeCommitted, replay.OutcomeUnmatched, replay.OutcomeInvalidState, replay.OutcomeGuardFailed,
 		replay.OutcomeTransitionExhausted, replay.OutcomeInvalidCapture, replay.OutcomeUnexpectedReconnect, replay.OutcomeLimitExhausted}
 )
 
 // replayRecord checks protocol_events and replay_transitions: their
-// shapes and vocabulary (loopback.go), that request bodies and client
-// messages are recorded only as RedactedRequestBody, that responses never
+// shapes and vocabulary (backend/loopback), that request bodies and client
+// messages are recorded only as loopback.RedactedRequestBody, that responses never
 // outnumber requests, that static routes stay within max_calls, and that
 // transitions follow the machine of manifest.scenario.replay from its
 // initial state within max_uses and max_transitions, one per committed
@@ -119,16 +120,16 @@ func (v *verifier) protocolEvents(rec map[string]json.RawMessage, plan *verifyPl
 		if !ok1 || !ok2 || !ok3 || !ok4 {
 			continue
 		}
-		if proto != ProtocolHTTP && proto != ProtocolWebSocket {
+		if proto != loopback.ProtocolHTTP && proto != loopback.ProtocolWebSocket {
 			v.add(at+".protocol", CodeInvalidValue, "%q is not http or websocket", strictjson.Truncate(proto, 64))
 			continue
 		}
-		message := dir == DirectionReceived || dir == DirectionSent
+		message := dir == loopback.DirectionReceived || dir == loopback.DirectionSent
 		switch {
-		case dir != DirectionRequest && dir != DirectionResponse && !message:
+		case dir != loopback.DirectionRequest && dir != loopback.DirectionResponse && !message:
 			v.add(at+".direction", CodeInvalidValue, "%q is not request, response, received or sent", strictjson.Truncate(dir, 64))
 			continue
-		case message && proto == ProtocolHTTP:
+		case message && proto == loopback.ProtocolHTTP:
 			v.add(at+".direction", CodeReplayMismatch, "an http event is a request or a response, not %s", dir)
 			continue
 		case message && (hasMethod || !hasPath):
@@ -137,12 +138,12 @@ func (v *verifier) protocolEvents(rec map[string]json.RawMessage, plan *verifyPl
 			v.add(at+".method", CodeReplayMismatch, "a request or response has a method and a path")
 		}
 		switch dir {
-		case DirectionRequest, DirectionReceived:
-			if data != "" && data != RedactedRequestBody {
-				v.add(at+".data", CodeUnredactedBody, "a request body or client message is recorded only as %s", RedactedRequestBody)
+		case loopback.DirectionRequest, loopback.DirectionReceived:
+			if data != "" && data != loopback.RedactedRequestBody {
+				v.add(at+".data", CodeUnredactedBody, "a request body or client message is recorded only as %s", loopback.RedactedRequestBody)
 			}
 			switch {
-			case dir == DirectionReceived && outcome == ReplayOutcomeClosed:
+			case dir == loopback.DirectionReceived && outcome == loopback.ReplayOutcomeClosed:
 				if data != "" {
 					v.add(at+".data", CodeReplayMismatch, "a close carries no data")
 				}
@@ -150,9 +151,9 @@ func (v *verifier) protocolEvents(rec map[string]json.RawMessage, plan *verifyPl
 				v.add(at+".outcome", CodeInvalidValue, "%q is not an outcome of this replay (%v)", strictjson.Truncate(outcome, 64), allowed)
 			case outcome == replay.OutcomeCommitted:
 				committed++
-			case outcome == ReplayOutcomeMatched:
+			case outcome == loopback.ReplayOutcomeMatched:
 				key := proto + " " + dir + " " + path
-				if proto == ProtocolHTTP {
+				if proto == loopback.ProtocolHTTP {
 					key += " " + method
 				}
 				matched[key]++
@@ -160,23 +161,23 @@ func (v *verifier) protocolEvents(rec map[string]json.RawMessage, plan *verifyPl
 					v.add(at, CodeReplayOveruse, "the routes for %s %s allow %d calls; this is call %d", strictjson.Truncate(method, 32), strictjson.Truncate(path, 200), limit, matched[key])
 				}
 			}
-			if dir == DirectionRequest {
+			if dir == loopback.DirectionRequest {
 				requests[proto]++
 			}
-		case DirectionResponse:
+		case loopback.DirectionResponse:
 			responses[proto]++
 			if responses[proto] > requests[proto] {
 				v.add(at, CodeReplayMismatch, "%s response %d comes before its request", proto, responses[proto])
 			}
-			if outcome != ReplayOutcomeDisconnected {
+			if outcome != loopback.ReplayOutcomeDisconnected {
 				if n, err := strconv.Atoi(outcome); err != nil || n < 100 || n > 599 || strconv.Itoa(n) != outcome {
 					v.add(at+".outcome", CodeInvalidValue, "a response's outcome is its status (100–599) or disconnected, not %q", strictjson.Truncate(outcome, 64))
 				}
 			}
-		case DirectionSent:
-			if outcome != ReplayOutcomeSent && outcome != ReplayOutcomeDisconnected {
+		case loopback.DirectionSent:
+			if outcome != loopback.ReplayOutcomeSent && outcome != loopback.ReplayOutcomeDisconnected {
 				v.add(at+".outcome", CodeInvalidValue, "a sent message's outcome is sent or disconnected, not %q", strictjson.Truncate(outcome, 64))
-			} else if outcome == ReplayOutcomeDisconnected && data != "" {
+			} else if outcome == loopback.ReplayOutcomeDisconnected && data != "" {
 				v.add(at+".data", CodeReplayMismatch, "a disconnect carries no data")
 			}
 		}
@@ -189,13 +190,13 @@ func (v *verifier) protocolEvents(rec map[string]json.RawMessage, plan *verifyPl
 func (p *verifyPlan) maxCalls(proto, dir, method, path string) int64 {
 	var n int64
 	switch {
-	case proto == ProtocolHTTP:
+	case proto == loopback.ProtocolHTTP:
 		for _, r := range p.HTTP {
 			if r.Method == method && r.Path == path {
 				n += r.MaxCalls
 			}
 		}
-	case dir == DirectionRequest:
+	case dir == loopback.DirectionRequest:
 		for _, r := range p.Connections {
 			if r.Path == path {
 				n += r.MaxCalls

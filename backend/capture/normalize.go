@@ -30,7 +30,7 @@ type normalizer struct {
 	secrets  []string // secretValues, longest first
 	replacer *strings.Replacer
 	pairs    []string            // the replacer's pairs (addLoopbackPort adds to them)
-	redact   func(string) string // replay machine secrets, first (loopback.go); may be nil
+	redact   func(string) string // replay machine secrets, first (backend/loopback); may be nil
 	pids     bool
 	pidSet   map[int]int // real pid → its ordinal (1 for the first recorded process)
 	pidRE    *regexp.Regexp

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
+	"github.com/gatehouse/gatehouse/backend/loopback"
 )
 
 // MarkerVariable is the environment variable that carries a capture's run
@@ -141,7 +142,7 @@ func (c *checker) scenario(root *strictjson.Node) *Scenario {
 	sc.SettleMS, _ = c.IntField(m, "$", "settle_ms", 0, MaxSettleMS, 100)
 	sc.Limits = c.limits(m)
 	sc.Normalization = c.normalization(m)
-	sc.Replay = c.replay(m)
+	sc.Replay = loopback.Check(&c.Checker, m)
 	sc.Reactive = c.reactive(m, sc) // reactive_parse.go
 	return sc
 }

@@ -1,10 +1,7 @@
 package capture
 
 import (
-	"encoding/json"
-	"math"
 	"regexp"
-	"strings"
 
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
@@ -86,55 +83,4 @@ func (c *checker) normalization(m strictjson.Members) Normalization {
 		n.Patterns = append(n.Patterns, p)
 	})
 	return n
-}
-
-// replay reads the replay object; a machine excludes static scripts.
-func (c *checker) replay(m strictjson.Members) Replay {
-	r := Replay{Machine: json.RawMessage("null"), HTTP: []json.RawMessage{},
-		WebsocketMessages: []json.RawMessage{}, WebsocketConnections: []json.RawMessage{}}
-	v, ok := m["replay"]
-	if !ok {
-		return r
-	}
-	rm, ok := c.object(v, "$.replay", "machine", "http", "websocket_messages", "websocket_connections")
-	if !ok {
-		return r
-	}
-	r.Machine = c.opaqueOrNull(rm, "$.replay", "machine")
-	lists := []struct {
-		key string
-		dst *[]json.RawMessage
-	}{{"http", &r.HTTP}, {"websocket_messages", &r.WebsocketMessages}, {"websocket_connections", &r.WebsocketConnections}}
-	var static []string
-	for _, l := range lists {
-		c.listField(rm, "$.replay", l.key, 0, math.MaxInt, func(_ int, e *strictjson.Node, at string) {
-			if e.Kind != strictjson.Object {
-				c.Add(at, CodeWrongType, "must be an object, not %s", e.Kind)
-				return
-			}
-			*l.dst = append(*l.dst, e.Raw())
-		})
-		if len(*l.dst) > 0 {
-			static = append(static, l.key)
-		}
-	}
-	if string(r.Machine) != "null" && len(static) > 0 {
-		c.Add("$.replay.machine", CodeConflict, "a replay machine cannot be combined with static scripts (%s)", strings.Join(static, ", "))
-	}
-	c.replayContent(rm, &r) // loopback_plan.go
-	return r
-}
-
-// opaqueOrNull reads optional member key as an object or null (default
-// null), kept as compact JSON for another package to validate.
-func (c *checker) opaqueOrNull(m strictjson.Members, path, key string) json.RawMessage {
-	v, ok := m[key]
-	if !ok || v.Kind == strictjson.Null {
-		return json.RawMessage("null")
-	}
-	if v.Kind != strictjson.Object {
-		c.Add(path+"."+key, CodeWrongType, "must be an object or null, not %s", v.Kind)
-		return json.RawMessage("null")
-	}
-	return v.Raw()
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
+	"github.com/gatehouse/gatehouse/backend/loopback"
 )
 
 // Limits of ParseScenario.
@@ -50,7 +51,7 @@ type Scenario struct {
 	SettleMS           int               `json:"settle_ms"`
 	Limits             Limits            `json:"limits"`
 	Normalization      Normalization     `json:"normalization"`
-	Replay             Replay            `json:"replay"`
+	Replay             loopback.Replay   `json:"replay"` // validated by backend/loopback
 	// Reactive is the Reactive Scenario v1 object or JSON null, kept as
 	// compact JSON; another package validates its content.
 	Reactive json.RawMessage `json:"reactive"`
@@ -230,14 +231,4 @@ type Normalization struct {
 type Pattern struct {
 	Pattern     string `json:"pattern"`
 	Replacement string `json:"replacement"`
-}
-
-// Replay configures the loopback replay. Its content is kept as compact
-// JSON and validated here only for its shape and for the rule that a
-// machine cannot be combined with static HTTP or WebSocket scripts.
-type Replay struct {
-	Machine              json.RawMessage   `json:"machine"` // an object, or JSON null
-	HTTP                 []json.RawMessage `json:"http"`
-	WebsocketMessages    []json.RawMessage `json:"websocket_messages"`
-	WebsocketConnections []json.RawMessage `json:"websocket_connections"`
 }

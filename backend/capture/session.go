@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gatehouse/gatehouse/backend/loopback"
 	"github.com/gatehouse/gatehouse/backend/proctree"
 )
 
@@ -42,8 +43,9 @@ type session struct {
 	master *os.File
 	start  time.Time
 	rec    *recorder
-	shims  *ledger   // command shims; nil without (shim.go)
-	lb     *loopback // loopback replay; nil without (loopback.go)
+	shims  *ledger           // command shims; nil without (shim.go)
+	lb     *loopback.Server  // loopback replay; nil without (backend/loopback)
+	lbRec  loopbackRecording // what was recorded of it (loopback_record.go)
 
 	rx *reactiveRun // reactive run; nil without (reactive_run.go)
 
@@ -82,13 +84,13 @@ func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, tg target,
 	}
 	defer shims.stop()
 	env = shims.environ(env)
-	lb, err := newLoopback(sc) // loopback replay (loopback.go); nil without
+	lb, err := newLoopback(sc) // loopback replay (backend/loopback); nil without
 	if err != nil {
 		return err
 	}
-	defer lb.stop()
-	env = lb.environ(env)
-	lb.attach(norm, sc.Normalization.Ports)
+	defer lb.Stop()
+	env = lb.Environ(env)
+	attachLoopback(norm, lb, sc.Normalization.Ports)
 	rx, err := newReactiveRun(sc) // reactive run (reactive_run.go); nil without
 	if err != nil {
 		return err
@@ -127,8 +129,8 @@ func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, tg target,
 	rec.Manifest.StartedAt = started.Format(TimeLayout)
 	shims.serve(start)
 	rec.Limitations = append(rec.Limitations, shims.notes()...)
-	lb.serve(start)
-	rec.Limitations = append(rec.Limitations, lb.notes()...)
+	lb.Serve(start)
+	rec.Limitations = append(rec.Limitations, lb.Notes()...)
 	norm.addPID(tree.Pid())
 	s := &session{
 		sc: sc, tree: tree, master: master, start: start, shims: shims, lb: lb,

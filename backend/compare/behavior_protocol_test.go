@@ -8,7 +8,7 @@ import (
 )
 
 // wsEvent and httpEvent are loopback protocol events as the capture
-// records them (backend/capture/loopback.go).
+// records them (backend/loopback).
 func wsEvent(direction, path, data, outcome string) obj {
 	var method any
 	if direction == "request" || direction == "response" {

@@ -1,9 +1,13 @@
-package capture
-
-// Loopback replay (docs/formats/capture-scenario.md, "Replay").
+// Package loopback is the replay server of a process capture
+// (docs/formats/capture-scenario.md, "Replay"): it validates the replay
+// object of a scenario (plan.go) and answers the captured target over HTTP
+// and WebSocket on 127.0.0.1 from that plan, handing every exchange to
+// the capture's recording loop as an Observation. It never forwards
+// anything and knows nothing of terminals or of the record: the capture
+// engine (backend/capture) records what it is handed.
 //
 // A capture whose scenario has a replay machine or static scripts
-// (loopback_plan.go) runs one HTTP and WebSocket server on 127.0.0.1 at a
+// (plan.go) runs one HTTP and WebSocket server on 127.0.0.1 at a
 // port the kernel picks. The target finds it in GATEHOUSE_REPLAY_HTTP_URL
 // (http://127.0.0.1:PORT) and GATEHOUSE_REPLAY_WEBSOCKET_URL
 // (ws://127.0.0.1:PORT); a request carrying "Upgrade: websocket" is a
@@ -11,7 +15,8 @@ package capture
 // reachable through it: the server never forwards anything.
 //
 // Every exchange becomes protocol events, each handed to the recording
-// loop and acknowledged before the server acts on it, so the event
+// loop (Server.Observations) and acknowledged (Observation.Recorded)
+// before the server acts on it, so the event
 // journal orders them before whatever the target does in reaction:
 //
 //	HTTP request      {protocol http, direction request, method, path, data: "<redacted-request-body>" or "", outcome}
@@ -44,9 +49,10 @@ package capture
 // the server is shut down, every connection closed, and the port verified
 // to refuse connections.
 
+package loopback
+
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -99,34 +105,67 @@ const (
 	tooLargeBody  = "gatehouse replay: the request body exceeds limits.protocol_body_bytes\n"
 )
 
-// loopbackStopTimeout bounds the wait for the server's goroutines at the
-// end of a capture.
-const loopbackStopTimeout = 5 * time.Second
+// stopTimeout bounds the wait for the server's goroutines at the end of a
+// capture.
+const stopTimeout = 5 * time.Second
 
-// protoObs is one observation of the server for the recording loop: a
-// protocol event (with the transition it committed), or a problem note.
-type protoObs struct {
-	at                  time.Duration
-	protocol, direction string
-	method, path        *string
-	data, outcome       string
-	bodyBytes           int  // bytes counted against limits.protocol_body_bytes
-	planPath            bool // path is a plan path (it matched): redacted like the manifest, not normalized
-	transition          *transitionObs
-	problem             string // a limitation; with truncate, a passed limit
-	truncate            bool
-	ack                 chan struct{}
+// Observation is one observation of the server for the recording loop: a
+// protocol event (with the transition it committed), or a note about the
+// replay (Problem) with no Protocol. The server goroutine that handed it
+// over waits until Recorded is called (or the capture stops).
+type Observation struct {
+	At                  time.Duration // since the start passed to Serve
+	Protocol, Direction string        // empty Protocol: a note only
+	Method, Path        *string       // the request's; Method is nil for WebSocket messages and closes
+	Data, Outcome       string        // raw text, to be normalized and redacted by the recorder
+	BodyBytes           int           // bytes counted against limits.protocol_body_bytes
+	PlanPath            bool          // Path is a plan path (it matched): redact it like the manifest, do not normalize it
+	Transition          *Transition   // the machine transition this event committed, or nil
+	Problem             string        // a limitation of the capture; with Truncate, a passed limit
+	Truncate            bool
+
+	ack chan struct{}
 }
 
-type transitionObs struct {
-	id, before, after string
-	sensitive         []string
+// Recorded releases the server goroutine waiting for o to be recorded. It
+// must be called once for every observation read from Observations; it
+// does nothing for one returned by Stop.
+func (o *Observation) Recorded() {
+	if o.ack != nil {
+		close(o.ack)
+	}
 }
 
-// loopback is the replay server of one capture. Its methods accept a nil
-// receiver (a scenario without replay).
-type loopback struct {
-	plan *replayPlan
+// Transition is one committed transition of the replay machine, its plan
+// text (ID, states, variable names) redacted by Config.PlanText. Sensitive
+// names the variables captured as sensitive, never their values.
+type Transition struct {
+	ID, Before, After string
+	Sensitive         []string
+}
+
+// Limits are the bounds of the scenario the server enforces while it
+// serves (the recorder enforces the others).
+type Limits struct {
+	Connections       int // TCP connections; later ones are closed at once (limits.connections)
+	ProtocolBodyBytes int // bytes of one request body or client WebSocket message (limits.protocol_body_bytes)
+}
+
+// Config is what New needs: a non-empty plan, the limits and the
+// redaction of plan text.
+type Config struct {
+	Plan   *Plan
+	Limits Limits
+	// PlanText redacts plan text (transition ids, states, variables) as
+	// the record's manifest does, so recorded transitions match it; nil
+	// keeps plan text as it is.
+	PlanText func(string) string
+}
+
+// Server is the replay server of one capture. Its methods accept a nil
+// receiver, which serves nothing (a scenario without replay).
+type Server struct {
+	plan *Plan
 	rt   *replay.Runtime
 	// planText redacts plan text (transition ids, states, variables) as
 	// manifest.scenario does, so recorded transitions match the manifest.
@@ -138,7 +177,7 @@ type loopback struct {
 	port     int
 	start    time.Time
 
-	obs    chan *protoObs // unbuffered: a send is a handover to the loop
+	obs    chan *Observation // unbuffered: a send is a handover to the loop
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -154,32 +193,35 @@ type loopback struct {
 	seq       atomic.Int64
 
 	restMu  sync.Mutex // guards rest, live and stopped
-	rest    []*protoObs
+	rest    []*Observation
 	live    map[*wsConn]bool
 	stopped bool
 
 	once     sync.Once
-	stopErr  error
-	recorded loopbackRecording // touched by the recording loop only
+	problems []string // why the shutdown could not be verified
 }
 
-// newLoopback parses the replay plan of sc and, when it has anything to
-// serve, listens on 127.0.0.1:0; it returns nil for an empty plan.
-func newLoopback(sc *Scenario) (*loopback, error) {
-	plan, err := parseReplayPlan(sc.Replay)
-	if err != nil {
-		return nil, fmt.Errorf("capture: replay: %w", err)
-	}
-	if plan.empty() {
+// New listens on 127.0.0.1 at a port the kernel picks for the plan of
+// cfg; it returns nil (which serves nothing) for an empty plan. Nothing is
+// answered before Serve. Its errors carry no prefix of their own: the
+// caller names the replay.
+func New(cfg Config) (*Server, error) {
+	plan := cfg.Plan
+	if plan.Empty() {
 		return nil, nil
 	}
-	l := &loopback{
-		plan: plan, planText: sc.Redactor(), limits: sc.Limits, obs: make(chan *protoObs), live: map[*wsConn]bool{},
+	planText := cfg.PlanText
+	if planText == nil {
+		planText = func(s string) string { return s }
+	}
+	l := &Server{
+		plan: plan, planText: planText, limits: cfg.Limits, obs: make(chan *Observation), live: map[*wsConn]bool{},
 		httpUsed: make([]int, len(plan.http)), connUsed: make([]int, len(plan.conns)), msgUsed: make([]int, len(plan.msgs)),
 	}
 	if m := plan.machine; m != nil {
+		var err error
 		if l.rt, err = replay.NewRuntime(m); err != nil {
-			return nil, fmt.Errorf("capture: replay: %w", err)
+			return nil, err
 		}
 		l.state = m.InitialState
 		l.trans = make(map[string]*replay.Transition, len(m.Transitions))
@@ -188,9 +230,10 @@ func newLoopback(sc *Scenario) (*loopback, error) {
 		}
 	}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
+	var err error
 	if l.ln, err = net.Listen("tcp4", "127.0.0.1:0"); err != nil {
 		l.cancel()
-		return nil, fmt.Errorf("capture: replay: listen on 127.0.0.1: %w", err)
+		return nil, fmt.Errorf("listen on 127.0.0.1: %w", err)
 	}
 	l.port = l.ln.Addr().(*net.TCPAddr).Port
 	l.srv = &http.Server{
@@ -207,8 +250,10 @@ func newLoopback(sc *Scenario) (*loopback, error) {
 
 type connKey struct{}
 
-// environ sets the replay URLs in env (kept sorted by the caller's sort).
-func (l *loopback) environ(env []string) []string {
+// Environ returns env (a sorted list of NAME=value) with
+// GATEHOUSE_REPLAY_HTTP_URL and GATEHOUSE_REPLAY_WEBSOCKET_URL set to the
+// server, still sorted; a nil server returns env unchanged.
+func (l *Server) Environ(env []string) []string {
 	if l == nil {
 		return env
 	}
@@ -224,8 +269,9 @@ func (l *loopback) environ(env []string) []string {
 	return out
 }
 
-// serve starts answering; start is the session's time origin.
-func (l *loopback) serve(start time.Time) {
+// Serve starts answering; start is the capture's time origin, from which
+// Observation.At is measured.
+func (l *Server) Serve(start time.Time) {
 	if l == nil {
 		return
 	}
@@ -237,8 +283,9 @@ func (l *loopback) serve(start time.Time) {
 	}()
 }
 
-// notes are the record's limitations about the replay of this capture.
-func (l *loopback) notes() []string {
+// Notes are the record's limitations about the replay of this capture
+// (nil without replay).
+func (l *Server) Notes() []string {
 	if l == nil {
 		return nil
 	}
@@ -250,30 +297,42 @@ func (l *loopback) notes() []string {
 	return notes
 }
 
-// redactor returns the machine's redaction of captured sensitive values,
-// or nil without a machine.
-func (l *loopback) redactor() func(string) string {
+// Redactor returns the machine's redaction of the values it captured as
+// sensitive ("<secret:ALIAS>"), or nil without a machine.
+func (l *Server) Redactor() func(string) string {
 	if l == nil || l.rt == nil {
 		return nil
 	}
 	return l.rt.Redact
 }
 
-// observations is the channel of l's observations; nil (never ready in a
-// select) without replay.
-func loopbackObsOf(l *loopback) <-chan *protoObs {
+// Observations is the channel of the server's observations, in the order
+// the server acted on them; nil (never ready in a select) without replay.
+// Each one must be acknowledged with Recorded.
+func (l *Server) Observations() <-chan *Observation {
 	if l == nil {
 		return nil
 	}
 	return l.obs
 }
 
-func (l *loopback) now() time.Duration { return time.Since(l.start) }
+// Port is the TCP port the server listens on (0 without replay).
+func (l *Server) Port() int {
+	if l == nil {
+		return 0
+	}
+	return l.port
+}
+
+// PlanText redacts plan text as Config.PlanText does.
+func (l *Server) PlanText(s string) string { return l.planText(s) }
+
+func (l *Server) now() time.Duration { return time.Since(l.start) }
 
 // emit hands o to the recording loop and waits until it is recorded; once
-// the capture is stopping it keeps o for stop to return.
-func (l *loopback) emit(o *protoObs) {
-	o.at = l.now()
+// the capture is stopping it keeps o for Stop to return.
+func (l *Server) emit(o *Observation) {
+	o.At = l.now()
 	o.ack = make(chan struct{})
 	select {
 	case l.obs <- o:
@@ -289,7 +348,7 @@ func (l *loopback) emit(o *protoObs) {
 }
 
 // connState closes TCP connections past limits.connections.
-func (l *loopback) connState(c net.Conn, st http.ConnState) {
+func (l *Server) connState(c net.Conn, st http.ConnState) {
 	if st != http.StateNew {
 		return
 	}
@@ -297,14 +356,14 @@ func (l *loopback) connState(c net.Conn, st http.ConnState) {
 		c.Close()
 		if !l.connLimit.Swap(true) {
 			l.restMu.Lock()
-			l.rest = append(l.rest, &protoObs{truncate: true, problem: fmt.Sprintf("loopback replay: connections exceeded limits.connections (%d); later connections were closed unanswered", l.limits.Connections)})
+			l.rest = append(l.rest, &Observation{Truncate: true, Problem: fmt.Sprintf("loopback replay: connections exceeded limits.connections (%d); later connections were closed unanswered", l.limits.Connections)})
 			l.restMu.Unlock()
 		}
 	}
 }
 
 // sleep waits d or until the capture stops; it reports whether d passed.
-func (l *loopback) sleep(d time.Duration) bool {
+func (l *Server) sleep(d time.Duration) bool {
 	if d <= 0 {
 		return l.ctx.Err() == nil
 	}
@@ -318,8 +377,6 @@ func (l *loopback) sleep(d time.Duration) bool {
 	}
 }
 
-func strp(s string) *string { return &s }
-
 // requestData is the recorded data of a body: the placeholder, or "".
 func requestData(n int) string {
 	if n == 0 {
@@ -330,7 +387,7 @@ func requestData(n int) string {
 
 // enter registers a goroutine of the server with l.wg; it reports false
 // once stop has begun (then the goroutine must not run).
-func (l *loopback) enter() bool {
+func (l *Server) enter() bool {
 	l.restMu.Lock()
 	defer l.restMu.Unlock()
 	if l.stopped {
@@ -340,15 +397,16 @@ func (l *loopback) enter() bool {
 	return true
 }
 
-// stop shuts the server down, closes every connection, waits for the
+// Stop shuts the server down, closes every connection, waits for the
 // goroutines and verifies the port refuses connections; it returns the
-// observations not handed to the loop. It is idempotent; stopErr reports
-// a shutdown that could not be verified.
-func (l *loopback) stop() []*protoObs {
+// observations not handed to the loop, ending with a note on the shutdown.
+// Only the first call does anything; ShutdownProblems reports a shutdown
+// that could not be verified.
+func (l *Server) Stop() []*Observation {
 	if l == nil {
 		return nil
 	}
-	var rest []*protoObs
+	var rest []*Observation
 	l.once.Do(func() {
 		l.cancel()
 		l.srv.Close() // the listener and every connection net/http still owns
@@ -367,43 +425,33 @@ func (l *loopback) stop() []*protoObs {
 		go func() { l.wg.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(loopbackStopTimeout):
-			l.stopErr = fmt.Errorf("capture: replay: the loopback server's goroutines did not end within %v: %w", loopbackStopTimeout, ErrCleanupIncomplete)
+		case <-time.After(stopTimeout):
+			l.problems = append(l.problems, fmt.Sprintf("the loopback server's goroutines did not end within %v", stopTimeout))
 		}
 		if c, err := net.DialTimeout("tcp4", "127.0.0.1:"+strconv.Itoa(l.port), time.Second); err == nil {
 			c.Close()
-			l.stopErr = errors.Join(l.stopErr, fmt.Errorf("capture: replay: 127.0.0.1:%d still accepts connections after shutdown: %w", l.port, ErrCleanupIncomplete))
+			l.problems = append(l.problems, fmt.Sprintf("127.0.0.1:%d still accepts connections after shutdown", l.port))
 		}
 		l.restMu.Lock()
 		rest, l.rest = l.rest, nil
 		l.restMu.Unlock()
 		note := "loopback replay: the server was shut down at the end of the capture, and its port refused a connection afterwards"
-		if l.stopErr != nil {
+		if len(l.problems) > 0 {
 			note = "loopback replay: the shutdown of the server could not be verified"
 		}
-		rest = append(rest, &protoObs{problem: note})
+		rest = append(rest, &Observation{Problem: note})
 	})
 	return rest
 }
 
-// err is the shutdown error of a stopped server (nil when verified).
-func (l *loopback) err() error {
+// ShutdownProblems says why the shutdown of a stopped server could not
+// be verified (goroutines that did not end, a port still accepting); it
+// is empty when it was verified, and for a nil server.
+func (l *Server) ShutdownProblems() []string {
 	if l == nil {
 		return nil
 	}
-	return l.stopErr
-}
-
-// attach makes n redact the machine's sensitive captures and, with
-// ports, normalize the server's port.
-func (l *loopback) attach(n *normalizer, ports bool) {
-	if l == nil {
-		return
-	}
-	n.redact = l.redactor()
-	if ports {
-		n.addLoopbackPort(l.port)
-	}
+	return l.problems
 }
 
 // claimRoute counts one call on the first static route that matches and

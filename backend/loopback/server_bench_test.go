@@ -1,6 +1,7 @@
-package capture
+package loopback
 
 import (
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -30,27 +31,22 @@ func BenchmarkLoopbackHTTP(b *testing.B) {
 		benchGet(b, "http://"+ln.Addr().String()+"/a")
 	})
 	b.Run("loopback", func(b *testing.B) {
-		sc := parseOK(b, mustJSON(b, obj{"approved": true, "executable": "/bin/sh", "working_directory": "/tmp",
-			"limits": obj{"protocol_events": 100000},
-			"replay": obj{"http": []any{obj{"method": "GET", "path": "/a", "max_calls": MaxReplayCalls, "response": obj{"body": body}}}}}))
-		l, err := newLoopback(sc)
-		if err != nil {
-			b.Fatal(err)
-		}
+		route, _ := json.Marshal(map[string]any{"method": "GET", "path": "/a", "max_calls": MaxReplayCalls, "response": map[string]any{"body": body}})
+		l := newTestServer(b, Replay{HTTP: []json.RawMessage{route}}, Limits{Connections: 1000, ProtocolBodyBytes: 1 << 20})
 		done := make(chan struct{})
 		go func() { // the recording loop's part: take and acknowledge
 			for {
 				select {
-				case o := <-l.obs:
-					close(o.ack)
+				case o := <-l.Observations():
+					o.Recorded()
 				case <-done:
 					return
 				}
 			}
 		}()
-		l.serve(time.Now())
-		defer func() { l.stop(); close(done) }()
-		benchGet(b, "http://127.0.0.1:"+strconv.Itoa(l.port)+"/a")
+		l.Serve(time.Now())
+		defer func() { l.Stop(); close(done) }()
+		benchGet(b, "http://127.0.0.1:"+strconv.Itoa(l.Port())+"/a")
 	})
 }
 

@@ -1,6 +1,6 @@
-package capture
+package loopback
 
-// WebSocket side of the loopback replay server (see loopback.go).
+// WebSocket side of the loopback replay server (see server.go).
 
 import (
 	"context"
@@ -21,7 +21,7 @@ const wsWriteTimeout = 5 * time.Second
 
 // wsConn is one accepted WebSocket connection.
 type wsConn struct {
-	l    *loopback
+	l    *Server
 	c    *websocket.Conn
 	id   string
 	path string
@@ -32,9 +32,9 @@ type wsConn struct {
 
 // serveWebSocket decides an upgrade request and, when replay accepts it,
 // serves the connection until it ends.
-func (l *loopback) serveWebSocket(w http.ResponseWriter, r *http.Request) {
+func (l *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	method, path := r.Method, r.RequestURI
-	req := &protoObs{protocol: ProtocolWebSocket, direction: DirectionRequest, method: &method, path: &path}
+	req := &Observation{Protocol: ProtocolWebSocket, Direction: DirectionRequest, Method: &method, Path: &path}
 	var d replay.Decision
 	route := -1
 	if l.rt != nil {
@@ -45,14 +45,14 @@ func (l *loopback) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		}
 	} else {
 		l.mu.Lock()
-		req.outcome, route = claimRoute(l.connUsed, func(i int) (bool, int) {
+		req.Outcome, route = claimRoute(l.connUsed, func(i int) (bool, int) {
 			rt := l.plan.conns[i]
 			return rt.Path == path && headersMatch(rt.Headers, r.Header), rt.MaxCalls
 		})
-		req.planPath = req.outcome == ReplayOutcomeMatched
+		req.PlanPath = req.Outcome == ReplayOutcomeMatched
 		l.emit(req)
 		l.mu.Unlock()
-		switch req.outcome {
+		switch req.Outcome {
 		case ReplayOutcomeUnmatched:
 			l.respond(w, false, ProtocolWebSocket, method, path, http.StatusNotFound, nil, "")
 			return
@@ -62,7 +62,7 @@ func (l *loopback) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	sw := &statusWriter{ResponseWriter: w, header: func(code int) {
-		l.emit(&protoObs{protocol: ProtocolWebSocket, direction: DirectionResponse, method: &method, path: &path, outcome: strconv.Itoa(code), planPath: true})
+		l.emit(&Observation{Protocol: ProtocolWebSocket, Direction: DirectionResponse, Method: &method, Path: &path, Outcome: strconv.Itoa(code), PlanPath: true})
 	}}
 	c, err := websocket.Accept(sw, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
@@ -95,7 +95,7 @@ func (l *loopback) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 }
 
 // spawn runs f on a goroutine of the server (not after stop began).
-func (l *loopback) spawn(f func()) {
+func (l *Server) spawn(f func()) {
 	if !l.enter() {
 		return
 	}
@@ -118,17 +118,17 @@ func (wc *wsConn) read() {
 			if was || l.ctx.Err() != nil {
 				return // closed by replay, or the capture is stopping
 			}
-			o := &protoObs{protocol: ProtocolWebSocket, direction: DirectionReceived, path: &wc.path, outcome: ReplayOutcomeClosed, planPath: true}
+			o := &Observation{Protocol: ProtocolWebSocket, Direction: DirectionReceived, Path: &wc.path, Outcome: ReplayOutcomeClosed, PlanPath: true}
 			if errors.Is(err, websocket.ErrMessageTooBig) {
-				o.data, o.outcome, o.truncate = RedactedRequestBody, ReplayOutcomeLimitExhausted, true
-				o.problem = fmt.Sprintf("loopback replay: a WebSocket message exceeded limits.protocol_body_bytes (%d bytes); the connection was closed", l.limits.ProtocolBodyBytes)
+				o.Data, o.Outcome, o.Truncate = RedactedRequestBody, ReplayOutcomeLimitExhausted, true
+				o.Problem = fmt.Sprintf("loopback replay: a WebSocket message exceeded limits.protocol_body_bytes (%d bytes); the connection was closed", l.limits.ProtocolBodyBytes)
 			}
 			l.emit(o)
 			return
 		}
 		received := time.Now()
 		body := string(data)
-		o := &protoObs{protocol: ProtocolWebSocket, direction: DirectionReceived, path: &wc.path, data: requestData(len(body)), bodyBytes: len(body), planPath: true}
+		o := &Observation{Protocol: ProtocolWebSocket, Direction: DirectionReceived, Path: &wc.path, Data: requestData(len(body)), BodyBytes: len(body), PlanPath: true}
 		if l.rt != nil {
 			ev := replay.Event{Type: replay.EventWebSocketMessage, Connection: wc.id, Body: &body}
 			if d := l.dispatch(&ev, o); d.Outcome == replay.OutcomeCommitted {
@@ -138,7 +138,7 @@ func (wc *wsConn) read() {
 		}
 		l.mu.Lock()
 		var route int
-		o.outcome, route = claimRoute(l.msgUsed, func(i int) (bool, int) {
+		o.Outcome, route = claimRoute(l.msgUsed, func(i int) (bool, int) {
 			rt := l.plan.msgs[i]
 			return rt.Path == wc.path && (rt.Body == nil || *rt.Body == body), rt.MaxCalls
 		})
@@ -200,7 +200,7 @@ func (wc *wsConn) send(data string) {
 	if wc.closed {
 		return
 	}
-	wc.l.emit(&protoObs{protocol: ProtocolWebSocket, direction: DirectionSent, path: &wc.path, data: data, outcome: ReplayOutcomeSent, bodyBytes: len(data), planPath: true})
+	wc.l.emit(&Observation{Protocol: ProtocolWebSocket, Direction: DirectionSent, Path: &wc.path, Data: data, Outcome: ReplayOutcomeSent, BodyBytes: len(data), PlanPath: true})
 	ctx, cancel := context.WithTimeout(wc.l.ctx, wsWriteTimeout)
 	defer cancel()
 	wc.c.Write(ctx, websocket.MessageText, []byte(data))
@@ -214,7 +214,7 @@ func (wc *wsConn) disconnect() {
 		return
 	}
 	wc.closed = true
-	wc.l.emit(&protoObs{protocol: ProtocolWebSocket, direction: DirectionSent, path: &wc.path, outcome: ReplayOutcomeDisconnected, planPath: true})
+	wc.l.emit(&Observation{Protocol: ProtocolWebSocket, Direction: DirectionSent, Path: &wc.path, Outcome: ReplayOutcomeDisconnected, PlanPath: true})
 	wc.mu.Unlock()
 	wc.c.Close(websocket.StatusNormalClosure, "gatehouse replay: disconnect")
 }

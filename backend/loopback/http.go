@@ -1,6 +1,6 @@
-package capture
+package loopback
 
-// HTTP side of the loopback replay server (see loopback.go).
+// HTTP side of the loopback replay server (see server.go).
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 )
 
 // ServeHTTP answers one request of the target.
-func (l *loopback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (l *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !l.enter() {
 		hangUp(w)
 		return
@@ -28,9 +28,9 @@ func (l *loopback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	method, path := r.Method, r.RequestURI
 	body, present, tooLarge := l.readBody(w, r)
 	if tooLarge {
-		l.emit(&protoObs{protocol: ProtocolHTTP, direction: DirectionRequest, method: &method, path: &path,
-			data: RedactedRequestBody, outcome: ReplayOutcomeLimitExhausted,
-			truncate: true, problem: fmt.Sprintf("loopback replay: a request body exceeded limits.protocol_body_bytes (%d bytes); it was answered 413", l.limits.ProtocolBodyBytes)})
+		l.emit(&Observation{Protocol: ProtocolHTTP, Direction: DirectionRequest, Method: &method, Path: &path,
+			Data: RedactedRequestBody, Outcome: ReplayOutcomeLimitExhausted,
+			Truncate: true, Problem: fmt.Sprintf("loopback replay: a request body exceeded limits.protocol_body_bytes (%d bytes); it was answered 413", l.limits.ProtocolBodyBytes)})
 		l.respond(w, false, ProtocolHTTP, method, path, http.StatusRequestEntityTooLarge, nil, tooLargeBody)
 		return
 	}
@@ -43,8 +43,8 @@ func (l *loopback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rt := l.plan.http[i]
 		return rt.Method == method && rt.Path == path && headersMatch(rt.Headers, r.Header) && (rt.Body == nil || present && *rt.Body == body), rt.MaxCalls
 	})
-	l.emit(&protoObs{protocol: ProtocolHTTP, direction: DirectionRequest, method: &method, path: &path,
-		data: requestData(len(body)), outcome: outcome, bodyBytes: len(body), planPath: outcome == ReplayOutcomeMatched})
+	l.emit(&Observation{Protocol: ProtocolHTTP, Direction: DirectionRequest, Method: &method, Path: &path,
+		Data: requestData(len(body)), Outcome: outcome, BodyBytes: len(body), PlanPath: outcome == ReplayOutcomeMatched})
 	l.mu.Unlock()
 	switch outcome {
 	case ReplayOutcomeUnmatched:
@@ -59,7 +59,7 @@ func (l *loopback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if rt.Disconnect {
-		l.emit(&protoObs{protocol: ProtocolHTTP, direction: DirectionResponse, method: &method, path: &path, outcome: ReplayOutcomeDisconnected, planPath: true})
+		l.emit(&Observation{Protocol: ProtocolHTTP, Direction: DirectionResponse, Method: &method, Path: &path, Outcome: ReplayOutcomeDisconnected, PlanPath: true})
 		hangUp(w)
 		return
 	}
@@ -68,14 +68,14 @@ func (l *loopback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // machineHTTP offers one HTTP request to the machine and performs the
 // committed transition's actions.
-func (l *loopback) machineHTTP(w http.ResponseWriter, r *http.Request, body string, present bool) {
+func (l *Server) machineHTTP(w http.ResponseWriter, r *http.Request, body string, present bool) {
 	method, path := r.Method, r.RequestURI
 	ev := replay.Event{Type: replay.EventHTTPRequest, Connection: connID(r), Method: method, Path: path, Headers: lowerHeaders(r.Header)}
 	if present {
 		ev.Body = &body
 	}
-	d := l.dispatch(&ev, &protoObs{protocol: ProtocolHTTP, direction: DirectionRequest, method: &method, path: &path,
-		data: requestData(len(body)), bodyBytes: len(body)})
+	d := l.dispatch(&ev, &Observation{Protocol: ProtocolHTTP, Direction: DirectionRequest, Method: &method, Path: &path,
+		Data: requestData(len(body)), BodyBytes: len(body)})
 	if d.Outcome != replay.OutcomeCommitted {
 		l.refuse(w, ProtocolHTTP, method, path, d.Outcome)
 		return
@@ -95,23 +95,23 @@ func (l *loopback) machineHTTP(w http.ResponseWriter, r *http.Request, body stri
 // dispatch offers ev to the machine and emits o (the event's request or
 // received observation) with the decision and the transition it
 // committed, as one step under l.mu.
-func (l *loopback) dispatch(ev *replay.Event, o *protoObs) replay.Decision {
+func (l *Server) dispatch(ev *replay.Event, o *Observation) replay.Decision {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ev.AtMS = ms(l.now())
+	ev.AtMS = int(l.now() / time.Millisecond)
 	d := l.rt.Dispatch(*ev)
-	o.outcome = d.Outcome
-	o.planPath = o.planPath || d.Outcome == replay.OutcomeCommitted
+	o.Outcome = d.Outcome
+	o.PlanPath = o.PlanPath || d.Outcome == replay.OutcomeCommitted
 	if d.Outcome == replay.OutcomeCommitted {
 		t := l.trans[d.TransitionID]
-		to := &transitionObs{id: l.planText(d.TransitionID), before: l.planText(l.state), after: l.planText(t.To), sensitive: []string{}}
+		to := &Transition{ID: l.planText(d.TransitionID), Before: l.planText(l.state), After: l.planText(t.To), Sensitive: []string{}}
 		for _, c := range t.Captures {
 			if c.Sensitive {
-				to.sensitive = append(to.sensitive, l.planText(c.Variable))
+				to.Sensitive = append(to.Sensitive, l.planText(c.Variable))
 			}
 		}
 		l.state = t.To
-		o.transition = to
+		o.Transition = to
 	}
 	l.emit(o)
 	return d
@@ -119,7 +119,7 @@ func (l *loopback) dispatch(ev *replay.Event, o *protoObs) replay.Decision {
 
 // refuse answers a request the machine refused: 404 when unmatched, 409
 // otherwise.
-func (l *loopback) refuse(w http.ResponseWriter, protocol, method, path, outcome string) {
+func (l *Server) refuse(w http.ResponseWriter, protocol, method, path, outcome string) {
 	if outcome == replay.OutcomeUnmatched {
 		l.respond(w, false, protocol, method, path, http.StatusNotFound, nil, unmatchedBody)
 		return
@@ -128,12 +128,12 @@ func (l *loopback) refuse(w http.ResponseWriter, protocol, method, path, outcome
 }
 
 // respond records and then writes a response.
-func (l *loopback) respond(w http.ResponseWriter, plan bool, protocol, method, path string, status int, headers map[string]string, body string) {
+func (l *Server) respond(w http.ResponseWriter, plan bool, protocol, method, path string, status int, headers map[string]string, body string) {
 	if protocol == ProtocolWebSocket {
 		body = "" // the answer to an upgrade is recorded without its text
 	}
-	l.emit(&protoObs{protocol: protocol, direction: DirectionResponse, method: &method, path: &path,
-		data: body, outcome: strconv.Itoa(status), bodyBytes: len(body), planPath: plan})
+	l.emit(&Observation{Protocol: protocol, Direction: DirectionResponse, Method: &method, Path: &path,
+		Data: body, Outcome: strconv.Itoa(status), BodyBytes: len(body), PlanPath: plan})
 	h := w.Header()
 	for k, v := range headers {
 		h.Set(k, v)
@@ -148,7 +148,7 @@ func (l *loopback) respond(w http.ResponseWriter, plan bool, protocol, method, p
 
 // readBody reads a request body of at most limits.protocol_body_bytes;
 // present says whether the request has a body at all.
-func (l *loopback) readBody(w http.ResponseWriter, r *http.Request) (body string, present, tooLarge bool) {
+func (l *Server) readBody(w http.ResponseWriter, r *http.Request) (body string, present, tooLarge bool) {
 	present = r.ContentLength != 0 || r.Header.Get("Content-Length") != "" || len(r.TransferEncoding) > 0
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(l.limits.ProtocolBodyBytes)))
 	var mbe *http.MaxBytesError

@@ -1,4 +1,4 @@
-package capture
+package loopback
 
 // The replay plan of a scenario (docs/formats/capture-scenario.md, "Replay"): either
 // a replay machine (validated by backend/replay) or static scripts.
@@ -31,6 +31,7 @@ package capture
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
@@ -42,13 +43,38 @@ const (
 	MaxReplayRoutes   = 1000   // entries of each of http, websocket_messages, websocket_connections
 	MaxReplayMessages = 1000   // messages or replies of one WebSocket route
 	MaxReplayCalls    = 100000 // max_calls
-	MaxReplayDelayMS  = MaxTimeoutMS
+	MaxReplayDelayMS  = 300000 // delay_ms and disconnect_after_ms; the scenario's timeout_ms bound
 )
 
-// CodeCredentialHeader is reported for a static replay route that matches
-// a credential header (authorization, cookie, proxy-authorization,
-// set-cookie) literally.
-const CodeCredentialHeader = replay.CodeCredentialHeader
+// Issue codes Check and ParsePlan report besides strictjson's. They are the
+// scenario's codes of the same name (and the replay machine's where it has
+// one).
+const (
+	CodeConflict         = "conflict"                  // a machine with static scripts, a response with a disconnect
+	CodeInvalidName      = replay.CodeInvalidName      // a method, path or header name not matching its pattern
+	CodeDuplicateEntry   = replay.CodeDuplicateEntry   // a header twice (names are case-insensitive)
+	CodeNotSorted        = replay.CodeNotSorted        // a delay earlier than the one before it
+	CodeCredentialHeader = replay.CodeCredentialHeader // a route that matches a credential header literally
+)
+
+// strictjson's codes the plan checks report.
+const (
+	codeWrongType      = strictjson.CodeWrongType
+	codeOutOfRange     = strictjson.CodeOutOfRange
+	codeTooManyEntries = strictjson.CodeTooManyEntries
+	codeInvalidValue   = strictjson.CodeInvalidValue
+)
+
+// Replay is the replay object of a scenario in the form Check returns it:
+// each member as compact JSON, every static script in its defaulted form
+// (so equal scripts hash equally) and the machine as backend/replay
+// defaulted it, or JSON null.
+type Replay struct {
+	Machine              json.RawMessage   `json:"machine"` // an object, or JSON null
+	HTTP                 []json.RawMessage `json:"http"`
+	WebsocketMessages    []json.RawMessage `json:"websocket_messages"`
+	WebsocketConnections []json.RawMessage `json:"websocket_connections"`
+}
 
 // httpRoute is one static http script.
 type httpRoute struct {
@@ -92,24 +118,108 @@ type wsMessageRoute struct {
 	MaxCalls   int            `json:"max_calls"`
 }
 
-// replayPlan is the parsed replay object of a scenario.
-type replayPlan struct {
+// Plan is the parsed replay object of a scenario: a machine or static
+// scripts, ready to serve.
+type Plan struct {
 	machine *replay.Machine
 	http    []httpRoute
 	conns   []wsConnectionRoute
 	msgs    []wsMessageRoute
 }
 
-// empty reports a plan with nothing to serve.
-func (p *replayPlan) empty() bool {
-	return p.machine == nil && len(p.http)+len(p.conns)+len(p.msgs) == 0
+// Empty reports a plan with nothing to serve (a nil plan too).
+func (p *Plan) Empty() bool {
+	return p == nil || p.machine == nil && len(p.http)+len(p.conns)+len(p.msgs) == 0
+}
+
+// checker validates a replay object, reporting every violation with its
+// path.
+type checker struct{ *strictjson.Checker }
+
+// object checks that n is an object whose member names are all in allowed
+// and returns its members; unknown members are reported but do not make
+// the object unacceptable.
+func (c checker) object(n *strictjson.Node, path string, allowed ...string) (strictjson.Members, bool) {
+	m, _ := c.Object(n, path, allowed...)
+	return m, m != nil
+}
+
+// boolField reads optional boolean member key of m, defaulting to def.
+func (c checker) boolField(m strictjson.Members, path, key string, def bool) bool {
+	b, _ := c.BoolField(m, path, key, def)
+	return b
+}
+
+// listField reads optional array member key of m (default empty), calling
+// each for every element with its path.
+func (c checker) listField(m strictjson.Members, path, key string, min, max int, each func(i int, e *strictjson.Node, at string)) {
+	c.List(m, path, key, false, min, max, func(i int, e *strictjson.Node, at string) bool {
+		each(i, e, at)
+		return true
+	})
+}
+
+// Check reads the optional member "replay" of the scenario object m,
+// reporting its issues at $.replay… through sc: its shape, the rule that
+// a machine excludes static scripts, the machine (through backend/replay)
+// and each static script against the schema above. Absent, it is a Replay
+// with nothing to serve.
+func Check(sc *strictjson.Checker, m strictjson.Members) Replay {
+	c := checker{sc}
+	r := Replay{Machine: json.RawMessage("null"), HTTP: []json.RawMessage{},
+		WebsocketMessages: []json.RawMessage{}, WebsocketConnections: []json.RawMessage{}}
+	v, ok := m["replay"]
+	if !ok {
+		return r
+	}
+	rm, ok := c.object(v, "$.replay", "machine", "http", "websocket_messages", "websocket_connections")
+	if !ok {
+		return r
+	}
+	r.Machine = c.opaqueOrNull(rm, "$.replay", "machine")
+	lists := []struct {
+		key string
+		dst *[]json.RawMessage
+	}{{"http", &r.HTTP}, {"websocket_messages", &r.WebsocketMessages}, {"websocket_connections", &r.WebsocketConnections}}
+	var static []string
+	for _, l := range lists {
+		c.listField(rm, "$.replay", l.key, 0, math.MaxInt, func(_ int, e *strictjson.Node, at string) {
+			if e.Kind != strictjson.Object {
+				c.Add(at, codeWrongType, "must be an object, not %s", e.Kind)
+				return
+			}
+			*l.dst = append(*l.dst, e.Raw())
+		})
+		if len(*l.dst) > 0 {
+			static = append(static, l.key)
+		}
+	}
+	if string(r.Machine) != "null" && len(static) > 0 {
+		c.Add("$.replay.machine", CodeConflict, "a replay machine cannot be combined with static scripts (%s)", strings.Join(static, ", "))
+	}
+	c.replayContent(rm, &r)
+	return r
+}
+
+// opaqueOrNull reads optional member key as an object or null (default
+// null), kept as compact JSON for another package to validate.
+func (c checker) opaqueOrNull(m strictjson.Members, path, key string) json.RawMessage {
+	v, ok := m[key]
+	if !ok || v.Kind == strictjson.Null {
+		return json.RawMessage("null")
+	}
+	if v.Kind != strictjson.Object {
+		c.Add(path+"."+key, codeWrongType, "must be an object or null, not %s", v.Kind)
+		return json.RawMessage("null")
+	}
+	return v.Raw()
 }
 
 // replayContent validates the content of the replay object rm (whose
 // shape replay has checked): the machine through backend/replay, each
 // static script against the schema above. Valid scripts replace their
 // raw JSON in r by their defaulted form.
-func (c *checker) replayContent(rm strictjson.Members, r *Replay) {
+func (c checker) replayContent(rm strictjson.Members, r *Replay) {
 	if string(r.Machine) != "null" {
 		m, issues := replay.ParseMachineAt(r.Machine, "$.replay.machine")
 		for _, is := range issues {
@@ -135,7 +245,7 @@ func (c *checker) replayContent(rm strictjson.Members, r *Replay) {
 		v, ok := rm[l.key]
 		if !ok || v.Kind != strictjson.Array || len(v.Elems) > MaxReplayRoutes {
 			if ok && v.Kind == strictjson.Array {
-				c.Add("$.replay."+l.key, CodeTooManyEntries, "has %d entries; at most %d are allowed", len(v.Elems), MaxReplayRoutes)
+				c.Add("$.replay."+l.key, codeTooManyEntries, "has %d entries; at most %d are allowed", len(v.Elems), MaxReplayRoutes)
 			}
 			continue
 		}
@@ -158,7 +268,7 @@ func (c *checker) replayContent(rm strictjson.Members, r *Replay) {
 // machineServable reports what a valid machine asks that a live HTTP
 // server cannot do: a 1xx final status, or response headers that belong
 // to the transport.
-func (c *checker) machineServable(m *replay.Machine) {
+func (c checker) machineServable(m *replay.Machine) {
 	for i, t := range m.Transitions {
 		for k, a := range t.Actions {
 			if a.Type != replay.ActionHTTPResponse {
@@ -166,7 +276,7 @@ func (c *checker) machineServable(m *replay.Machine) {
 			}
 			at := fmt.Sprintf("$.replay.machine.transitions[%d].actions[%d]", i, k)
 			if a.Status < 200 {
-				c.Add(at+".status", CodeOutOfRange, "a loopback server cannot send %d as a final response; 200–599 are allowed in a capture", a.Status)
+				c.Add(at+".status", codeOutOfRange, "a loopback server cannot send %d as a final response; 200–599 are allowed in a capture", a.Status)
 			}
 			for name := range a.Headers {
 				if transportHeader(name) {
@@ -191,13 +301,15 @@ func marshalCompact(v any) (json.RawMessage, error) {
 	return json.RawMessage(b), err
 }
 
-// parseReplayPlan reads the replay object of a scenario that
-// ParseScenario accepted (for a hand-built scenario it reports the same
-// issues ParseScenario would).
-func parseReplayPlan(r Replay) (*replayPlan, error) {
+// ParsePlan reads a replay object that Check accepted, decoding each
+// script with opt (the options of the document it came from, so issues
+// read alike); for a hand-built Replay it reports the issues Check would
+// have reported for its content. The plan is nil exactly when there are
+// issues.
+func ParsePlan(r Replay, opt strictjson.Options) (*Plan, []strictjson.Issue) {
 	var issues strictjson.Collector
-	c := &checker{strictjson.Checker{Issues: &issues}}
-	p := &replayPlan{}
+	c := checker{&strictjson.Checker{Issues: &issues}}
+	p := &Plan{}
 	if len(r.Machine) > 0 && string(r.Machine) != "null" {
 		m, is := replay.ParseMachineAt(r.Machine, "$.replay.machine")
 		issues.List = append(issues.List, is...)
@@ -212,7 +324,7 @@ func parseReplayPlan(r Replay) (*replayPlan, error) {
 	each := func(key string, raws []json.RawMessage, parse func(*strictjson.Node, string)) {
 		for i, raw := range raws {
 			at := fmt.Sprintf("$.replay.%s[%d]", key, i)
-			n := decodeDocument(raw, &issues)
+			n := strictjson.Decode(raw, "$", opt, &issues)
 			if n == nil {
 				continue
 			}
@@ -235,13 +347,13 @@ func parseReplayPlan(r Replay) (*replayPlan, error) {
 		}
 	})
 	if len(issues.List) > 0 {
-		return nil, IssueList(issues.List)
+		return nil, issues.List
 	}
 	return p, nil
 }
 
 // httpRoute checks one http script.
-func (c *checker) httpRoute(n *strictjson.Node, at string) (httpRoute, bool) {
+func (c checker) httpRoute(n *strictjson.Node, at string) (httpRoute, bool) {
 	before := len(c.Issues.List)
 	m, ok := c.object(n, at, "method", "path", "headers", "body", "response", "delay_ms", "disconnect", "max_calls")
 	if !ok {
@@ -285,7 +397,7 @@ func (c *checker) httpRoute(n *strictjson.Node, at string) (httpRoute, bool) {
 }
 
 // wsConnectionRoute checks one websocket_connections script.
-func (c *checker) wsConnectionRoute(n *strictjson.Node, at string) (wsConnectionRoute, bool) {
+func (c checker) wsConnectionRoute(n *strictjson.Node, at string) (wsConnectionRoute, bool) {
 	before := len(c.Issues.List)
 	m, ok := c.object(n, at, "path", "headers", "messages", "disconnect_after_ms", "max_calls")
 	if !ok {
@@ -308,7 +420,7 @@ func (c *checker) wsConnectionRoute(n *strictjson.Node, at string) (wsConnection
 }
 
 // wsMessageRoute checks one websocket_messages script.
-func (c *checker) wsMessageRoute(n *strictjson.Node, at string) (wsMessageRoute, bool) {
+func (c checker) wsMessageRoute(n *strictjson.Node, at string) (wsMessageRoute, bool) {
 	before := len(c.Issues.List)
 	m, ok := c.object(n, at, "path", "body", "replies", "disconnect", "max_calls")
 	if !ok {
@@ -324,7 +436,7 @@ func (c *checker) wsMessageRoute(n *strictjson.Node, at string) (wsMessageRoute,
 }
 
 // timedMessages reads a list of {delay_ms, data} with non-decreasing delays.
-func (c *checker) timedMessages(m strictjson.Members, path, key string) []timedMessage {
+func (c checker) timedMessages(m strictjson.Members, path, key string) []timedMessage {
 	out := []timedMessage{}
 	last := 0
 	c.listField(m, path, key, 0, MaxReplayMessages, func(_ int, e *strictjson.Node, at string) {
@@ -347,7 +459,7 @@ func (c *checker) timedMessages(m strictjson.Members, path, key string) []timedM
 }
 
 // method checks ^[A-Z][A-Z_-]{0,31}$ (the replay machine's pattern).
-func (c *checker) method(s, path string) bool {
+func (c checker) method(s, path string) bool {
 	ok := s != "" && len(s) <= 32 && s[0] >= 'A' && s[0] <= 'Z'
 	for i := 1; ok && i < len(s); i++ {
 		ok = s[i] >= 'A' && s[i] <= 'Z' || s[i] == '_' || s[i] == '-'
@@ -360,7 +472,7 @@ func (c *checker) method(s, path string) bool {
 
 // requestPath reads required member path: "/" then visible ASCII, at most
 // 2048 bytes, matched exactly against the request target (path and query).
-func (c *checker) requestPath(m strictjson.Members, at string) (string, bool) {
+func (c checker) requestPath(m strictjson.Members, at string) (string, bool) {
 	s, ok := c.ReqStr(m, at, "path")
 	if !ok {
 		return "", false
@@ -376,7 +488,7 @@ func (c *checker) requestPath(m strictjson.Members, at string) (string, bool) {
 }
 
 // optionalBody reads member key as a string or null (default null).
-func (c *checker) optionalBody(m strictjson.Members, at, key string) *string {
+func (c checker) optionalBody(m strictjson.Members, at, key string) *string {
 	v, ok := m[key]
 	if !ok || v.Kind == strictjson.Null {
 		return nil
@@ -392,7 +504,7 @@ func (c *checker) optionalBody(m strictjson.Members, at, key string) *string {
 // RFC 9110 token names, unique without regard to case (returned lower
 // case), values without CR, LF or NUL. A request matcher (request) may not
 // name a credential header; a response may not set a transport header.
-func (c *checker) headerMap(m strictjson.Members, path, key string, request bool) map[string]string {
+func (c checker) headerMap(m strictjson.Members, path, key string, request bool) map[string]string {
 	out := map[string]string{}
 	v, ok := m[key]
 	if !ok {
@@ -400,11 +512,11 @@ func (c *checker) headerMap(m strictjson.Members, path, key string, request bool
 	}
 	at := path + "." + key
 	if v.Kind != strictjson.Object {
-		c.Add(at, CodeWrongType, "must be an object of header names to values, not %s", v.Kind)
+		c.Add(at, codeWrongType, "must be an object of header names to values, not %s", v.Kind)
 		return out
 	}
 	if len(v.Keys) > replay.MaxHeaders {
-		c.Add(at, CodeTooManyEntries, "has %d headers; at most %d are allowed", len(v.Keys), replay.MaxHeaders)
+		c.Add(at, codeTooManyEntries, "has %d headers; at most %d are allowed", len(v.Keys), replay.MaxHeaders)
 		return out
 	}
 	for i, k := range v.Keys {
@@ -430,7 +542,7 @@ func (c *checker) headerMap(m strictjson.Members, path, key string, request bool
 			continue
 		}
 		if strings.ContainsAny(s, "\r\n\x00") || len(s) > replay.MaxHeaderValueChars {
-			c.Add(kp, CodeInvalidValue, "a header value has at most %d bytes and no CR, LF or NUL", replay.MaxHeaderValueChars)
+			c.Add(kp, codeInvalidValue, "a header value has at most %d bytes and no CR, LF or NUL", replay.MaxHeaderValueChars)
 			continue
 		}
 		out[lk] = s
