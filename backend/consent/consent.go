@@ -105,21 +105,6 @@ func Digest(invocation []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// Clock gives wall time for display and a monotonic reading for windows.
-// Wall-clock changes never move the monotonic reading.
-type Clock interface {
-	Wall() time.Time
-	Mono() time.Duration
-}
-
-type systemClock struct{ start time.Time }
-
-// SystemClock returns the real clock (monotonic readings from time.Since).
-func SystemClock() Clock { return systemClock{start: time.Now()} }
-
-func (c systemClock) Wall() time.Time     { return time.Now() }
-func (c systemClock) Mono() time.Duration { return time.Since(c.start) }
-
 func newID() string {
 	var b [16]byte
 	rand.Read(b[:])
