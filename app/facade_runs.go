@@ -124,23 +124,9 @@ func (f *Facade) StartRun(a StartRunArgs) (StartRunResult, error) {
 // rendering their final state.
 func (f *Facade) forgetRunLater(runID string) {
 	time.AfterFunc(time.Minute, func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		for id, v := range f.proposals {
-			if v.RunID == runID {
-				delete(f.proposals, id)
-			}
-		}
-		for id, v := range f.planViews {
-			if v.RunID == runID {
-				delete(f.planViews, id)
-			}
-		}
-		for id, v := range f.grantViews {
-			if v.RunID == runID {
-				delete(f.grantViews, id)
-			}
-		}
+		f.proposals.forgetRun(runID)
+		f.planViews.forgetRun(runID)
+		f.grantViews.forgetRun(runID)
 	})
 }
 
@@ -193,10 +179,7 @@ func (a *uiAsker) Ask(ctx context.Context, p consent.Proposal, r *consent.Reques
 	if ag, err := a.f.agents.Get(ctx, r.AgentID); err == nil {
 		v.Agent.Name = ag.Name
 	}
-	a.f.mu.Lock()
-	a.f.proposals[p.ID] = &v
-	a.f.mu.Unlock()
-	a.f.events.publish("proposal", map[string]any{"type": "raised", "proposal": v})
+	a.f.proposals.raise(p.ID, v)
 	_, err := a.f.consent.Wait(ctx, p.ID)
 	if err != nil {
 		return err
@@ -236,7 +219,7 @@ type PendingProposalsResult struct {
 func (f *Facade) PendingProposals(Empty) (PendingProposalsResult, error) {
 	out := PendingProposalsResult{Proposals: []ProposalView{}}
 	for _, p := range f.consent.Pending() {
-		if v, ok := storedView(f, f.proposals, p.ID, func(v *ProposalView) { v.State = string(p.State) }); ok {
+		if v, ok := f.proposals.update(p.ID, func(v *ProposalView) { v.State = string(p.State) }); ok {
 			out.Proposals = append(out.Proposals, v)
 		}
 	}
@@ -253,7 +236,7 @@ type DecideArgs struct {
 // expired, stale or cancelled proposal, is an error.
 func (f *Facade) Decide(a DecideArgs) (ProposalView, error) {
 	p, err := f.consent.Decide(a.ProposalID, a.Approve)
-	v, _ := storedView(f, f.proposals, a.ProposalID, func(v *ProposalView) { v.State = string(p.State) })
+	v, _ := f.proposals.update(a.ProposalID, func(v *ProposalView) { v.State = string(p.State) })
 	if err != nil {
 		return v, errorf(consent.Code(err), "consent", "%v", err)
 	}

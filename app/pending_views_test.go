@@ -1,0 +1,48 @@
+package app
+
+import "testing"
+
+// TestPendingViewsOneLifecycle: the one view store behind the proposal,
+// plan and grant dialogs publishes raised and later events with the kind's
+// name, drops events about requests it never raised, hands out copies,
+// and forgets exactly the views of the run that ended.
+func TestPendingViewsOneLifecycle(t *testing.T) {
+	h := newHub()
+	events, stop := h.subscribe(16)
+	defer stop()
+	views := newPendingViews("grant", h, func(v *GrantView) string { return v.RunID })
+	views.raise("g1", GrantView{ID: "g1", RunID: "run-a", State: "pending"})
+	views.raise("g2", GrantView{ID: "g2", RunID: "run-b", State: "pending"})
+	for _, id := range []string{"g1", "g2"} {
+		e := <-events
+		m, _ := e.Data.(map[string]any)
+		if v, _ := m["grant"].(GrantView); e.Name != "grant" || m["type"] != "raised" || v.ID != id {
+			t.Fatalf("raised event %+v", e)
+		}
+	}
+
+	views.note("approved", "g1", func(v *GrantView) { v.State, v.Scope = "approved", "once" })
+	e := <-events
+	m, _ := e.Data.(map[string]any)
+	if v, _ := m["grant"].(GrantView); m["type"] != "approved" || v.State != "approved" || v.Scope != "once" {
+		t.Fatalf("noted event %+v", e)
+	}
+	views.note("approved", "never-raised", func(v *GrantView) { t.Fatal("updated a view nobody raised") })
+	if len(events) != 0 {
+		t.Fatalf("an event about an unknown request was published: %+v", <-events)
+	}
+
+	got, ok := views.update("g1", nil)
+	got.State = "changed by the caller"
+	if again, _ := views.update("g1", nil); !ok || again.State != "approved" {
+		t.Fatalf("the stored view is %+v: a copy handed out changed it", again)
+	}
+
+	views.forgetRun("run-a")
+	if _, ok := views.update("g1", nil); ok {
+		t.Fatal("the ended run's view is still stored")
+	}
+	if _, ok := views.update("g2", nil); !ok {
+		t.Fatal("another run's view was forgotten")
+	}
+}
