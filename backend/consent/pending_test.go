@@ -288,3 +288,21 @@ func TestScaledClockNeverFiresEarly(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanBound: replaced plans are kept until the run ends (so deciding
+// one says it was withdrawn), which bounds them per run like proposals
+// and grants.
+func TestPlanBound(t *testing.T) {
+	m, _, b := setup(t)
+	step := []Step{{Skill: b.Skill, Revision: b.Revision, InvocationDigest: b.InvocationDigest, Workspace: b.Workspace}}
+	for i := range MaxPlansPerRun {
+		if _, err := m.ProposePlan(b.RunID, b.AgentID, step); err != nil {
+			t.Fatalf("plan %d: %v", i, err)
+		}
+	}
+	_, err := m.ProposePlan(b.RunID, b.AgentID, step)
+	wantCode(t, err, "too_many_plans")
+	if n := len(m.PendingPlans()); n != 1 {
+		t.Fatalf("%d plans pending, want the newest one", n)
+	}
+}
