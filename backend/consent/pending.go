@@ -30,6 +30,7 @@ const (
 // kind's own. Every field is guarded by the Manager's lock.
 type request[T any] struct {
 	id, runID   string
+	seq         uint64 // raise order within its book: oldest first, whatever the wall clock did
 	state       State
 	left        State // the state it left Pending for; "" while pending
 	createdAt   time.Time
@@ -57,10 +58,11 @@ type kind[T, V any] struct {
 // book holds every request of one kind, by id and by run. All methods
 // except wait must be called with m.mu held.
 type book[T, V any] struct {
-	m     *Manager
-	kind  kind[T, V]
-	byID  map[string]*request[T]
-	byRun map[string][]*request[T]
+	m      *Manager
+	kind   kind[T, V]
+	byID   map[string]*request[T]
+	byRun  map[string][]*request[T]
+	raised uint64 // requests raised so far
 }
 
 func newBook[T, V any](m *Manager, k kind[T, V]) *book[T, V] {
@@ -72,7 +74,8 @@ func live(s State) bool { return s == Pending || s == Approved }
 
 // raise adds a pending request of run runID and tells subscribers.
 func (b *book[T, V]) raise(runID string, data T) *request[T] {
-	r := &request[T]{id: newID(), runID: runID, state: Pending, createdAt: b.m.clock.Wall(), createdMono: b.m.clock.Mono(),
+	b.raised++
+	r := &request[T]{id: newID(), runID: runID, seq: b.raised, state: Pending, createdAt: b.m.clock.Wall(), createdMono: b.m.clock.Mono(),
 		done: make(chan struct{}), data: data}
 	b.byID[r.id] = r
 	b.byRun[runID] = append(b.byRun[runID], r)
@@ -125,7 +128,8 @@ func (b *book[T, V]) expire(r *request[T]) {
 	}
 }
 
-// pending lists the requests waiting for a decision, oldest first.
+// pending lists the requests waiting for a decision, oldest (first
+// raised) first.
 func (b *book[T, V]) pending() []V {
 	var rs []*request[T]
 	for _, r := range b.byID {
@@ -133,7 +137,7 @@ func (b *book[T, V]) pending() []V {
 			rs = append(rs, r)
 		}
 	}
-	sort.Slice(rs, func(i, j int) bool { return rs[i].createdAt.Before(rs[j].createdAt) })
+	sort.Slice(rs, func(i, j int) bool { return rs[i].seq < rs[j].seq })
 	out := make([]V, len(rs))
 	for i, r := range rs {
 		out[i] = b.kind.view(r)

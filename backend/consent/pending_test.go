@@ -2,6 +2,7 @@ package consent
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 )
@@ -304,5 +305,50 @@ func TestPlanBound(t *testing.T) {
 	wantCode(t, err, "too_many_plans")
 	if n := len(m.PendingPlans()); n != 1 {
 		t.Fatalf("%d plans pending, want the newest one", n)
+	}
+}
+
+// TestPendingIsOldestFirstWhateverTheWallClock: the pending lists are in
+// the order the requests were raised, even when the wall clock moves back
+// between them (sorting by the displayed creation time put a request
+// raised after a clock step ahead of older ones).
+func TestPendingIsOldestFirstWhateverTheWallClock(t *testing.T) {
+	m, clock, b := setup(t)
+	step := []Step{{Skill: b.Skill, Revision: b.Revision, InvocationDigest: b.InvocationDigest, Workspace: b.Workspace}}
+	var props, plans, grants []string
+	for i := range 3 {
+		b.RunID = m.StartRun(b.AgentID)
+		p, err := m.Propose(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := m.ProposePlan(b.RunID, b.AgentID, step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := m.RequestGrant(b.RunID, b.AgentID, grantReq())
+		if err != nil {
+			t.Fatal(err)
+		}
+		props, plans, grants = append(props, p.ID), append(plans, pl.ID), append(grants, g.ID)
+		clock.Advance(time.Second, -time.Duration(i+1)*time.Hour)
+	}
+	ids := func(n int, id func(int) string) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = id(i)
+		}
+		return out
+	}
+	pp, pl, pg := m.Pending(), m.PendingPlans(), m.PendingGrants()
+	for name, got := range map[string][]string{
+		"proposals": ids(len(pp), func(i int) string { return pp[i].ID }),
+		"plans":     ids(len(pl), func(i int) string { return pl[i].ID }),
+		"grants":    ids(len(pg), func(i int) string { return pg[i].ID }),
+	} {
+		want := map[string][]string{"proposals": props, "plans": plans, "grants": grants}[name]
+		if !slices.Equal(got, want) {
+			t.Errorf("pending %s %v, want the raise order %v", name, got, want)
+		}
 	}
 }
