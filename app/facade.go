@@ -63,9 +63,12 @@ func newFacade(env *Env, shell string, window consentWindow) (*Facade, error) {
 		return nil, err
 	}
 	f := &Facade{env: env, shell: shell, sup: sup, events: newHub(), firstCall: make(chan struct{}), active: map[string]*activeRun{}}
-	f.proposals = newPendingViews("proposal", f.events, func(v *ProposalView) string { return v.RunID })
-	f.planViews = newPendingViews("plan", f.events, func(v *PlanView) string { return v.RunID })
-	f.grantViews = newPendingViews("grant", f.events, func(v *GrantView) string { return v.RunID })
+	f.proposals = newPendingViews("proposal", f.events, func(v *ProposalView) string { return v.RunID },
+		func(v *ProposalView, s consent.State) { v.State = string(s) })
+	f.planViews = newPendingViews("plan", f.events, func(v *PlanView) string { return v.RunID },
+		func(v *PlanView, s consent.State) { v.State = string(s) })
+	f.grantViews = newPendingViews("grant", f.events, func(v *GrantView) string { return v.RunID },
+		func(v *GrantView, s consent.State) { v.State = string(s) })
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	f.journal = runner.NewJournal(env.DB, func(err error) { fmt.Fprintf(env.Stderr, "gatehouse: warning: %v\n", err) })
 	f.runner, err = runner.New(runner.Config{Supervisor: sup, RunsDir: env.RunsDir(), Journal: f.journal, History: env.DB, Settings: env.Confinement})

@@ -146,13 +146,7 @@ type PendingPlansResult struct {
 
 // PendingPlans lists the workflow plans the person has not decided yet.
 func (f *Facade) PendingPlans(Empty) (PendingPlansResult, error) {
-	out := PendingPlansResult{Plans: []PlanView{}}
-	for _, p := range f.consent.PendingPlans() {
-		if v, ok := f.planViews.update(p.ID, func(v *PlanView) { v.State = string(p.State) }); ok {
-			out.Plans = append(out.Plans, v)
-		}
-	}
-	return out, nil
+	return PendingPlansResult{Plans: pendingOf(f.planViews, f.consent.PendingPlans(), func(p consent.Plan) (string, consent.State) { return p.ID, p.State })}, nil
 }
 
 // DecidePlanArgs is the person's decision on a workflow plan.
@@ -162,14 +156,11 @@ type DecidePlanArgs struct {
 }
 
 // DecidePlan approves or denies a pending plan, once; deciding a plan that
-// is no longer pending is an error and changes nothing.
+// is no longer pending is one of the decision errors (docs/api.md) and
+// changes nothing.
 func (f *Facade) DecidePlan(a DecidePlanArgs) (PlanView, error) {
 	p, err := f.consent.DecidePlan(a.PlanID, a.Approve)
-	v, _ := f.planViews.update(a.PlanID, func(v *PlanView) { v.State = string(p.State) })
-	if err != nil {
-		return v, errorf(consent.Code(err), "consent", "%v", err)
-	}
-	return v, nil
+	return f.planViews.decided(a.PlanID, p.State, err, nil)
 }
 
 // PendingGrantsResult lists capture grants awaiting a decision.
@@ -179,13 +170,7 @@ type PendingGrantsResult struct {
 
 // PendingGrants lists the capture grants the person has not decided yet.
 func (f *Facade) PendingGrants(Empty) (PendingGrantsResult, error) {
-	out := PendingGrantsResult{Grants: []GrantView{}}
-	for _, g := range f.consent.PendingGrants() {
-		if v, ok := f.grantViews.update(g.ID, func(v *GrantView) { v.State = string(g.State) }); ok {
-			out.Grants = append(out.Grants, v)
-		}
-	}
-	return out, nil
+	return PendingGrantsResult{Grants: pendingOf(f.grantViews, f.consent.PendingGrants(), func(g consent.Grant) (string, consent.State) { return g.ID, g.State })}, nil
 }
 
 // DecideGrantArgs is the person's decision on a capture grant; scope
@@ -197,13 +182,9 @@ type DecideGrantArgs struct {
 }
 
 // DecideGrant approves (for once or for the session) or denies a pending
-// capture grant, once.
+// capture grant, once; deciding a grant that is no longer pending is one
+// of the decision errors (docs/api.md) and changes nothing.
 func (f *Facade) DecideGrant(a DecideGrantArgs) (GrantView, error) {
 	g, err := f.consent.DecideGrant(a.GrantID, a.Approve, consent.GrantScope(a.Scope))
-	if err != nil {
-		v, _ := f.grantViews.update(a.GrantID, nil)
-		return v, errorf(consent.Code(err), "consent", "%v", err)
-	}
-	v, _ := f.grantViews.update(a.GrantID, func(v *GrantView) { v.State, v.Scope = string(g.State), string(g.Scope) })
-	return v, nil
+	return f.grantViews.decided(a.GrantID, g.State, err, func(v *GrantView) { v.Scope = string(g.Scope) })
 }

@@ -217,13 +217,7 @@ type PendingProposalsResult struct {
 
 // PendingProposals lists the proposals the person has not decided yet.
 func (f *Facade) PendingProposals(Empty) (PendingProposalsResult, error) {
-	out := PendingProposalsResult{Proposals: []ProposalView{}}
-	for _, p := range f.consent.Pending() {
-		if v, ok := f.proposals.update(p.ID, func(v *ProposalView) { v.State = string(p.State) }); ok {
-			out.Proposals = append(out.Proposals, v)
-		}
-	}
-	return out, nil
+	return PendingProposalsResult{Proposals: pendingOf(f.proposals, f.consent.Pending(), func(p consent.Proposal) (string, consent.State) { return p.ID, p.State })}, nil
 }
 
 // DecideArgs is the person's decision on a proposal.
@@ -232,15 +226,12 @@ type DecideArgs struct {
 	Approve    bool   `json:"approve"`
 }
 
-// Decide records the person's decision. Deciding twice, or deciding an
-// expired, stale or cancelled proposal, is an error.
+// Decide records the person's decision on a pending proposal; deciding
+// any other is one of the decision errors (docs/api.md) and changes
+// nothing.
 func (f *Facade) Decide(a DecideArgs) (ProposalView, error) {
 	p, err := f.consent.Decide(a.ProposalID, a.Approve)
-	v, _ := f.proposals.update(a.ProposalID, func(v *ProposalView) { v.State = string(p.State) })
-	if err != nil {
-		return v, errorf(consent.Code(err), "consent", "%v", err)
-	}
-	return v, nil
+	return f.proposals.decided(a.ProposalID, p.State, err, nil)
 }
 
 // CancelRunArgs names a run.

@@ -1,6 +1,10 @@
 package app
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/gatehouse/gatehouse/backend/consent"
+)
 
 // pendingViews holds what the dialogs show about each request of one kind
 // (proposal, plan or grant), by request id, from the moment its asker
@@ -10,16 +14,17 @@ import "sync"
 // serves the three kinds, so they are raised, updated, listed and
 // forgotten the same way. It is safe for concurrent use.
 type pendingViews[V any] struct {
-	name  string // the UI event name and payload key: "proposal", "plan" or "grant"
-	runOf func(*V) string
-	hub   *hub
+	name     string // the UI event name and payload key: "proposal", "plan" or "grant"
+	runOf    func(*V) string
+	setState func(*V, consent.State)
+	hub      *hub
 
 	mu   sync.Mutex
 	byID map[string]*V
 }
 
-func newPendingViews[V any](name string, h *hub, runOf func(*V) string) *pendingViews[V] {
-	return &pendingViews[V]{name: name, runOf: runOf, hub: h, byID: map[string]*V{}}
+func newPendingViews[V any](name string, h *hub, runOf func(*V) string, setState func(*V, consent.State)) *pendingViews[V] {
+	return &pendingViews[V]{name: name, runOf: runOf, setState: setState, hub: h, byID: map[string]*V{}}
 }
 
 // raise stores v as request id's view and tells the UI it was raised.
@@ -67,4 +72,39 @@ func (p *pendingViews[V]) forgetRun(runID string) {
 			delete(p.byID, id)
 		}
 	}
+}
+
+// pendingOf returns the views of reqs, consent's list of this kind's
+// pending requests (in its order), each with its state as consent has it;
+// a request raised by no asker of this facade has no view and is left
+// out.
+func pendingOf[R, V any](p *pendingViews[V], reqs []R, idState func(R) (string, consent.State)) []V {
+	out := []V{}
+	for _, r := range reqs {
+		id, s := idState(r)
+		if v, ok := p.update(id, func(v *V) { p.setState(v, s) }); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// decided brings request id's view up to date with the outcome of a
+// decision on it: its state s (when consent still knows the request) and,
+// when the decision was recorded, what more adds (nil: nothing). A
+// refused decision is returned as the facade's error with consent's code
+// (docs/api.md "Decision errors"), together with the view as it stands.
+func (p *pendingViews[V]) decided(id string, s consent.State, err error, more func(*V)) (V, error) {
+	v, _ := p.update(id, func(v *V) {
+		if s != "" {
+			p.setState(v, s)
+		}
+		if err == nil && more != nil {
+			more(v)
+		}
+	})
+	if err != nil {
+		return v, errorf(consent.Code(err), "consent", "%v", err)
+	}
+	return v, nil
 }

@@ -1,6 +1,12 @@
 package app
 
-import "testing"
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gatehouse/gatehouse/backend/consent"
+)
 
 // TestPendingViewsOneLifecycle: the one view store behind the proposal,
 // plan and grant dialogs publishes raised and later events with the kind's
@@ -10,7 +16,7 @@ func TestPendingViewsOneLifecycle(t *testing.T) {
 	h := newHub()
 	events, stop := h.subscribe(16)
 	defer stop()
-	views := newPendingViews("grant", h, func(v *GrantView) string { return v.RunID })
+	views := newPendingViews("grant", h, func(v *GrantView) string { return v.RunID }, func(v *GrantView, s consent.State) { v.State = string(s) })
 	views.raise("g1", GrantView{ID: "g1", RunID: "run-a", State: "pending"})
 	views.raise("g2", GrantView{ID: "g2", RunID: "run-b", State: "pending"})
 	for _, id := range []string{"g1", "g2"} {
@@ -44,5 +50,25 @@ func TestPendingViewsOneLifecycle(t *testing.T) {
 	}
 	if _, ok := views.update("g2", nil); !ok {
 		t.Fatal("another run's view was forgotten")
+	}
+}
+
+// TestPendingViewsDecided: a decision's outcome updates the view the same
+// way for every kind; a refused decision keeps the view's state when
+// consent no longer knows the request (its run ended a moment ago) instead
+// of blanking it, and comes back as the facade error with consent's code.
+func TestPendingViewsDecided(t *testing.T) {
+	views := newPendingViews("plan", newHub(), func(v *PlanView) string { return v.RunID }, func(v *PlanView, s consent.State) { v.State = string(s) })
+	views.raise("p1", PlanView{ID: "p1", RunID: "r", State: "pending"})
+	m := consent.NewManager(consent.NewManualClock(time.Now()))
+	_, refused := m.DecidePlan("p1", true) // consent never heard of it
+	v, err := views.decided("p1", "", refused, func(v *PlanView) { t.Fatal("a refused decision applied its extras") })
+	var ce *CLIError
+	if !errors.As(err, &ce) || ce.Code != consent.CodeUnknownRequest || v.State != "pending" {
+		t.Fatalf("refused: view %+v, error %v", v, err)
+	}
+	v, err = views.decided("p1", consent.Approved, nil, func(v *PlanView) { v.Warning = "applied" })
+	if err != nil || v.State != "approved" || v.Warning != "applied" {
+		t.Fatalf("recorded: view %+v, error %v", v, err)
 	}
 }
