@@ -93,7 +93,9 @@ func pendingOf[R, V any](p *pendingViews[V], reqs []R, idState func(R) (string, 
 // decision on it: its state s (when consent still knows the request) and,
 // when the decision was recorded, what more adds (nil: nothing). A
 // refused decision is returned as the facade's error with consent's code
-// (docs/api.md "Decision errors"), together with the view as it stands.
+// (docs/api.md "Decision errors") and, when consent still knows the
+// request, details {state} (so a dialog shows at once what became of it),
+// together with the view as it stands.
 func (p *pendingViews[V]) decided(id string, s consent.State, err error, more func(*V)) (V, error) {
 	v, _ := p.update(id, func(v *V) {
 		if s != "" {
@@ -104,7 +106,11 @@ func (p *pendingViews[V]) decided(id string, s consent.State, err error, more fu
 		}
 	})
 	if err != nil {
-		return v, errorf(consent.Code(err), "consent", "%v", err)
+		e := errorf(consent.Code(err), "consent", "%v", err)
+		if s != "" {
+			e.Details = map[string]string{"state": string(s)}
+		}
+		return v, e
 	}
 	return v, nil
 }

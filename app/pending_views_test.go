@@ -64,11 +64,24 @@ func TestPendingViewsDecided(t *testing.T) {
 	_, refused := m.DecidePlan("p1", true) // consent never heard of it
 	v, err := views.decided("p1", "", refused, func(v *PlanView) { t.Fatal("a refused decision applied its extras") })
 	var ce *CLIError
-	if !errors.As(err, &ce) || ce.Code != consent.CodeUnknownRequest || v.State != "pending" {
-		t.Fatalf("refused: view %+v, error %v", v, err)
+	if !errors.As(err, &ce) || ce.Code != consent.CodeUnknownRequest || v.State != "pending" || ce.Details != nil {
+		t.Fatalf("refused: view %+v, error %+v", v, err)
 	}
 	v, err = views.decided("p1", consent.Approved, nil, func(v *PlanView) { v.Warning = "applied" })
 	if err != nil || v.State != "approved" || v.Warning != "applied" {
 		t.Fatalf("recorded: view %+v, error %v", v, err)
+	}
+	// A refusal about a request consent knows says what became of it.
+	clock := consent.NewManualClock(time.Now())
+	m = consent.NewManager(clock)
+	run := m.StartRun("agent")
+	p, _ := m.ProposePlan(run, "agent", []consent.Step{{Skill: "s"}})
+	views.raise(p.ID, PlanView{ID: p.ID, RunID: run, State: "pending"})
+	clock.Advance(consent.Window, 0)
+	got, refused := m.DecidePlan(p.ID, true)
+	v, err = views.decided(p.ID, got.State, refused, nil)
+	details, _ := err.(*CLIError).Details.(map[string]string)
+	if consent.Code(refused) != consent.CodeExpired || v.State != "expired" || details["state"] != "expired" {
+		t.Fatalf("expired: view %+v, error %+v", v, err)
 	}
 }
