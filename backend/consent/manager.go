@@ -177,7 +177,7 @@ func (m *Manager) Propose(b Binding) (Proposal, error) {
 	}
 	// Replacing: a newer request for a skill stales the live ones of the run.
 	for _, old := range m.props.ofRun(b.RunID) {
-		if live(old.state) && old.data.Skill == b.Skill {
+		if !old.state.Terminal() && old.data.Skill == b.Skill {
 			m.props.set(old, Stale)
 		}
 	}

@@ -69,9 +69,6 @@ func newBook[T, V any](m *Manager, k kind[T, V]) *book[T, V] {
 	return &book[T, V]{m: m, kind: k, byID: map[string]*request[T]{}, byRun: map[string][]*request[T]{}}
 }
 
-// live reports whether s is a state a request can still change from.
-func live(s State) bool { return s == Pending || s == Approved }
-
 // raise adds a pending request of run runID and tells subscribers.
 func (b *book[T, V]) raise(runID string, data T) *request[T] {
 	b.raised++
@@ -204,7 +201,7 @@ func (b *book[T, V]) withdraw(id string, to State, approvedToo bool) {
 // endRun cancels every live request of run runID and forgets them all.
 func (b *book[T, V]) endRun(runID string) {
 	for _, r := range b.ofRun(runID) {
-		if live(r.state) {
+		if !r.state.Terminal() {
 			b.set(r, Cancelled)
 		}
 		delete(b.byID, r.id)

@@ -75,7 +75,7 @@ func (m *Manager) ProposePlan(runID, agentID string, steps []Step) (Plan, error)
 	}
 	// Replacing: a run has one live plan, the newest.
 	for _, old := range m.plans.ofRun(runID) {
-		if live(old.state) {
+		if !old.state.Terminal() {
 			m.plans.set(old, Stale)
 		}
 	}
