@@ -3,6 +3,13 @@
 // consumption, plus approved workflow plans. Everything lives in memory;
 // a new process recovers nothing, so no grant outlives the process that
 // issued it.
+//
+// Proposals (manager.go), workflow plans (plan.go) and capture grants
+// (grant.go) are kinds of one pending request (pending.go): raised,
+// expired, listed, decided, withdrawn and waited for the same way, with
+// one rule for refused decisions, on a Clock that signals when a window
+// closes (clock.go). Each kind adds only how a newer request replaces it
+// and how an approved one is consumed.
 package consent
 
 import (
