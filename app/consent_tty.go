@@ -34,7 +34,7 @@ func (a *terminalAsker) Ask(ctx context.Context, p consent.Proposal, r *consent.
 	if err != nil {
 		return err
 	}
-	if _, err := a.mgr.Decide(p.ID, approved); err != nil && consent.Code(err) != "expired" {
+	if _, err := a.mgr.Decide(p.ID, approved); err != nil && consent.Code(err) != consent.CodeExpired {
 		return err
 	}
 	return nil

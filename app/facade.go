@@ -32,23 +32,26 @@ type Facade struct {
 	approvals *approvals.Book // revisions the person approved, per skill
 	events    *hub
 
+	// What the dialogs show about each request, by request id
+	// (pending_views.go).
+	proposals  *pendingViews[ProposalView]
+	planViews  *pendingViews[PlanView]
+	grantViews *pendingViews[GrantView]
+
 	ctx    context.Context
 	cancel context.CancelFunc
 
 	firstCall     chan struct{} // closed by the first AppInfo call (desktop smoke test)
 	firstCallOnce sync.Once
 
-	mu         sync.Mutex
-	proposals  map[string]*ProposalView // live request details, by proposal id
-	planViews  map[string]*PlanView     // workflow plan details, by plan id
-	grantViews map[string]*GrantView    // capture grant details, by grant id
-	active     map[string]*activeRun    // runs started from the UI, by run id
-	verified   verifiedCache            // Evidence files that passed verification, by digest
-	captures   uiCaptures               // captures started from the UI (StartCapture)
-	pre        preverifier              // background verification of unmarked library files
-	digests    fileDigests              // SHA-256 of saved Evidence files, while unchanged (library signatures)
-	stop       []func()
-	closed     bool // close has run: onClose runs its stop at once
+	mu       sync.Mutex
+	active   map[string]*activeRun // runs started from the UI, by run id
+	verified verifiedCache         // Evidence files that passed verification, by digest
+	captures uiCaptures            // captures started from the UI (StartCapture)
+	pre      preverifier           // background verification of unmarked library files
+	digests  fileDigests           // SHA-256 of saved Evidence files, while unchanged (library signatures)
+	stop     []func()
+	closed   bool // close has run: onClose runs its stop at once
 }
 
 // newFacade wires the backend for a long-running shell ("browser" or
@@ -59,8 +62,13 @@ func newFacade(env *Env, shell string, window consentWindow) (*Facade, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Facade{env: env, shell: shell, sup: sup, events: newHub(), firstCall: make(chan struct{}),
-		proposals: map[string]*ProposalView{}, planViews: map[string]*PlanView{}, grantViews: map[string]*GrantView{}, active: map[string]*activeRun{}}
+	f := &Facade{env: env, shell: shell, sup: sup, events: newHub(), firstCall: make(chan struct{}), active: map[string]*activeRun{}}
+	f.proposals = newPendingViews("proposal", f.events, func(v *ProposalView) string { return v.RunID },
+		func(v *ProposalView, s consent.State) { v.State = string(s) })
+	f.planViews = newPendingViews("plan", f.events, func(v *PlanView) string { return v.RunID },
+		func(v *PlanView, s consent.State) { v.State = string(s) })
+	f.grantViews = newPendingViews("grant", f.events, func(v *GrantView) string { return v.RunID },
+		func(v *GrantView, s consent.State) { v.State = string(s) })
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	f.journal = runner.NewJournal(env.DB, func(err error) { fmt.Fprintf(env.Stderr, "gatehouse: warning: %v\n", err) })
 	f.runner, err = runner.New(runner.Config{Supervisor: sup, RunsDir: env.RunsDir(), Journal: f.journal, History: env.DB, Settings: env.Confinement})
@@ -139,26 +147,7 @@ func (f *Facade) forwardEvents() {
 	}()
 	go func() {
 		for e := range props {
-			if e.Kind != consent.KindProposal {
-				f.notePlanOrGrant(e)
-				continue
-			}
-			if e.Type == "raised" {
-				continue // published with its details by the asker
-			}
-			f.mu.Lock()
-			v, ok := f.proposals[e.Proposal.ID]
-			if ok {
-				v.State = string(e.Proposal.State)
-			}
-			var copyV ProposalView
-			if ok {
-				copyV = *v
-			}
-			f.mu.Unlock()
-			if ok {
-				f.events.publish("proposal", map[string]any{"type": e.Type, "proposal": copyV})
-			}
+			f.noteConsent(e)
 		}
 	}()
 }

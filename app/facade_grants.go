@@ -71,10 +71,7 @@ func (f *Facade) askPlan(agentID string, steps []PlanStepView) consent.PlanAsker
 	return func(ctx context.Context, p consent.Plan) error {
 		v := PlanView{ID: p.ID, RunID: p.RunID, State: string(p.State), CreatedAt: p.CreatedAt, ExpiresAt: p.ExpiresAt,
 			Agent: f.agentRef(ctx, agentID), Steps: steps, Warning: planWarning(ctx, f.runner, steps)}
-		f.mu.Lock()
-		f.planViews[p.ID] = &v
-		f.mu.Unlock()
-		f.events.publish("plan", map[string]any{"type": "raised", "plan": v})
+		f.planViews.raise(p.ID, v)
 		_, err := f.consent.WaitPlan(ctx, p.ID)
 		return err
 	}
@@ -95,10 +92,7 @@ func (f *Facade) askGrant(ctx context.Context, runID, agentID string, req consen
 	if v.Request.FilesystemRoots == nil {
 		v.Request.FilesystemRoots = []string{}
 	}
-	f.mu.Lock()
-	f.grantViews[g.ID] = &v
-	f.mu.Unlock()
-	f.events.publish("grant", map[string]any{"type": "raised", "grant": v})
+	f.grantViews.raise(g.ID, v)
 	if onRaised != nil {
 		onRaised(g)
 	}
@@ -118,19 +112,18 @@ func (f *Facade) agentRef(ctx context.Context, agentID string) AgentRef {
 	return ref
 }
 
-// notePlanOrGrant applies a consent event about a plan or grant to the
-// stored view and forwards it to the UI ("raised" is published by the
-// askers, with the details only they know).
-func (f *Facade) notePlanOrGrant(e consent.Event) {
+// noteConsent applies a consent event to the stored view of its request
+// and forwards it to the UI ("raised" is published by the askers, with
+// the details only they know).
+func (f *Facade) noteConsent(e consent.Event) {
 	if e.Type == "raised" {
 		return
 	}
-	f.mu.Lock()
-	var name string
-	var data any
 	switch {
+	case e.Kind == consent.KindProposal:
+		f.proposals.note(e.Type, e.Proposal.ID, func(v *ProposalView) { v.State = string(e.Proposal.State) })
 	case e.Plan != nil:
-		if v, ok := f.planViews[e.Plan.ID]; ok {
+		f.planViews.note(e.Type, e.Plan.ID, func(v *PlanView) {
 			v.State = string(e.Plan.State)
 			// Copy on write: views handed out earlier share the old slice.
 			steps := append([]PlanStepView(nil), v.Steps...)
@@ -138,35 +131,12 @@ func (f *Facade) notePlanOrGrant(e consent.Event) {
 				steps[i].Consumed = i < len(e.Plan.Consumed) && e.Plan.Consumed[i]
 			}
 			v.Steps = steps
-			name, data = "plan", map[string]any{"type": e.Type, "plan": *v}
-		}
+		})
 	case e.Grant != nil:
-		if v, ok := f.grantViews[e.Grant.ID]; ok {
+		f.grantViews.note(e.Type, e.Grant.ID, func(v *GrantView) {
 			v.State, v.Scope, v.Uses = string(e.Grant.State), string(e.Grant.Scope), e.Grant.Uses
-			name, data = "grant", map[string]any{"type": e.Type, "grant": *v}
-		}
+		})
 	}
-	f.mu.Unlock()
-	if name != "" {
-		f.events.publish(name, data)
-	}
-}
-
-// storedView applies update to the stored view id and returns a copy of
-// it, or false when no view is stored under id. Views are replaced, never
-// mutated through their slices, so a shallow copy is safe to hand out.
-func storedView[V any](f *Facade, views map[string]*V, id string, update func(*V)) (V, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	v, ok := views[id]
-	if !ok {
-		var zero V
-		return zero, false
-	}
-	if update != nil {
-		update(v)
-	}
-	return *v, true
 }
 
 // PendingPlansResult lists plans awaiting a decision.
@@ -176,13 +146,7 @@ type PendingPlansResult struct {
 
 // PendingPlans lists the workflow plans the person has not decided yet.
 func (f *Facade) PendingPlans(Empty) (PendingPlansResult, error) {
-	out := PendingPlansResult{Plans: []PlanView{}}
-	for _, p := range f.consent.PendingPlans() {
-		if v, ok := storedView(f, f.planViews, p.ID, func(v *PlanView) { v.State = string(p.State) }); ok {
-			out.Plans = append(out.Plans, v)
-		}
-	}
-	return out, nil
+	return PendingPlansResult{Plans: pendingOf(f.planViews, f.consent.PendingPlans(), func(p consent.Plan) (string, consent.State) { return p.ID, p.State })}, nil
 }
 
 // DecidePlanArgs is the person's decision on a workflow plan.
@@ -192,14 +156,11 @@ type DecidePlanArgs struct {
 }
 
 // DecidePlan approves or denies a pending plan, once; deciding a plan that
-// is no longer pending is an error and changes nothing.
+// is no longer pending is one of the decision errors (docs/api.md) and
+// changes nothing.
 func (f *Facade) DecidePlan(a DecidePlanArgs) (PlanView, error) {
 	p, err := f.consent.DecidePlan(a.PlanID, a.Approve)
-	v, _ := storedView(f, f.planViews, a.PlanID, func(v *PlanView) { v.State = string(p.State) })
-	if err != nil {
-		return v, errorf(consent.Code(err), "consent", "%v", err)
-	}
-	return v, nil
+	return f.planViews.decided(a.PlanID, p.State, err, nil)
 }
 
 // PendingGrantsResult lists capture grants awaiting a decision.
@@ -209,13 +170,7 @@ type PendingGrantsResult struct {
 
 // PendingGrants lists the capture grants the person has not decided yet.
 func (f *Facade) PendingGrants(Empty) (PendingGrantsResult, error) {
-	out := PendingGrantsResult{Grants: []GrantView{}}
-	for _, g := range f.consent.PendingGrants() {
-		if v, ok := storedView(f, f.grantViews, g.ID, func(v *GrantView) { v.State = string(g.State) }); ok {
-			out.Grants = append(out.Grants, v)
-		}
-	}
-	return out, nil
+	return PendingGrantsResult{Grants: pendingOf(f.grantViews, f.consent.PendingGrants(), func(g consent.Grant) (string, consent.State) { return g.ID, g.State })}, nil
 }
 
 // DecideGrantArgs is the person's decision on a capture grant; scope
@@ -227,13 +182,9 @@ type DecideGrantArgs struct {
 }
 
 // DecideGrant approves (for once or for the session) or denies a pending
-// capture grant, once.
+// capture grant, once; deciding a grant that is no longer pending is one
+// of the decision errors (docs/api.md) and changes nothing.
 func (f *Facade) DecideGrant(a DecideGrantArgs) (GrantView, error) {
 	g, err := f.consent.DecideGrant(a.GrantID, a.Approve, consent.GrantScope(a.Scope))
-	if err != nil {
-		v, _ := storedView[GrantView](f, f.grantViews, a.GrantID, nil)
-		return v, errorf(consent.Code(err), "consent", "%v", err)
-	}
-	v, _ := storedView(f, f.grantViews, a.GrantID, func(v *GrantView) { v.State, v.Scope = string(g.State), string(g.Scope) })
-	return v, nil
+	return f.grantViews.decided(a.GrantID, g.State, err, func(v *GrantView) { v.Scope = string(g.Scope) })
 }

@@ -108,7 +108,7 @@ type ProposalFileResult struct {
 // the skill's folder. It is available while the dialog can show the
 // proposal (until a minute after its run ended).
 func (f *Facade) ProposalFile(a ProposalFileArgs) (ProposalFileResult, error) {
-	v, ok := storedView(f, f.proposals, a.ProposalID, nil)
+	v, ok := f.proposals.update(a.ProposalID, nil)
 	if !ok || v.snap == nil {
 		return ProposalFileResult{}, errorf("unknown_proposal", CategoryNotFound, "no proposal %q is shown (it ended more than a minute ago, or never existed)", a.ProposalID)
 	}

@@ -124,23 +124,9 @@ func (f *Facade) StartRun(a StartRunArgs) (StartRunResult, error) {
 // rendering their final state.
 func (f *Facade) forgetRunLater(runID string) {
 	time.AfterFunc(time.Minute, func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		for id, v := range f.proposals {
-			if v.RunID == runID {
-				delete(f.proposals, id)
-			}
-		}
-		for id, v := range f.planViews {
-			if v.RunID == runID {
-				delete(f.planViews, id)
-			}
-		}
-		for id, v := range f.grantViews {
-			if v.RunID == runID {
-				delete(f.grantViews, id)
-			}
-		}
+		f.proposals.forgetRun(runID)
+		f.planViews.forgetRun(runID)
+		f.grantViews.forgetRun(runID)
 	})
 }
 
@@ -193,10 +179,7 @@ func (a *uiAsker) Ask(ctx context.Context, p consent.Proposal, r *consent.Reques
 	if ag, err := a.f.agents.Get(ctx, r.AgentID); err == nil {
 		v.Agent.Name = ag.Name
 	}
-	a.f.mu.Lock()
-	a.f.proposals[p.ID] = &v
-	a.f.mu.Unlock()
-	a.f.events.publish("proposal", map[string]any{"type": "raised", "proposal": v})
+	a.f.proposals.raise(p.ID, v)
 	_, err := a.f.consent.Wait(ctx, p.ID)
 	if err != nil {
 		return err
@@ -234,13 +217,7 @@ type PendingProposalsResult struct {
 
 // PendingProposals lists the proposals the person has not decided yet.
 func (f *Facade) PendingProposals(Empty) (PendingProposalsResult, error) {
-	out := PendingProposalsResult{Proposals: []ProposalView{}}
-	for _, p := range f.consent.Pending() {
-		if v, ok := storedView(f, f.proposals, p.ID, func(v *ProposalView) { v.State = string(p.State) }); ok {
-			out.Proposals = append(out.Proposals, v)
-		}
-	}
-	return out, nil
+	return PendingProposalsResult{Proposals: pendingOf(f.proposals, f.consent.Pending(), func(p consent.Proposal) (string, consent.State) { return p.ID, p.State })}, nil
 }
 
 // DecideArgs is the person's decision on a proposal.
@@ -249,15 +226,12 @@ type DecideArgs struct {
 	Approve    bool   `json:"approve"`
 }
 
-// Decide records the person's decision. Deciding twice, or deciding an
-// expired, stale or cancelled proposal, is an error.
+// Decide records the person's decision on a pending proposal; deciding
+// any other is one of the decision errors (docs/api.md) and changes
+// nothing.
 func (f *Facade) Decide(a DecideArgs) (ProposalView, error) {
 	p, err := f.consent.Decide(a.ProposalID, a.Approve)
-	v, _ := storedView(f, f.proposals, a.ProposalID, func(v *ProposalView) { v.State = string(p.State) })
-	if err != nil {
-		return v, errorf(consent.Code(err), "consent", "%v", err)
-	}
-	return v, nil
+	return f.proposals.decided(a.ProposalID, p.State, err, nil)
 }
 
 // CancelRunArgs names a run.

@@ -55,6 +55,7 @@ var adviceByCode = map[string]advice{
 	"agent_disabled":          {false, "this agent is disabled in Gatehouse; only the person can enable it"},
 	"too_many_runs":           {true, "read the waiting runs with await_run, then call again"},
 	"too_many_proposals":      {false, "this connection made too many requests; open a new session"},
+	"too_many_plans":          {false, "this connection proposed too many workflow plans; open a new session"},
 	"unknown_ticket":          {false, "use the ticket of an awaiting_decision result of this connection; a result is handed out once"},
 	"timeout":                 {false, "the script ran out of time; see issues"},
 	"output_limit":            {false, "the script's output was too large; see issues"},

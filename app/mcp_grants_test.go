@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -316,22 +315,8 @@ func TestMCPProposeWorkflow(t *testing.T) {
 	_ = agentID
 }
 
-// testClock is a consent clock the test moves by hand.
-type testClock struct {
-	mu   sync.Mutex
-	mono time.Duration
-}
-
-func (c *testClock) Wall() time.Time { return time.Now() }
-func (c *testClock) Mono() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.mono
-}
-func (c *testClock) advance(d time.Duration) { c.mu.Lock(); c.mono += d; c.mu.Unlock() }
-
 func TestMCPRunSkillExpires(t *testing.T) {
-	clock := &testClock{}
+	clock := consent.NewManualClock(time.Now())
 	ts := startServerWith(t, consentWindow{clock: clock})
 	_, tok := addAgent(t, ts, "slow-person")
 	cs, err := mcpClient(t, ts, tok, nil)
@@ -343,7 +328,7 @@ func TestMCPRunSkillExpires(t *testing.T) {
 	defer stop()
 	res := callAsync(cs, "run_skill", map[string]any{"name": "text-metrics", "input": map[string]any{"text": "late"}, "workspace": t.TempDir()})
 	p := raisedOf[ProposalView](t, events, "proposal")
-	clock.advance(consent.Window)
+	clock.Advance(consent.Window, 0)
 	env := structured(t, wait(t, res))
 	if env["status"] != "refused" || firstCode(env) != "expired" {
 		t.Fatalf("expired: %v", env)

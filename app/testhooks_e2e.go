@@ -18,19 +18,9 @@ func testConsentWindow(fs *flag.FlagSet) func() consentWindow {
 		if *d <= 0 {
 			return consentWindow{}
 		}
-		return consentWindow{clock: scaledClock{real: consent.SystemClock(), factor: float64(consent.Window) / float64(*d)}}
+		return consentWindow{clock: consent.ScaledClock(consent.SystemClock(), float64(consent.Window)/float64(*d))}
 	}
 }
-
-// scaledClock runs the monotonic clock faster so the five-minute window
-// passes in the requested duration; wall time stays real.
-type scaledClock struct {
-	real   consent.Clock
-	factor float64
-}
-
-func (c scaledClock) Wall() time.Time     { return c.real.Wall() }
-func (c scaledClock) Mono() time.Duration { return time.Duration(float64(c.real.Mono()) * c.factor) }
 
 // testMCPKeepAlive adds --test-mcp-keepalive to end-to-end test builds so a
 // test can scale the wait for a person (keep-alive interval, client

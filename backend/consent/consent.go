@@ -3,6 +3,13 @@
 // consumption, plus approved workflow plans. Everything lives in memory;
 // a new process recovers nothing, so no grant outlives the process that
 // issued it.
+//
+// Proposals (manager.go), workflow plans (plan.go) and capture grants
+// (grant.go) are kinds of one pending request (pending.go): raised,
+// expired, listed, decided, withdrawn and waited for the same way, with
+// one rule for refused decisions, on a Clock that signals when a window
+// closes (clock.go). Each kind adds only how a newer request replaces it
+// and how an approved one is consumed.
 package consent
 
 import (
@@ -104,21 +111,6 @@ func Digest(invocation []byte) string {
 	sum := sha256.Sum256(invocation)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
-
-// Clock gives wall time for display and a monotonic reading for windows.
-// Wall-clock changes never move the monotonic reading.
-type Clock interface {
-	Wall() time.Time
-	Mono() time.Duration
-}
-
-type systemClock struct{ start time.Time }
-
-// SystemClock returns the real clock (monotonic readings from time.Since).
-func SystemClock() Clock { return systemClock{start: time.Now()} }
-
-func (c systemClock) Wall() time.Time     { return time.Now() }
-func (c systemClock) Mono() time.Duration { return time.Since(c.start) }
 
 func newID() string {
 	var b [16]byte

@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -81,118 +80,65 @@ type Grant struct {
 	ExpiresAt time.Time    `json:"expiresAt"`
 }
 
-type grant struct {
-	Grant
-	createdMono time.Duration
-	done        chan struct{} // closed when the grant leaves Pending
+// grantData is what a grant holds besides the lifecycle.
+type grantData struct {
+	agentID string
+	req     GrantRequest
+	scope   GrantScope
+	uses    int
 }
 
-func (g *grant) copy() Grant {
-	c := g.Grant
-	c.Request.EnvNames = slices.Clone(g.Request.EnvNames)
-	c.Request.FilesystemRoots = slices.Clone(g.Request.FilesystemRoots)
+// grantView is a grant's public state, sharing no slice with it.
+func grantView(g *request[grantData]) Grant {
+	c := Grant{ID: g.id, RunID: g.runID, AgentID: g.data.agentID, Request: g.data.req, State: g.state, Scope: g.data.scope,
+		Uses: g.data.uses, CreatedAt: g.createdAt, ExpiresAt: g.createdAt.Add(Window)}
+	c.Request.EnvNames = slices.Clone(g.data.req.EnvNames)
+	c.Request.FilesystemRoots = slices.Clone(g.data.req.FilesystemRoots)
 	return c
 }
 
-// setGrantLocked moves g to s, wakes its waiters and tells subscribers.
-// m.mu must be held.
-func (m *Manager) setGrantLocked(g *grant, s State) {
-	if g.State == Pending {
-		close(g.done)
-	}
-	g.State = s
-	c := g.copy()
-	m.broadcast(Event{Kind: KindGrant, Type: string(s), Grant: &c})
-}
-
-// expireGrantLocked expires a grant nobody decided within Window. An
-// approved session grant lives as long as its run.
-func (m *Manager) expireGrantLocked(g *grant) {
-	if g.State == Pending && m.clock.Mono()-g.createdMono >= Window {
-		m.setGrantLocked(g, Expired)
-	}
-}
-
 // RequestGrant asks the person for a capture grant in a run. Only the run's
-// own agent may ask, and only MaxGrantsPerRun times.
+// own agent may ask, and only MaxGrantsPerRun times. Grants are never
+// replaced: each covers its own request.
 func (m *Manager) RequestGrant(runID, agentID string, req GrantRequest) (Grant, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, err := m.liveRunLocked(runID, agentID)
-	if err != nil {
+	if _, err := m.liveRunLocked(runID, agentID); err != nil {
 		return Grant{}, err
 	}
-	if len(r.grants) >= MaxGrantsPerRun {
+	if len(m.grants.byRun[runID]) >= MaxGrantsPerRun {
 		return Grant{}, refuse("too_many_grants", "run %s already asked for %d capture grants", runID, MaxGrantsPerRun)
 	}
-	wall := m.clock.Wall()
-	g := &grant{
-		Grant:       Grant{ID: newID(), RunID: runID, AgentID: agentID, Request: req, State: Pending, CreatedAt: wall, ExpiresAt: wall.Add(Window)},
-		createdMono: m.clock.Mono(), done: make(chan struct{}),
-	}
-	g.Request.EnvNames = slices.Clone(req.EnvNames)
-	g.Request.FilesystemRoots = slices.Clone(req.FilesystemRoots)
-	r.grants = append(r.grants, g)
-	m.grants[g.ID] = g
-	c := g.copy()
-	m.broadcast(Event{Kind: KindGrant, Type: "raised", Grant: &c})
-	return c, nil
+	req.EnvNames = slices.Clone(req.EnvNames)
+	req.FilesystemRoots = slices.Clone(req.FilesystemRoots)
+	return grantView(m.grants.raise(runID, grantData{agentID: agentID, req: req})), nil
 }
 
 // GetGrant returns a grant's current state.
 func (m *Manager) GetGrant(id string) (Grant, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	g, ok := m.grants[id]
-	if !ok {
-		return Grant{}, false
-	}
-	m.expireGrantLocked(g)
-	return g.copy(), true
+	return m.grants.get(id)
 }
 
 // PendingGrants lists the grants waiting for a decision, oldest first.
 func (m *Manager) PendingGrants() []Grant {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []Grant
-	for _, g := range m.grants {
-		m.expireGrantLocked(g)
-		if g.State == Pending {
-			out = append(out, g.copy())
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
-	return out
+	return m.grants.pending()
 }
 
 // DecideGrant records the person's decision on a pending grant, once.
-// Approving needs a scope (once or session); denying ignores it.
+// Approving needs a scope (once or session; invalid_scope otherwise);
+// denying ignores it. Deciding any other grant changes nothing and fails
+// with the decision rule's code, as Decide does.
 func (m *Manager) DecideGrant(id string, approve bool, scope GrantScope) (Grant, error) {
 	if approve && scope != ScopeOnce && scope != ScopeSession {
 		return Grant{}, refuse("invalid_scope", "a grant is approved for %q or %q, not %q", ScopeOnce, ScopeSession, scope)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	g, ok := m.grants[id]
-	if !ok {
-		return Grant{}, refuse("unknown_grant", "no grant %s", id)
-	}
-	m.expireGrantLocked(g)
-	if g.State != Pending {
-		code := "already_decided"
-		if g.State == Expired || g.State == Cancelled {
-			code = string(g.State)
-		}
-		return g.copy(), refuse(code, "the grant is %s; only a pending grant can be decided", g.State)
-	}
-	if !approve {
-		m.setGrantLocked(g, Denied)
-		return g.copy(), nil
-	}
-	g.Scope = scope
-	m.setGrantLocked(g, Approved)
-	return g.copy(), nil
+	return m.grants.decide(id, approve, func(g *request[grantData]) { g.data.scope = scope })
 }
 
 // WithdrawGrant cancels a grant that is still pending, for a capture that
@@ -200,27 +146,12 @@ func (m *Manager) DecideGrant(id string, approve bool, scope GrantScope) (Grant,
 func (m *Manager) WithdrawGrant(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if g, ok := m.grants[id]; ok && g.State == Pending {
-		m.setGrantLocked(g, Cancelled)
-	}
+	m.grants.withdraw(id, Cancelled, false)
 }
 
 // WaitGrant blocks until the grant leaves Pending or ctx ends.
 func (m *Manager) WaitGrant(ctx context.Context, id string) (Grant, error) {
-	m.mu.Lock()
-	g, ok := m.grants[id]
-	if !ok {
-		m.mu.Unlock()
-		return Grant{}, refuse("unknown_grant", "no grant %s", id)
-	}
-	done := g.done
-	m.mu.Unlock()
-	if err := waitUntil(ctx, done, func() bool { got, _ := m.GetGrant(id); return got.State != Pending }); err != nil {
-		return Grant{}, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return g.copy(), nil
+	return m.grants.wait(ctx, id)
 }
 
 // UseGrant spends the authority for one capture of req in the run: the
@@ -230,20 +161,18 @@ func (m *Manager) WaitGrant(ctx context.Context, id string) (Grant, error) {
 func (m *Manager) UseGrant(runID, agentID string, req GrantRequest) (Grant, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, err := m.liveRunLocked(runID, agentID)
-	if err != nil {
+	if _, err := m.liveRunLocked(runID, agentID); err != nil {
 		return Grant{}, err
 	}
-	for _, g := range r.grants {
-		m.expireGrantLocked(g)
-		if g.State != Approved || !g.Request.Covers(req) {
+	for _, g := range m.grants.ofRun(runID) {
+		if g.state != Approved || !g.data.req.Covers(req) {
 			continue
 		}
-		g.Uses++
-		if g.Scope == ScopeOnce {
-			m.setGrantLocked(g, Consumed)
+		g.data.uses++
+		if g.data.scope == ScopeOnce {
+			m.grants.set(g, Consumed)
 		}
-		return g.copy(), nil
+		return grantView(g), nil
 	}
 	return Grant{}, refuse("grant_required", "no approved capture grant of this connection covers this capture")
 }

@@ -138,13 +138,13 @@ func TestGrantExpiresAndWaitersWake(t *testing.T) {
 	m, clock, b := setup(t)
 	g, _ := m.RequestGrant(b.RunID, b.AgentID, grantReq())
 	// The window is monotonic: moving the wall clock never ends or extends it.
-	clock.advance(Window-time.Second, -time.Hour)
+	clock.Advance(Window-time.Second, -time.Hour)
 	if got, _ := m.GetGrant(g.ID); got.State != Pending {
 		t.Fatalf("expired early: %s", got.State)
 	}
 	done := make(chan Grant, 1)
 	go func() { got, _ := m.WaitGrant(context.Background(), g.ID); done <- got }()
-	clock.advance(time.Second, 0)
+	clock.Advance(time.Second, 0)
 	select {
 	case got := <-done:
 		if got.State != Expired {
@@ -196,14 +196,14 @@ func TestPlanLifecycle(t *testing.T) {
 	wantCode(t, err, "wrong_agent")
 	p2, _ := m.ProposePlan(b.RunID, b.AgentID, step) // replaces p1
 	_, err = m.DecidePlan(p1.ID, true)
-	wantCode(t, err, "unknown_plan")
-	clock.advance(Window-time.Second, 2*time.Hour) // wall time is display only
+	wantCode(t, err, CodeWithdrawn)                // replaced undecided
+	clock.Advance(Window-time.Second, 2*time.Hour) // wall time is display only
 	if got, _ := m.GetPlan(p2.ID); got.State != PlanPending {
 		t.Fatalf("plan expired early: %s", got.State)
 	}
 	done := make(chan Plan, 1)
 	go func() { got, _ := m.WaitPlan(context.Background(), p2.ID); done <- got }()
-	clock.advance(time.Second, 0)
+	clock.Advance(time.Second, 0)
 	if got := <-done; got.State != PlanExpired {
 		t.Fatalf("state %s", got.State)
 	}

@@ -2,7 +2,6 @@ package consent
 
 import (
 	"context"
-	"sort"
 	"sync"
 	"time"
 )
@@ -34,42 +33,44 @@ type Event struct {
 	Grant    *Grant   `json:"grant,omitempty"`
 }
 
-type proposal struct {
-	Proposal
-	createdMono time.Duration
-	done        chan struct{} // closed when the proposal leaves Pending
-}
-
 type run struct {
 	id, agentID string
 	ended       bool
-	proposals   []*proposal
-	plan        *plan
-	grants      []*grant
 }
 
 // Manager is the in-memory consent state of one process. It is safe for
 // concurrent use; every transition happens under one lock, so two
-// consumers of one grant cannot both win.
+// consumers of one grant cannot both win. Proposals, plans and grants
+// share one lifecycle (pending.go); each kind adds only how it is
+// replaced and consumed.
 type Manager struct {
 	clock Clock
 
 	mu     sync.Mutex
 	runs   map[string]*run
-	props  map[string]*proposal
-	plans  map[string]*plan
-	grants map[string]*grant
+	props  *book[Binding, Proposal]
+	plans  *book[planData, Plan]
+	grants *book[grantData, Grant]
 	subs   map[chan Event]struct{}
 	// pending holds each agent's proposals still waiting for a person, so
 	// MaxPendingPerAgent holds across all of the agent's runs.
-	pending map[string]map[*proposal]struct{}
+	pending map[string]map[*request[Binding]]struct{}
 }
 
 // NewManager returns an empty Manager using clock (SystemClock in
-// production, a fake in tests).
+// production, a ManualClock in tests).
 func NewManager(clock Clock) *Manager {
-	return &Manager{clock: clock, runs: map[string]*run{}, props: map[string]*proposal{}, plans: map[string]*plan{},
-		grants: map[string]*grant{}, subs: map[chan Event]struct{}{}, pending: map[string]map[*proposal]struct{}{}}
+	m := &Manager{clock: clock, runs: map[string]*run{}, subs: map[chan Event]struct{}{}, pending: map[string]map[*request[Binding]]struct{}{}}
+	m.props = newBook(m, kind[Binding, Proposal]{
+		name: "proposal", view: proposalView, approvedExpires: true,
+		event:       func(typ string, v Proposal) Event { return Event{Kind: KindProposal, Type: typ, Proposal: v} },
+		leftPending: m.unpend,
+	})
+	m.plans = newBook(m, kind[planData, Plan]{name: "plan", view: planView,
+		event: func(typ string, v Plan) Event { return Event{Kind: KindPlan, Type: typ, Plan: &v} }})
+	m.grants = newBook(m, kind[grantData, Grant]{name: "grant", view: grantView,
+		event: func(typ string, v Grant) Event { return Event{Kind: KindGrant, Type: typ, Grant: &v} }})
+	return m
 }
 
 // Subscribe returns future events and a function ending the subscription.
@@ -87,11 +88,6 @@ func (m *Manager) Subscribe(buffer int) (<-chan Event, func()) {
 		}
 		m.mu.Unlock()
 	}
-}
-
-// publish must be called with m.mu held.
-func (m *Manager) publish(typ string, p *proposal) {
-	m.broadcast(Event{Kind: KindProposal, Type: typ, Proposal: p.Proposal})
 }
 
 // broadcast must be called with m.mu held.
@@ -123,32 +119,10 @@ func (m *Manager) EndRun(runID string) error {
 		return refuse("unknown_run", "no live run %s", runID)
 	}
 	r.ended = true
-	for _, p := range r.proposals {
-		m.expireLocked(p)
-		if !p.State.Terminal() {
-			m.setLocked(p, Cancelled)
-		}
-	}
-	if p := r.plan; p != nil {
-		m.expirePlanLocked(p)
-		if p.State == PlanPending || p.State == PlanApproved {
-			m.setPlanLocked(p, PlanCancelled)
-		}
-		delete(m.plans, p.ID)
-	}
-	r.plan = nil
-	for _, g := range r.grants {
-		m.expireGrantLocked(g)
-		if !g.State.Terminal() {
-			m.setGrantLocked(g, Cancelled)
-		}
-		delete(m.grants, g.ID)
-	}
-	r.grants = nil
+	m.props.endRun(runID)
+	m.plans.endRun(runID)
+	m.grants.endRun(runID)
 	delete(m.runs, runID)
-	for _, p := range r.proposals {
-		delete(m.props, p.ID)
-	}
 	return nil
 }
 
@@ -165,27 +139,20 @@ func (m *Manager) liveRunLocked(runID, agentID string) (*run, error) {
 	return r, nil
 }
 
-// setLocked moves p to s and wakes its waiters. m.mu must be held.
-func (m *Manager) setLocked(p *proposal, s State) {
-	wasPending := p.State == Pending
-	p.State = s
-	if wasPending {
-		close(p.done)
-		if set := m.pending[p.Binding.AgentID]; set != nil {
-			delete(set, p)
-			if len(set) == 0 {
-				delete(m.pending, p.Binding.AgentID)
-			}
+// unpend drops a proposal that left Pending from its agent's count.
+// m.mu must be held.
+func (m *Manager) unpend(p *request[Binding]) {
+	if set := m.pending[p.data.AgentID]; set != nil {
+		delete(set, p)
+		if len(set) == 0 {
+			delete(m.pending, p.data.AgentID)
 		}
 	}
-	m.publish(string(s), p)
 }
 
-// expireLocked turns a live proposal whose window has passed into Expired.
-func (m *Manager) expireLocked(p *proposal) {
-	if !p.State.Terminal() && m.clock.Mono()-p.createdMono >= Window {
-		m.setLocked(p, Expired)
-	}
+// proposalView is a proposal's public state.
+func proposalView(p *request[Binding]) Proposal {
+	return Proposal{ID: p.id, RunID: p.runID, Binding: p.data, State: p.state, CreatedAt: p.createdAt, ExpiresAt: p.createdAt.Add(Window)}
 }
 
 // Propose raises a pending proposal for b in b's run. Pending or approved
@@ -196,148 +163,97 @@ func (m *Manager) expireLocked(p *proposal) {
 func (m *Manager) Propose(b Binding) (Proposal, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, err := m.liveRunLocked(b.RunID, b.AgentID)
-	if err != nil {
+	if _, err := m.liveRunLocked(b.RunID, b.AgentID); err != nil {
 		return Proposal{}, err
 	}
-	if len(r.proposals) >= MaxProposalsPerRun {
+	if len(m.props.byRun[b.RunID]) >= MaxProposalsPerRun {
 		return Proposal{}, refuse("too_many_proposals", "run %s already has %d proposals", b.RunID, MaxProposalsPerRun)
 	}
 	for old := range m.pending[b.AgentID] { // at most MaxPendingPerAgent
-		m.expireLocked(old)
+		m.props.expire(old)
 	}
 	if len(m.pending[b.AgentID]) >= MaxPendingPerAgent {
 		return Proposal{}, refuse("too_many_pending", "agent %s already has %d requests waiting for a decision; wait for them to be decided or expire", b.AgentID, MaxPendingPerAgent)
 	}
-	for _, old := range r.proposals {
-		m.expireLocked(old)
-		if !old.State.Terminal() && old.Binding.Skill == b.Skill {
-			m.setLocked(old, Stale)
+	// Replacing: a newer request for a skill stales the live ones of the run.
+	for _, old := range m.props.ofRun(b.RunID) {
+		if !old.state.Terminal() && old.data.Skill == b.Skill {
+			m.props.set(old, Stale)
 		}
 	}
-	wall := m.clock.Wall()
-	p := &proposal{
-		Proposal:    Proposal{ID: newID(), RunID: b.RunID, Binding: b, State: Pending, CreatedAt: wall, ExpiresAt: wall.Add(Window)},
-		createdMono: m.clock.Mono(), done: make(chan struct{}),
-	}
-	r.proposals = append(r.proposals, p)
-	m.props[p.ID] = p
+	p := m.props.raise(b.RunID, b)
 	if m.pending[b.AgentID] == nil {
-		m.pending[b.AgentID] = map[*proposal]struct{}{}
+		m.pending[b.AgentID] = map[*request[Binding]]struct{}{}
 	}
 	m.pending[b.AgentID][p] = struct{}{}
-	m.publish("raised", p)
-	return p.Proposal, nil
+	return proposalView(p), nil
 }
 
 // Get returns a proposal's current state.
 func (m *Manager) Get(id string) (Proposal, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p, ok := m.props[id]
-	if !ok {
-		return Proposal{}, false
-	}
-	m.expireLocked(p)
-	return p.Proposal, true
+	return m.props.get(id)
 }
 
 // Pending lists the proposals waiting for a decision, oldest first.
 func (m *Manager) Pending() []Proposal {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []Proposal
-	for _, p := range m.props {
-		m.expireLocked(p)
-		if p.State == Pending {
-			out = append(out, p.Proposal)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
-	return out
+	return m.props.pending()
 }
 
-// Decide records the person's decision on a pending proposal. A second
-// decision, whether the same or the opposite, is an error and changes
-// nothing; so is deciding an expired, stale or cancelled proposal.
+// Decide records the person's decision on a pending proposal. Deciding
+// any other proposal changes nothing and fails with the decision rule's
+// code: CodeUnknownRequest, CodeExpired, CodeAlreadyDecided or
+// CodeWithdrawn.
 func (m *Manager) Decide(id string, approve bool) (Proposal, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p, ok := m.props[id]
-	if !ok {
-		return Proposal{}, refuse("unknown_proposal", "no proposal %s", id)
-	}
-	m.expireLocked(p)
-	if p.State != Pending {
-		code := "already_decided"
-		if p.State.Terminal() && p.State != Denied && p.State != Consumed {
-			code = string(p.State)
-		}
-		return p.Proposal, refuse(code, "proposal is %s; only a pending proposal can be decided", p.State)
-	}
-	if approve {
-		m.setLocked(p, Approved)
-	} else {
-		m.setLocked(p, Denied)
-	}
-	return p.Proposal, nil
+	return m.props.decide(id, approve, nil)
 }
 
 // Wait blocks until the proposal leaves Pending (a decision, expiry,
 // replacement or cancellation) or ctx ends, and returns its state.
 func (m *Manager) Wait(ctx context.Context, id string) (Proposal, error) {
-	m.mu.Lock()
-	p, ok := m.props[id]
-	if !ok {
-		m.mu.Unlock()
-		return Proposal{}, refuse("unknown_proposal", "no proposal %s", id)
-	}
-	m.expireLocked(p)
-	done := p.done
-	m.mu.Unlock()
-	if err := waitUntil(ctx, done, func() bool { got, _ := m.Get(id); return got.State != Pending }); err != nil {
-		return Proposal{}, err
-	}
-	got, _ := m.Get(id)
-	return got, nil
+	return m.props.wait(ctx, id)
 }
 
 // Consume spends an approved proposal for exactly the binding b, once.
 // Under concurrency exactly one caller wins. A binding that differs in any
-// field voids the proposal (binding_changed).
+// field voids the proposal (binding_changed). Its refusal codes are those
+// a launch records: unknown_proposal, already_consumed, not_approved, or
+// the proposal's state.
 func (m *Manager) Consume(id string, b Binding) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p, ok := m.props[id]
+	p, ok := m.props.lookup(id)
 	if !ok {
 		return refuse("unknown_proposal", "no proposal %s", id)
 	}
-	m.expireLocked(p)
-	switch p.State {
+	switch p.state {
 	case Approved:
 	case Consumed:
 		return refuse("already_consumed", "this consent was already used")
 	case Pending:
 		return refuse("not_approved", "the proposal has not been approved")
 	default:
-		return refuse(string(p.State), "the proposal is %s", p.State)
+		return refuse(string(p.state), "the proposal is %s", p.state)
 	}
-	if p.Binding != b {
-		m.setLocked(p, BindingChanged)
+	if p.data != b {
+		m.props.set(p, BindingChanged)
 		return refuse("binding_changed", "what would run differs from what was approved")
 	}
-	m.setLocked(p, Consumed)
+	m.props.set(p, Consumed)
 	return nil
 }
 
-// Cancel ends a live proposal because its requester gave up waiting
-// (the state is Cancelled, not a refusal).
+// Cancel ends a live (pending or approved) proposal because its requester
+// gave up waiting (the state is Cancelled, not a refusal).
 func (m *Manager) Cancel(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if p, ok := m.props[id]; ok && !p.State.Terminal() {
-		m.setLocked(p, Cancelled)
-	}
+	m.props.withdraw(id, Cancelled, true)
 }
 
 // RefuseByPolicy ends a live proposal because the policy, re-read before
@@ -345,7 +261,5 @@ func (m *Manager) Cancel(id string) {
 func (m *Manager) RefuseByPolicy(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if p, ok := m.props[id]; ok && !p.State.Terminal() {
-		m.setLocked(p, PolicyRefused)
-	}
+	m.props.withdraw(id, PolicyRefused, true)
 }

@@ -9,20 +9,7 @@ import (
 )
 
 // fakeClock moves wall and monotonic time independently.
-type fakeClock struct {
-	mu   sync.Mutex
-	wall time.Time
-	mono time.Duration
-}
-
-func (c *fakeClock) Wall() time.Time     { c.mu.Lock(); defer c.mu.Unlock(); return c.wall }
-func (c *fakeClock) Mono() time.Duration { c.mu.Lock(); defer c.mu.Unlock(); return c.mono }
-func (c *fakeClock) advance(mono, wall time.Duration) {
-	c.mu.Lock()
-	c.mono += mono
-	c.wall = c.wall.Add(wall)
-	c.mu.Unlock()
-}
+type fakeClock = ManualClock
 
 func setup(t *testing.T) (*Manager, *fakeClock, Binding) {
 	clock := &fakeClock{wall: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
@@ -91,7 +78,7 @@ func TestDuplicateAndConflictingDecisions(t *testing.T) {
 	wantCode(t, err, "already_decided")
 	wantCode(t, m.Consume(q.ID, b), "denied")
 	_, err = m.Decide("nope", true)
-	wantCode(t, err, "unknown_proposal")
+	wantCode(t, err, CodeUnknownRequest)
 }
 
 func TestHundredConsumersExactlyOneWins(t *testing.T) {
@@ -121,23 +108,23 @@ func TestHundredConsumersExactlyOneWins(t *testing.T) {
 func TestExpiryIsMonotonic(t *testing.T) {
 	m, clock, b := setup(t)
 	p := propose(t, m, b)
-	clock.advance(Window-time.Millisecond, -time.Hour) // wall clock moved back an hour
+	clock.Advance(Window-time.Millisecond, -time.Hour) // wall clock moved back an hour
 	if state(m, p.ID) != Pending {
 		t.Fatal("expired early")
 	}
 	m.Decide(p.ID, true)
-	clock.advance(time.Millisecond, -24*time.Hour) // exactly 5:00 on the monotonic clock
+	clock.Advance(time.Millisecond, -24*time.Hour) // exactly 5:00 on the monotonic clock
 	if state(m, p.ID) != Expired {
 		t.Fatalf("state at 5:00 is %s", state(m, p.ID))
 	}
 	wantCode(t, m.Consume(p.ID, b), "expired")
 
 	q := propose(t, m, b)
-	clock.advance(0, 48*time.Hour) // a wall clock jump forward does not expire it either
+	clock.Advance(0, 48*time.Hour) // a wall clock jump forward does not expire it either
 	if state(m, q.ID) != Pending {
 		t.Fatal("wall clock expired a proposal")
 	}
-	clock.advance(Window, 0)
+	clock.Advance(Window, 0)
 	_, err := m.Decide(q.ID, true)
 	wantCode(t, err, "expired")
 }
@@ -180,7 +167,7 @@ func TestProposalFloodIsBoundedPerAgent(t *testing.T) {
 	propose(t, m, b) // the decided one made room
 	_, err = m.Propose(b)
 	wantCode(t, err, "too_many_pending")
-	clock.advance(Window, 0) // every pending request expires
+	clock.Advance(Window, 0) // every pending request expires
 	b.RunID = m.StartRun("agent-1")
 	propose(t, m, b)
 }

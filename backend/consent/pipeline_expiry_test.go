@@ -15,7 +15,7 @@ func TestApprovedThenExpiredIsNotAuthorizedByPerson(t *testing.T) {
 	clock := &fakeClock{wall: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
 	w.p.Consent = NewManager(clock)
 	// The window closes after the approval was read back, before launch.
-	w.p.OnApproved = func(context.Context, *Request) { clock.advance(Window+time.Second, Window+time.Second) }
+	w.p.OnApproved = func(context.Context, *Request) { clock.Advance(Window+time.Second, Window+time.Second) }
 	res := w.run(t, w.request(w.decideWith(true, nil)))
 	wantRefusal(t, res, "expired")
 	st, rule := historyRule(t, res.Envelope.AttemptID)

@@ -323,7 +323,7 @@ func TestUndecidedProposalIsNotThePersons(t *testing.T) {
 		state State
 		end   func(m *Manager, clock *fakeClock, p Proposal)
 	}{
-		{Expired, func(m *Manager, clock *fakeClock, p Proposal) { clock.advance(Window+time.Second, 0); m.Get(p.ID) }},
+		{Expired, func(m *Manager, clock *fakeClock, p Proposal) { clock.Advance(Window+time.Second, 0); m.Get(p.ID) }},
 		{Cancelled, func(m *Manager, _ *fakeClock, p Proposal) { m.EndRun(p.RunID) }},
 	} {
 		t.Run(string(c.state), func(t *testing.T) {

@@ -2,7 +2,6 @@ package consent
 
 import (
 	"context"
-	"sort"
 	"time"
 )
 
@@ -14,18 +13,24 @@ type Step struct {
 	Workspace        Workspace `json:"workspace"`
 }
 
-// PlanState is a workflow plan's state. Pending and approved are live.
-type PlanState string
+// PlanState is a workflow plan's state: one of the States a plan can
+// take. Pending and approved are live.
+type PlanState = State
 
 // Plan states.
 const (
-	PlanPending   PlanState = "pending"
-	PlanApproved  PlanState = "approved"
-	PlanDenied    PlanState = "denied"
-	PlanExpired   PlanState = "expired"   // nobody decided within Window
-	PlanStale     PlanState = "stale"     // replaced by a newer plan of the run
-	PlanCancelled PlanState = "cancelled" // the run ended
+	PlanPending   = Pending
+	PlanApproved  = Approved
+	PlanDenied    = Denied
+	PlanExpired   = Expired   // nobody decided within Window
+	PlanStale     = Stale     // replaced by a newer plan of the run
+	PlanCancelled = Cancelled // the run ended, or its requester stopped waiting
 )
+
+// MaxPlansPerRun bounds the plans one run may propose, as
+// MaxProposalsPerRun bounds proposals: a replaced plan is kept (so
+// deciding it says it was withdrawn) until the run ends.
+const MaxPlansPerRun = 64
 
 // Plan is a copy of a run's workflow plan.
 type Plan struct {
@@ -39,121 +44,66 @@ type Plan struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
-type plan struct {
-	Plan
-	createdMono time.Duration
-	done        chan struct{} // closed when the plan leaves pending
+// planData is what a plan holds besides the lifecycle.
+type planData struct {
+	agentID  string
+	steps    []Step
+	consumed []bool
 }
 
-func (p *plan) copy() Plan {
-	c := p.Plan
-	c.Steps = append([]Step(nil), p.Steps...)
-	c.Consumed = append([]bool(nil), p.Consumed...)
-	return c
-}
-
-// setPlanLocked moves p to s, wakes its waiters and tells subscribers.
-// m.mu must be held.
-func (m *Manager) setPlanLocked(p *plan, s PlanState) {
-	if p.State == PlanPending {
-		close(p.done)
-	}
-	p.State = s
-	c := p.copy()
-	m.broadcast(Event{Kind: KindPlan, Type: string(s), Plan: &c})
-}
-
-// expirePlanLocked turns a pending plan whose window has passed into
-// PlanExpired. An approved plan keeps its unused steps for the run.
-func (m *Manager) expirePlanLocked(p *plan) {
-	if p.State == PlanPending && m.clock.Mono()-p.createdMono >= Window {
-		m.setPlanLocked(p, PlanExpired)
-	}
+// planView is a plan's public state, sharing no slice with it.
+func planView(p *request[planData]) Plan {
+	return Plan{ID: p.id, RunID: p.runID, AgentID: p.data.agentID, State: p.state, Steps: append([]Step(nil), p.data.steps...),
+		Consumed: append([]bool(nil), p.data.consumed...), CreatedAt: p.createdAt, ExpiresAt: p.createdAt.Add(Window)}
 }
 
 // ProposePlan puts a bounded plan (1 to MaxPlanSteps exact steps) up for
 // approval in a run. A pending earlier plan of the run becomes stale; an
-// approved one is replaced, and its unused steps with it.
+// approved one is replaced, and its unused steps with it. A run proposes
+// at most MaxPlansPerRun plans (too_many_plans).
 func (m *Manager) ProposePlan(runID, agentID string, steps []Step) (Plan, error) {
 	if len(steps) == 0 || len(steps) > MaxPlanSteps {
 		return Plan{}, refuse("invalid_plan", "a plan has 1 to %d steps, got %d", MaxPlanSteps, len(steps))
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, err := m.liveRunLocked(runID, agentID)
-	if err != nil {
+	if _, err := m.liveRunLocked(runID, agentID); err != nil {
 		return Plan{}, err
 	}
-	if old := r.plan; old != nil {
-		m.expirePlanLocked(old)
-		if old.State == PlanPending || old.State == PlanApproved {
-			m.setPlanLocked(old, PlanStale)
+	if len(m.plans.byRun[runID]) >= MaxPlansPerRun {
+		return Plan{}, refuse("too_many_plans", "run %s already proposed %d plans", runID, MaxPlansPerRun)
+	}
+	// Replacing: a run has one live plan, the newest.
+	for _, old := range m.plans.ofRun(runID) {
+		if !old.state.Terminal() {
+			m.plans.set(old, Stale)
 		}
-		delete(m.plans, old.ID)
 	}
-	wall := m.clock.Wall()
-	p := &plan{
-		Plan: Plan{ID: newID(), RunID: runID, AgentID: agentID, State: PlanPending, Steps: append([]Step(nil), steps...),
-			Consumed: make([]bool, len(steps)), CreatedAt: wall, ExpiresAt: wall.Add(Window)},
-		createdMono: m.clock.Mono(), done: make(chan struct{}),
-	}
-	r.plan = p
-	m.plans[p.ID] = p
-	c := p.copy()
-	m.broadcast(Event{Kind: KindPlan, Type: "raised", Plan: &c})
-	return c, nil
+	p := m.plans.raise(runID, planData{agentID: agentID, steps: append([]Step(nil), steps...), consumed: make([]bool, len(steps))})
+	return planView(p), nil
 }
 
 // GetPlan returns a plan's current state.
 func (m *Manager) GetPlan(id string) (Plan, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p, ok := m.plans[id]
-	if !ok {
-		return Plan{}, false
-	}
-	m.expirePlanLocked(p)
-	return p.copy(), true
+	return m.plans.get(id)
 }
 
 // PendingPlans lists the plans waiting for a decision, oldest first.
 func (m *Manager) PendingPlans() []Plan {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []Plan
-	for _, p := range m.plans {
-		m.expirePlanLocked(p)
-		if p.State == PlanPending {
-			out = append(out, p.copy())
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
-	return out
+	return m.plans.pending()
 }
 
-// DecidePlan approves or denies a pending plan, once. Deciding a plan
-// that is no longer pending is an error and changes nothing.
+// DecidePlan approves or denies a pending plan, once. Deciding any other
+// plan changes nothing and fails with the decision rule's code, as
+// Decide does.
 func (m *Manager) DecidePlan(planID string, approve bool) (Plan, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p, ok := m.plans[planID]
-	if !ok {
-		return Plan{}, refuse("unknown_plan", "no plan %s", planID)
-	}
-	m.expirePlanLocked(p)
-	if p.State != PlanPending {
-		code := "already_decided"
-		if p.State != PlanApproved && p.State != PlanDenied {
-			code = string(p.State)
-		}
-		return p.copy(), refuse(code, "the plan is %s; only a pending plan can be decided", p.State)
-	}
-	if approve {
-		m.setPlanLocked(p, PlanApproved)
-	} else {
-		m.setPlanLocked(p, PlanDenied)
-	}
-	return p.copy(), nil
+	return m.plans.decide(planID, approve, nil)
 }
 
 // WithdrawPlan cancels a plan that is still pending, for a request that
@@ -161,29 +111,13 @@ func (m *Manager) DecidePlan(planID string, approve bool) (Plan, error) {
 func (m *Manager) WithdrawPlan(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if p, ok := m.plans[id]; ok && p.State == PlanPending {
-		m.setPlanLocked(p, PlanCancelled)
-	}
+	m.plans.withdraw(id, Cancelled, false)
 }
 
 // WaitPlan blocks until the plan leaves pending (decision, expiry,
 // replacement or the run's end) or ctx ends, and returns its state.
 func (m *Manager) WaitPlan(ctx context.Context, id string) (Plan, error) {
-	m.mu.Lock()
-	p, ok := m.plans[id]
-	if !ok {
-		m.mu.Unlock()
-		return Plan{}, refuse("unknown_plan", "no plan %s", id)
-	}
-	done := p.done
-	m.mu.Unlock()
-	err := waitUntil(ctx, done, func() bool { got, _ := m.GetPlan(id); return got.State != PlanPending })
-	if err != nil {
-		return Plan{}, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return p.copy(), nil
+	return m.plans.wait(ctx, id)
 }
 
 // ConsumeStep spends the first unused step of the run's approved plan that
@@ -192,45 +126,23 @@ func (m *Manager) WaitPlan(ctx context.Context, id string) (Plan, error) {
 func (m *Manager) ConsumeStep(b Binding) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, err := m.liveRunLocked(b.RunID, b.AgentID)
-	if err != nil {
+	if _, err := m.liveRunLocked(b.RunID, b.AgentID); err != nil {
 		return -1, err
 	}
-	if r.plan != nil {
-		m.expirePlanLocked(r.plan)
+	var cur *request[planData] // only the newest plan of a run can be live
+	if plans := m.plans.ofRun(b.RunID); len(plans) > 0 {
+		cur = plans[len(plans)-1]
 	}
-	if r.plan == nil || r.plan.State != PlanApproved {
+	if cur == nil || cur.state != Approved {
 		return -1, refuse("workflow_authorization_missing", "this run has no approved workflow plan")
 	}
 	want := Step{Skill: b.Skill, Revision: b.Revision, InvocationDigest: b.InvocationDigest, Workspace: b.Workspace}
-	for i, s := range r.plan.Steps {
-		if s == want && !r.plan.Consumed[i] {
-			r.plan.Consumed[i] = true
-			c := r.plan.copy()
-			m.broadcast(Event{Kind: KindPlan, Type: "step_consumed", Plan: &c})
+	for i, s := range cur.data.steps {
+		if s == want && !cur.data.consumed[i] {
+			cur.data.consumed[i] = true
+			m.plans.publish("step_consumed", cur)
 			return i, nil
 		}
 	}
 	return -1, refuse("off_plan", "this invocation is not an unused step of the approved plan")
-}
-
-// waitUntil blocks until done is closed, settled reports true, or ctx
-// ends. Windows are measured on the injected clock, which need not run at
-// the speed of real timers, so settled is re-checked every quarter second
-// rather than trusting one long timer.
-func waitUntil(ctx context.Context, done <-chan struct{}, settled func() bool) error {
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-done:
-			return nil
-		case <-tick.C:
-			if settled() {
-				return nil
-			}
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
 }
