@@ -66,8 +66,9 @@ type Pipeline struct {
 	// re-checks that at launch.
 	ScopeConfinement func(ctx context.Context, receiptID string) (*confine.Report, error)
 	// OnApproved, when set, is called once a person's approval of r has
-	// been read back as approved, before the launch checks (the consent
-	// dialog's approval history records the revision here).
+	// been read back as approved, before the launch checks, or once the
+	// step of an approved workflow plan that r is has been taken (the
+	// consent dialog's approval history records the revision here).
 	OnApproved func(ctx context.Context, r *Request)
 }
 
@@ -153,8 +154,15 @@ func (p *Pipeline) Execute(ctx context.Context, r *Request) runner.Result {
 			if err != nil {
 				return err
 			}
-			_, err = p.Consent.ConsumeStep(live)
-			return err
+			if _, err := p.Consent.ConsumeStep(live); err != nil {
+				return err
+			}
+			// The person approved this revision in the plan: it is the
+			// base of the next dialog's comparison, as a dialog's is.
+			if p.OnApproved != nil {
+				p.OnApproved(ctx, r)
+			}
+			return nil
 		}
 		return p.Runner.Run(ctx, base)
 	}

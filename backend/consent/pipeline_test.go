@@ -283,11 +283,21 @@ func TestWorkflowMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var approved []string
+	w.p.OnApproved = func(_ context.Context, r *Request) { approved = append(approved, r.Execution.Revision) }
 	w.p.Consent.DecidePlan(plan.ID, true)
 	if res := w.run(t, r); res.Envelope.Status != runner.StatusSucceeded {
 		t.Fatalf("planned step: %+v", res.Envelope)
 	}
+	// The person approved this revision in the plan: the approval
+	// history records it, once, when its step is taken.
+	if len(approved) != 1 || approved[0] != b.Revision {
+		t.Fatalf("OnApproved for the planned step: %v, want [%s]", approved, b.Revision)
+	}
 	wantRefusal(t, w.run(t, r), "off_plan") // each step once
+	if len(approved) != 1 {
+		t.Fatalf("an off-plan run was recorded as approved: %v", approved)
+	}
 	r.Invocation = []byte(`{"n":2}`)
 	wantRefusal(t, w.run(t, r), "off_plan")
 }
