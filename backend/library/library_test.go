@@ -1,0 +1,195 @@
+package library
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/store"
+)
+
+// newTestLibrary is a library over a real SQLite store in a fresh data
+// directory, with a fixed clock and a verifier digest of "test-verifier".
+func newTestLibrary(t *testing.T) (*Library, *store.DB, string) {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := store.Open(filepath.Join(dir, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	l := New(Config{DB: db, DataDir: dir, Verifier: func() string { return "test-verifier" },
+		Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }})
+	return l, db, dir
+}
+
+// sealedComparison is the JSON of a sealed comparison Evidence whose
+// result carries note (so two notes make two different files).
+func sealedComparison(t *testing.T, note string) []byte {
+	t.Helper()
+	left, right := "ev_"+strings.Repeat("1", 64), "ev_"+strings.Repeat("2", 64)
+	e := &evidence.Envelope{
+		Provider:         evidence.Provider{ID: evidence.ProcessProviderID, Name: "Gatehouse Process Capture", Version: "4"},
+		PredicateType:    evidence.PredicateProcessComparison,
+		Operation:        evidence.OperationCompareProcesses,
+		Parameters:       json.RawMessage(`{"left_evidence_id":"` + left + `","right_evidence_id":"` + right + `"}`),
+		NormalizedResult: json.RawMessage(`{"status":"unchanged","first_divergence":{"status":"none"},"limitations":[],"note":"` + note + `"}`),
+		Confidence:       evidence.Derived,
+		Authority:        evidence.AuthorityAnalystInference,
+		EvidenceLinks:    []string{left, right},
+	}
+	data, err := evidence.SealJSON(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func codeOf(err error) string {
+	if e, ok := AsError(err); ok {
+		return e.Code
+	}
+	return ""
+}
+
+func save(t *testing.T, l *Library, data []byte) store.EvidenceEntry {
+	t.Helper()
+	c, issues := Check(data)
+	if len(issues) > 0 {
+		t.Fatalf("check: %v", issues)
+	}
+	e, err := l.Save(context.Background(), store.EvidenceEntry{PredicateType: c.Result().PredicateType, Operation: c.Envelope().Operation, Summary: json.RawMessage(`{}`)}, c)
+	if err != nil {
+		t.Fatalf("save: %v", err)
+	}
+	return e
+}
+
+// A save writes the exact bytes checked, indexes them at the clock's time
+// and marks them verified by the verifier; Open returns them verified.
+func TestSaveIndexesMarksAndOpens(t *testing.T) {
+	l, _, dir := newTestLibrary(t)
+	ctx := context.Background()
+	data := sealedComparison(t, "saved")
+	e := save(t, l, data)
+	if got, _ := os.ReadFile(FilePath(dir, e.EvidenceID)); !bytes.Equal(got, data) || e.Path != FilePath(dir, e.EvidenceID) {
+		t.Fatalf("the file is not the checked bytes at %s", e.Path)
+	}
+	if !e.CreatedAt.Equal(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) || e.Size != int64(len(data)) {
+		t.Errorf("entry: %+v", e)
+	}
+	if m, ok := l.ReadMark(ctx, e.EvidenceID); !ok || m.Verifier != "test-verifier" || m.Result.EvidenceID != e.EvidenceID {
+		t.Errorf("mark: %+v %v", m, ok)
+	}
+	o, err := l.Open(ctx, e.EvidenceID)
+	if err != nil || !bytes.Equal(o.Data, data) || o.Result.EvidenceID != e.EvidenceID || o.Result.RecordVerified {
+		t.Fatalf("open: %+v %v", o.Result, err)
+	}
+}
+
+// Nothing unchecked is saved, and a save whose index cannot be written
+// leaves no file behind.
+func TestSaveRefusesUncheckedAndLeavesNothingHalfSaved(t *testing.T) {
+	l, db, dir := newTestLibrary(t)
+	if _, err := l.Save(context.Background(), store.EvidenceEntry{}, Checked{}); codeOf(err) != "internal" {
+		t.Errorf("an unchecked save: %v", err)
+	}
+	data := sealedComparison(t, "half")
+	c, issues := Check(data)
+	if len(issues) > 0 {
+		t.Fatal(issues)
+	}
+	db.Close() // the index cannot be written
+	if _, err := l.Save(context.Background(), store.EvidenceEntry{PredicateType: c.Result().PredicateType, Summary: json.RawMessage(`{}`)}, c); codeOf(err) != "evidence_not_indexed" {
+		t.Fatalf("a save that cannot be indexed: %v", err)
+	}
+	if _, err := os.Stat(FilePath(dir, c.Result().EvidenceID)); !os.IsNotExist(err) {
+		t.Errorf("a save that was not indexed left its file: %v", err)
+	}
+}
+
+// From the attacker's side: a saved file changed in one byte, or swapped
+// for another saved (verified, marked, cached) file, is never opened,
+// whatever its mark and the in-memory cache say.
+func TestOpenRefusesChangedAndSwappedFiles(t *testing.T) {
+	l, _, dir := newTestLibrary(t)
+	ctx := context.Background()
+	a, b := sealedComparison(t, "alpha"), sealedComparison(t, "bravo")
+	ea, eb := save(t, l, a), save(t, l, b)
+	for _, id := range []string{ea.EvidenceID, eb.EvidenceID} {
+		if _, err := l.Open(ctx, id); err != nil {
+			t.Fatalf("warm open: %v", err)
+		}
+	}
+	os.WriteFile(FilePath(dir, ea.EvidenceID), b, 0o600)
+	if _, err := l.Open(ctx, ea.EvidenceID); codeOf(err) != "evidence_integrity_mismatch" {
+		t.Errorf("a swapped file opened: %v", err)
+	}
+	os.WriteFile(FilePath(dir, ea.EvidenceID), bytes.Replace(a, []byte("alpha"), []byte("alphA"), 1), 0o600)
+	_, err := l.Open(ctx, ea.EvidenceID)
+	if le, ok := AsError(err); !ok || le.Code != "evidence_integrity_mismatch" || le.Kind != KindInvalid || len(le.Issues) == 0 {
+		t.Errorf("a changed file opened: %v", err)
+	}
+	os.Remove(FilePath(dir, eb.EvidenceID))
+	if _, err := l.Open(ctx, eb.EvidenceID); codeOf(err) != "evidence_not_found" {
+		t.Errorf("a missing file: %v", err)
+	}
+}
+
+// Delete removes the file, the index entry and the mark; an unknown id
+// is evidence_not_found and the hook that runs first is not called.
+func TestDeleteRemovesFileEntryAndMark(t *testing.T) {
+	l, _, dir := newTestLibrary(t)
+	ctx := context.Background()
+	e := save(t, l, sealedComparison(t, "gone"))
+	called := false
+	if err := l.Delete(ctx, e.EvidenceID, func() error { called = true; return nil }); err != nil || !called {
+		t.Fatalf("delete: %v (hook called: %v)", err, called)
+	}
+	if _, err := os.Stat(FilePath(dir, e.EvidenceID)); !os.IsNotExist(err) {
+		t.Error("the file outlived its deletion")
+	}
+	if _, ok := l.ReadMark(ctx, e.EvidenceID); ok {
+		t.Error("the mark outlived its Evidence")
+	}
+	called = false
+	if err := l.Delete(ctx, e.EvidenceID, func() error { called = true; return nil }); codeOf(err) != "evidence_not_found" || called {
+		t.Errorf("a second delete: %v (hook called: %v)", err, called)
+	}
+}
+
+// ReadBounded reads a file of exactly max bytes and refuses one of max+1.
+func TestReadBoundedAtAndOnePast(t *testing.T) {
+	dir := t.TempDir()
+	at, past := filepath.Join(dir, "at"), filepath.Join(dir, "past")
+	os.WriteFile(at, bytes.Repeat([]byte("x"), 64), 0o600)
+	os.WriteFile(past, bytes.Repeat([]byte("x"), 65), 0o600)
+	if b, err := ReadBounded(at, 64); err != nil || len(b) != 64 {
+		t.Errorf("at the bound: %d %v", len(b), err)
+	}
+	if _, err := ReadBounded(past, 64); codeOf(err) != "evidence_integrity_mismatch" {
+		t.Errorf("one past the bound: %v", err)
+	}
+}
+
+// With no verifier digest (the executable cannot be read) no mark is
+// written, so every later read is verified in full.
+func TestNoVerifierNoMarks(t *testing.T) {
+	dir := t.TempDir()
+	db, err := store.Open(filepath.Join(dir, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	l := New(Config{DB: db, DataDir: dir})
+	e := save(t, l, sealedComparison(t, "unmarked"))
+	if _, ok := l.ReadMark(context.Background(), e.EvidenceID); ok {
+		t.Error("a mark was written without a verifier")
+	}
+}
