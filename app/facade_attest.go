@@ -102,7 +102,9 @@ func (s *signatures) ofDigest(f *Facade, id, sum string) EvidenceSignature {
 // listing the library does not hash every attested file each time. An
 // entry holds only while the file's size, modification time, change time
 // (which no program can set back) and inode are the same, so a file
-// changed on disk in any way is hashed again.
+// changed on disk in any way is hashed again. It is keyed by path and an
+// entry is replaced when its file changes, so it is not a content-keyed
+// cache (backend/internal/contentcache), whose first answer stays.
 type fileDigests struct {
 	mu sync.Mutex
 	m  map[string]fileDigest

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/internal/contentcache"
 	"github.com/gatehouse/gatehouse/backend/store"
 )
 
@@ -40,13 +41,14 @@ type Library struct {
 	now      func() time.Time
 	warn     io.Writer
 
-	verified verifiedCache // results of verifications that passed, by digest
-	pre      preverifier   // background verification of unmarked files
+	verified *contentcache.Cache[[32]byte, Result] // results of verifications that passed, by digest
+	pre      preverifier                           // background verification of unmarked files
 }
 
 // New returns the library described by c.
 func New(c Config) *Library {
-	l := &Library{db: c.DB, dataDir: c.DataDir, verifier: c.Verifier, now: c.Now, warn: c.Warnings}
+	l := &Library{db: c.DB, dataDir: c.DataDir, verifier: c.Verifier, now: c.Now, warn: c.Warnings,
+		verified: contentcache.New[[32]byte, Result](contentcache.Limits{MaxEntries: verifiedCacheSize})}
 	if l.verifier == nil {
 		l.verifier = func() string { return "" }
 	}

@@ -11,44 +11,14 @@ import (
 	"sync"
 )
 
-// verifiedCache remembers the last few Evidence files that passed full
-// verification, by the SHA-256 of their exact bytes. Verification is a
-// pure function of those bytes, so a file whose digest is listed has
-// already passed it; reading it again costs one hash instead of a parse
-// and a record check (seconds for a 10 MB capture). A file that changed
-// in any byte has another digest and is verified again in full.
-type verifiedCache struct {
-	mu    sync.Mutex
-	order [][sha256.Size]byte
-	res   map[[sha256.Size]byte]Result
-}
-
-// verifiedCacheSize is how many verified files are remembered.
+// verifiedCacheSize is how many verified files a Library remembers in
+// memory (Library.verified), by the SHA-256 of their exact bytes.
+// Verification is a pure function of those bytes, so a file whose digest
+// is listed has already passed it; reading it again costs one hash
+// instead of a parse and a record check (seconds for a 10 MB capture). A
+// file that changed in any byte has another digest and is verified again
+// in full.
 const verifiedCacheSize = 8
-
-func (c *verifiedCache) get(sum [sha256.Size]byte) (Result, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r, ok := c.res[sum]
-	return r, ok
-}
-
-func (c *verifiedCache) put(sum [sha256.Size]byte, r Result) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.res == nil {
-		c.res = map[[sha256.Size]byte]Result{}
-	}
-	if _, ok := c.res[sum]; ok {
-		return
-	}
-	if len(c.order) == verifiedCacheSize {
-		delete(c.res, c.order[0])
-		c.order = c.order[1:]
-	}
-	c.order = append(c.order, sum)
-	c.res[sum] = r
-}
 
 // MarkNamespace is the store's settings namespace of the verification
 // marks: per saved Evidence id, the SHA-256 of the exact bytes that last
@@ -124,19 +94,19 @@ func (l *Library) VerifySaved(ctx context.Context, id string, data []byte) (Resu
 // VerifySavedSum is VerifySaved for a caller that already has the
 // SHA-256 of data.
 func (l *Library) VerifySavedSum(ctx context.Context, id string, data []byte, sum [sha256.Size]byte) (Result, []Issue) {
-	if r, ok := l.verified.get(sum); ok && r.EvidenceID == id {
+	if r, ok := l.verified.Get(sum); ok && r.EvidenceID == id {
 		return r, nil
 	}
 	verifier := l.verifier()
 	if m, ok := l.ReadMark(ctx, id); ok && verifier != "" && m.Verifier == verifier && m.SHA256 == hex.EncodeToString(sum[:]) && m.Result.EvidenceID == id {
-		l.verified.put(sum, m.Result)
+		l.verified.Add(sum, m.Result, 0)
 		return m.Result, nil
 	}
 	r, issues := l.verifyOnce(sum, data)
 	if len(issues) > 0 {
 		return r, issues
 	}
-	l.verified.put(sum, r)
+	l.verified.Add(sum, r, 0)
 	if r.EvidenceID == id {
 		l.MarkVerified(ctx, sum, r)
 	}
