@@ -103,9 +103,9 @@ func runEvidenceList(ctx context.Context, io IO, args []string) error {
 		return err
 	}
 	defer env.Close()
-	list, err := env.DB.ListEvidence(ctx, maxListedEvidence)
+	list, err := env.lib().List(ctx, maxListedEvidence)
 	if err != nil {
-		return errorf("database", CategoryIO, "%v", err)
+		return libError(err)
 	}
 	if *asJSON {
 		return writeJSON(io, map[string]any{"evidence": list})

@@ -45,10 +45,10 @@ func callBodyLimit(method string) int64 {
 	return defaultBodyLimit
 }
 
-// Origins of a library entry.
+// Origins of a library entry (library.OriginOf).
 const (
-	OriginCaptured = "captured"
-	OriginImported = "imported"
+	OriginCaptured = library.OriginCaptured
+	OriginImported = library.OriginImported
 )
 
 // EvidenceItem is one Evidence file in the library (the data directory's
@@ -94,9 +94,9 @@ func (f *Facade) ListEvidence(a ListEvidenceArgs) (ListEvidenceResult, error) {
 	if limit == 0 {
 		limit = maxListedEvidence
 	}
-	list, err := f.env.DB.ListEvidence(f.ctx, limit)
+	list, err := f.env.lib().List(f.ctx, limit)
 	if err != nil {
-		return ListEvidenceResult{}, errorf("database", CategoryIO, "%v", err)
+		return ListEvidenceResult{}, libError(err)
 	}
 	out := make([]EvidenceItem, 0, len(list))
 	ids := make([]string, 0, len(list))
@@ -234,23 +234,7 @@ func (f *Facade) ImportEvidence(a ImportEvidenceArgs) (ImportEvidenceResult, err
 			return ImportEvidenceResult{}, err
 		}
 	}
-	if entry, err := f.findEvidence(res.EvidenceID); err == nil {
-		if _, err := os.Stat(f.evidencePath(res.EvidenceID)); err == nil {
-			if err := f.keepAttestation(res.EvidenceID, a.Attestation); err != nil {
-				return ImportEvidenceResult{}, err
-			}
-			item := itemOf(entry)
-			item.Signature = f.signatures().of(f, res.EvidenceID)
-			return ImportEvidenceResult{Item: item, AlreadyPresent: true}, nil
-		}
-		// Indexed but its file is gone: the import restores it.
-	}
-	summary, err := library.Summary(env, OriginImported, name)
-	if err != nil {
-		return ImportEvidenceResult{}, libError(err)
-	}
-	entry, err := f.env.lib().Save(f.ctx, store.EvidenceEntry{
-		PredicateType: res.PredicateType, Operation: env.Operation, Summary: summary}, checked)
+	entry, present, err := f.env.lib().Import(f.ctx, checked, name)
 	if err != nil {
 		return ImportEvidenceResult{}, libError(err)
 	}
@@ -259,7 +243,7 @@ func (f *Facade) ImportEvidence(a ImportEvidenceArgs) (ImportEvidenceResult, err
 	}
 	item := itemOf(entry)
 	item.Signature = f.signatures().of(f, res.EvidenceID)
-	return ImportEvidenceResult{Item: item}, nil
+	return ImportEvidenceResult{Item: item, AlreadyPresent: present}, nil
 }
 
 // DeleteEvidenceArgs names one saved Evidence.
@@ -362,17 +346,8 @@ func displayName(name string) string {
 	return fmt.Sprintf("%q", name)
 }
 
-// itemOf turns an index entry into a library item; entries without an
-// origin in their summary were made by this app.
+// itemOf turns an index entry into a library item.
 func itemOf(e store.EvidenceEntry) EvidenceItem {
-	var s struct {
-		Origin string `json:"origin"`
-	}
-	_ = json.Unmarshal(e.Summary, &s)
-	origin := OriginCaptured
-	if s.Origin == OriginImported {
-		origin = OriginImported
-	}
 	return EvidenceItem{EvidenceID: e.EvidenceID, PredicateType: e.PredicateType, Operation: e.Operation,
-		Origin: origin, Size: e.Size, CreatedAt: e.CreatedAt, Summary: e.Summary, Shared: e.Shared}
+		Origin: library.OriginOf(e), Size: e.Size, CreatedAt: e.CreatedAt, Summary: e.Summary, Shared: e.Shared}
 }

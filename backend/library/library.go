@@ -135,14 +135,14 @@ func writeFile(dataDir, id string, data []byte) (string, error) {
 func (l *Library) Find(ctx context.Context, id string) (store.EvidenceEntry, error) {
 	e, err := l.db.GetEvidence(ctx, id)
 	if err != nil {
-		return store.EvidenceEntry{}, StoreError(id, err)
+		return store.EvidenceEntry{}, storeError(id, err)
 	}
 	return e, nil
 }
 
-// StoreError is the library error for a store error about the index
+// storeError is the library error for a store error about the index
 // entry of id: evidence_not_found, or a database error.
-func StoreError(id string, err error) error {
+func storeError(id string, err error) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return &Error{Code: "evidence_not_found", Kind: KindNotFound, Message: fmt.Sprintf("no saved Evidence %s", id)}
 	}
@@ -223,7 +223,7 @@ func (l *Library) Delete(ctx context.Context, id string, beforeFile func() error
 // evidence_not_found.
 func (l *Library) SetShared(ctx context.Context, id string, shared bool) (store.EvidenceEntry, error) {
 	if err := l.db.SetEvidenceShared(ctx, id, shared); err != nil {
-		return store.EvidenceEntry{}, StoreError(id, err)
+		return store.EvidenceEntry{}, storeError(id, err)
 	}
 	return l.Find(ctx, id)
 }

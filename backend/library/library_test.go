@@ -193,3 +193,36 @@ func TestNoVerifierNoMarks(t *testing.T) {
 		t.Error("a mark was written without a verifier")
 	}
 }
+
+// Import writes new Evidence with origin "imported" and its file name;
+// the same Evidence again is present and not written; an entry whose
+// file is gone is restored; an unchecked import is refused.
+func TestImportPresentAndRestored(t *testing.T) {
+	l, _, dir := newTestLibrary(t)
+	ctx := context.Background()
+	data := sealedComparison(t, "imported")
+	c, issues := Check(data)
+	if len(issues) > 0 {
+		t.Fatal(issues)
+	}
+	e, present, err := l.Import(ctx, c, "c.json")
+	if err != nil || present || OriginOf(e) != OriginImported || !bytes.Contains(e.Summary, []byte(`"file_name":"c.json"`)) {
+		t.Fatalf("first import: %+v %v %v", e, present, err)
+	}
+	if _, present, err := l.Import(ctx, c, "again.json"); err != nil || !present {
+		t.Errorf("the same Evidence again: present=%v %v", present, err)
+	}
+	os.Remove(FilePath(dir, e.EvidenceID))
+	if _, present, err := l.Import(ctx, c, "c.json"); err != nil || present {
+		t.Errorf("an entry whose file is gone: present=%v %v", present, err)
+	}
+	if got, _ := os.ReadFile(FilePath(dir, e.EvidenceID)); !bytes.Equal(got, data) {
+		t.Error("the import did not restore the file")
+	}
+	if _, _, err := l.Import(ctx, Checked{}, "x"); codeOf(err) != "internal" {
+		t.Errorf("an unchecked import: %v", err)
+	}
+	if OriginOf(store.EvidenceEntry{Summary: json.RawMessage(`{"command":"x"}`)}) != OriginCaptured {
+		t.Error("an entry without an origin was made by Gatehouse")
+	}
+}

@@ -8,9 +8,9 @@ import (
 	"github.com/gatehouse/gatehouse/backend/evidence"
 )
 
-// PreverifyCount is how many of the newest listed files Preverify
+// preverifyCount is how many of the newest listed files Preverify
 // verifies ahead of their being opened.
-const PreverifyCount = 8
+const preverifyCount = 8
 
 // preverifier verifies, in the background, the newest library files
 // that have no verification mark of this executable yet (a capture an
@@ -24,14 +24,14 @@ type preverifier struct {
 }
 
 // Preverify starts verifying, in the background, the files among ids
-// (newest first, at most PreverifyCount) that have no mark of this
+// (newest first, at most preverifyCount) that have no mark of this
 // verifier, unless a sweep is already running or ctx is done. It is the
 // same verification Open runs, only earlier; a file that fails is left
 // unmarked and Open reports it when it is opened. The sweep ends after
 // the file it is verifying once ctx is done; Wait waits for it.
 func (l *Library) Preverify(ctx context.Context, ids []string) {
-	if len(ids) > PreverifyCount {
-		ids = ids[:PreverifyCount]
+	if len(ids) > preverifyCount {
+		ids = ids[:preverifyCount]
 	}
 	p := &l.pre
 	p.mu.Lock()
