@@ -132,7 +132,7 @@ func TestSaveRefusesBytesThatDoNotVerify(t *testing.T) {
 	if _, err := os.Stat(library.FilePath(f.env.DataDir, ev.EvidenceID)); !os.IsNotExist(err) {
 		t.Errorf("a refused save left a file: %v", err)
 	}
-	if _, err := f.findEvidence(ev.EvidenceID); codeOf(err) != "evidence_not_found" {
+	if _, err := f.env.lib().Find(f.ctx, ev.EvidenceID); codeOf(libError(err)) != "evidence_not_found" {
 		t.Errorf("a refused save was indexed: %v", err)
 	}
 }

@@ -276,18 +276,6 @@ func (f *Facade) DeleteEvidence(a DeleteEvidenceArgs) (DeleteEvidenceResult, err
 	return DeleteEvidenceResult{Deleted: true}, nil
 }
 
-// evidencePath is where Evidence id lives (library.FilePath); the id was
-// checked with evidence.ValidID, so it cannot leave the folder.
-func (f *Facade) evidencePath(id string) string {
-	return f.env.lib().Path(id)
-}
-
-// findEvidence returns the index entry of id (error evidence_not_found).
-func (f *Facade) findEvidence(id string) (store.EvidenceEntry, error) {
-	e, err := f.env.lib().Find(f.ctx, id)
-	return e, libError(err)
-}
-
 // ShareEvidenceArgs shares one saved Evidence with agents, or stops.
 type ShareEvidenceArgs struct {
 	ID     string `json:"id"`

@@ -130,14 +130,31 @@ func writeFile(dataDir, id string, data []byte) (string, error) {
 	return path, nil
 }
 
-// Find returns the index entry of id: error evidence_not_found when
-// there is none, a database error otherwise.
+// Find returns the index entry of id: error invalid_arguments when id
+// is not an evidence id, evidence_not_found when there is none, a
+// database error otherwise.
 func (l *Library) Find(ctx context.Context, id string) (store.EvidenceEntry, error) {
+	if err := checkID(id); err != nil {
+		return store.EvidenceEntry{}, err
+	}
 	e, err := l.db.GetEvidence(ctx, id)
 	if err != nil {
 		return store.EvidenceEntry{}, storeError(id, err)
 	}
 	return e, nil
+}
+
+// checkID refuses what is not an evidence id (evidence.ValidID: ev_ and
+// 64 lowercase hex digits), so no id can name a file outside the folder
+// or an entry it does not own. The app checks ids at its faces first;
+// this is the library's own guard.
+func checkID(id string) error {
+	if evidence.ValidID(id) {
+		return nil
+	}
+	return &Error{Code: "invalid_arguments", Kind: KindInvalid,
+		Issues:  []Issue{{Code: "invalid_value", Path: "$.id", Message: "an evidence id is ev_ followed by 64 lowercase hex digits"}},
+		Message: "not an evidence id"}
 }
 
 // storeError is the library error for a store error about the index
@@ -160,8 +177,9 @@ type Opened struct {
 	Result Result
 }
 
-// Open reads the saved Evidence id (a valid id, see evidence.ValidID) and
-// verifies the bytes read (VerifySavedSum). A file that no longer
+// Open reads the saved Evidence id (anything but an evidence id is
+// invalid_arguments, before any file is touched) and verifies the bytes
+// read (VerifySavedSum). A file that no longer
 // verifies, or holds another id, is never returned: the error (code
 // evidence_integrity_mismatch) lists every failing path. A missing file
 // is evidence_not_found.
@@ -192,7 +210,8 @@ func (l *Library) Open(ctx context.Context, id string) (Opened, error) {
 	return o, nil
 }
 
-// Delete removes the saved Evidence id (a valid id): its file first, so a
+// Delete removes the saved Evidence id (anything but an evidence id is
+// invalid_arguments, before any file is touched): its file first, so a
 // failure leaves the entry (and a retry works), then its index entry and
 // its verification mark. An unknown id is evidence_not_found and changes
 // nothing. beforeFile, when set, runs first (the app removes files kept
@@ -222,6 +241,9 @@ func (l *Library) Delete(ctx context.Context, id string, beforeFile func() error
 // agents and returns its entry after the change. An unknown id is
 // evidence_not_found.
 func (l *Library) SetShared(ctx context.Context, id string, shared bool) (store.EvidenceEntry, error) {
+	if err := checkID(id); err != nil {
+		return store.EvidenceEntry{}, err
+	}
 	if err := l.db.SetEvidenceShared(ctx, id, shared); err != nil {
 		return store.EvidenceEntry{}, storeError(id, err)
 	}

@@ -272,3 +272,26 @@ func TestMarkOnlyCoversItsBytesAndVerifier(t *testing.T) {
 }
 
 func hexOf(sum [32]byte) string { return hex.EncodeToString(sum[:]) }
+
+// From the attacker's side: an id that is not an evidence id (here one
+// that climbs out of the folder) is refused by the library itself before
+// any file is read or removed, whatever its callers checked.
+func TestIDsOutsideTheFolderAreRefused(t *testing.T) {
+	l, _, dir := newTestLibrary(t)
+	ctx := context.Background()
+	victim := filepath.Join(dir, "victim.json")
+	os.WriteFile(victim, []byte("{}"), 0o600)
+	bad := "../victim"
+	if _, err := l.Open(ctx, bad); codeOf(err) != "invalid_arguments" {
+		t.Errorf("open: %v", err)
+	}
+	if err := l.Delete(ctx, bad, nil); codeOf(err) != "invalid_arguments" {
+		t.Errorf("delete: %v", err)
+	}
+	if _, err := l.SetShared(ctx, bad, true); codeOf(err) != "invalid_arguments" {
+		t.Errorf("share: %v", err)
+	}
+	if _, err := os.Stat(victim); err != nil {
+		t.Errorf("a file outside the folder was touched: %v", err)
+	}
+}
