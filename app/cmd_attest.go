@@ -7,6 +7,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/backend/attest"
 	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/library"
 )
 
 // signingDirName is the data directory's folder of the installation's
@@ -90,7 +91,7 @@ func runEvidenceAttest(ctx context.Context, io IO, args []string) error {
 	if err != nil {
 		return err
 	}
-	env, _, issues := parseVerifiedEvidence(data)
+	env, _, issues := library.ParseVerified(data)
 	if len(issues) > 0 {
 		return &CLIError{Code: "invalid_evidence", Category: CategoryInvalid, Details: issues,
 			Message: fmt.Sprintf("%s is not valid Evidence: %d issue(s); nothing was signed", pos[0], len(issues))}

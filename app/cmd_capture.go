@@ -17,6 +17,7 @@ import (
 	"github.com/gatehouse/gatehouse/backend/capture"
 	"github.com/gatehouse/gatehouse/backend/consent"
 	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/library"
 	"github.com/gatehouse/gatehouse/backend/policy"
 	"github.com/gatehouse/gatehouse/backend/proctree"
 	"github.com/gatehouse/gatehouse/backend/runner"
@@ -137,13 +138,13 @@ func captureAndSave(ctx context.Context, env *Env, sup *proctree.Supervisor, sc 
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
-	sum := captureSummary(rec)
+	sum := library.CaptureSummary(rec)
 	sum["origin"] = OriginCaptured
 	summary, _ := json.Marshal(sum)
-	entry, err := saveAndIndexEvidence(ctx, env, store.EvidenceEntry{PredicateType: ev.PredicateType,
+	entry, err := env.lib().Save(ctx, store.EvidenceEntry{PredicateType: ev.PredicateType,
 		Operation: ev.Operation, Summary: summary}, checked)
 	if err != nil {
-		return nil, nil, nil, "", err
+		return nil, nil, nil, "", libError(err)
 	}
 	return rec, ev, out, entry.Path, nil
 }
@@ -200,18 +201,18 @@ func captureFailure(ctx context.Context, err error) error {
 // with its JSON (compact, "<" and ">" not escaped, newline-terminated),
 // verified in full for saving: the seal parses the bytes exactly as
 // evidence.Parse does (evidence_id recomputed from them) and the record
-// is checked as verifyEvidence checks it.
-func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, checkedEvidence, error) {
+// is checked as library.Verify checks it.
+func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, library.Checked, error) {
 	result, err := marshalPlain(rec, "")
 	if err != nil {
-		return nil, nil, checkedEvidence{}, errorf("internal", CategoryInternal, "encode the capture record: %v", err)
+		return nil, nil, library.Checked{}, errorf("internal", CategoryInternal, "encode the capture record: %v", err)
 	}
 	params, err := json.Marshal(map[string]string{
 		"full_scenario_sha256":       rec.Manifest.FullScenarioSHA256,
 		"comparison_contract_sha256": rec.Manifest.ComparisonContractSHA256,
 	})
 	if err != nil {
-		return nil, nil, checkedEvidence{}, errorf("internal", CategoryInternal, "%v", err)
+		return nil, nil, library.Checked{}, errorf("internal", CategoryInternal, "%v", err)
 	}
 	ev := &evidence.Envelope{
 		Provider:         evidence.Provider{ID: evidence.ProcessProviderID, Name: captureProviderName, Version: Version},
@@ -228,11 +229,11 @@ func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, checkedEv
 	// as sealing it.
 	out, parsed, err := evidence.SealParsed(ev)
 	if err != nil {
-		return nil, nil, checkedEvidence{}, errorf("evidence", CategoryInternal, "the capture record cannot be sealed as Evidence: %v", err)
+		return nil, nil, library.Checked{}, errorf("evidence", CategoryInternal, "the capture record cannot be sealed as Evidence: %v", err)
 	}
-	checked, err := checkParsedForSave(out, parsed, ev.EvidenceID)
+	checked, err := library.CheckParsedForSave(out, parsed, ev.EvidenceID)
 	if err != nil {
-		return nil, nil, checkedEvidence{}, err
+		return nil, nil, library.Checked{}, libError(err)
 	}
 	return ev, out, checked, nil
 }
@@ -251,46 +252,6 @@ func marshalPlain(v any, indent string) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
-}
-
-// saveEvidence writes data as <dataDir>/evidence/<id>.json (mode 0600,
-// atomically) and returns the path.
-func saveEvidence(dataDir, id string, data []byte) (string, error) {
-	if !evidence.ValidID(id) {
-		return "", errorf("internal", CategoryInternal, "refusing to save Evidence under the id %q", id)
-	}
-	path := evidenceFile(dataDir, id)
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", errorf("evidence_not_saved", CategoryIO, "%v", err)
-	}
-	f, err := os.CreateTemp(dir, ".tmp-"+id+"-*") // created with mode 0600
-	if err != nil {
-		return "", errorf("evidence_not_saved", CategoryIO, "%v", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return "", errorf("evidence_not_saved", CategoryIO, "%v", err)
-	}
-	return path, nil
-}
-
-// evidenceFile is where the Evidence id lives: <dataDir>/evidence/<id>.json.
-// Callers check id with evidence.ValidID first, so it cannot leave the
-// folder.
-func evidenceFile(dataDir, id string) string {
-	return filepath.Join(dataDir, "evidence", id+".json")
 }
 
 // progress reports a running capture on a terminal stderr.

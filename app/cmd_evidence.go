@@ -3,11 +3,9 @@ package app
 import (
 	"context"
 	"fmt"
-	"strings"
 
-	"github.com/gatehouse/gatehouse/backend/attest"
-	"github.com/gatehouse/gatehouse/backend/capture"
 	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/library"
 )
 
 const evidenceUsage = `evidence verify FILE|- [--attestation FILE.intoto.jsonl [--key PUB.pem]]
@@ -29,25 +27,6 @@ verify  re-checks one Evidence v2 file (or stdin for "-"): the strict
         SHA-256 and its predicate this Evidence. The output then has
         "attestation": {fingerprint, signed_by, ...}.
 `
-
-// EvidenceVerifyResult is what `evidence verify` prints on success.
-type EvidenceVerifyResult struct {
-	Valid         bool   `json:"valid"`
-	EvidenceID    string `json:"evidence_id"`
-	PredicateType string `json:"predicate_type"`
-	// RecordVerified says whether normalized_result was checked as a
-	// capture record (only for gatehouse.process-capture/v4).
-	RecordVerified bool `json:"record_verified"`
-	// Attestation is the verified attestation (verify --attestation).
-	Attestation *attest.Result `json:"attestation,omitempty"`
-}
-
-// evidenceIssue is one failing path of `evidence verify`.
-type evidenceIssue struct {
-	Code    string `json:"code"`
-	Path    string `json:"path"`
-	Message string `json:"message"`
-}
 
 func runEvidence(ctx context.Context, io IO, args []string) error {
 	if handled, err := subcommandHelp(io, "evidence", evidenceUsage, "verify", args); handled {
@@ -85,7 +64,7 @@ func runEvidence(ctx context.Context, io IO, args []string) error {
 	if n := countStdin(pos[0], *attPath, *keyPath); n > 1 {
 		return usageError("evidence verify: only one of FILE, --attestation and --key can be - (stdin)")
 	}
-	env, res, issues := parseVerifiedEvidence(data)
+	env, res, issues := library.ParseVerified(data)
 	if len(issues) > 0 {
 		return &CLIError{Code: "invalid_evidence", Category: CategoryInvalid, Details: issues,
 			Message: fmt.Sprintf("%s is not valid Evidence: %d issue(s)", pos[0], len(issues))}
@@ -108,50 +87,6 @@ func countStdin(names ...string) int {
 	return n
 }
 
-// verifyEvidence checks an envelope and, for a capture, its record; record
-// paths are given from the envelope root ($.normalized_result…).
-func verifyEvidence(data []byte) (EvidenceVerifyResult, []evidenceIssue) {
-	_, res, issues := parseVerifiedEvidence(data)
-	return res, issues
-}
-
-// parseVerifiedEvidence is verifyEvidence that also returns the parsed
-// envelope (nil when there are issues).
-func parseVerifiedEvidence(data []byte) (*evidence.Envelope, EvidenceVerifyResult, []evidenceIssue) {
-	env, issues := evidence.Parse(data)
-	if len(issues) > 0 {
-		out := make([]evidenceIssue, len(issues))
-		for i, is := range issues {
-			out[i] = evidenceIssue(is)
-		}
-		return nil, EvidenceVerifyResult{}, out
-	}
-	res, out := verifyParsed(env)
-	if len(out) > 0 {
-		return nil, EvidenceVerifyResult{}, out
-	}
-	return env, res, nil
-}
-
-// verifyParsed is the rest of verifyEvidence for an envelope that passed
-// evidence.Parse: for a process capture, every commitment and invariant
-// of its record (capture.VerifyRecord).
-func verifyParsed(env *evidence.Envelope) (EvidenceVerifyResult, []evidenceIssue) {
-	res := EvidenceVerifyResult{Valid: true, EvidenceID: env.EvidenceID, PredicateType: env.PredicateType}
-	if env.PredicateType != evidence.PredicateProcessCapture {
-		return res, nil
-	}
-	res.RecordVerified = true
-	var out []evidenceIssue
-	for _, is := range capture.VerifyRecord(env.NormalizedResult) {
-		out = append(out, evidenceIssue{Code: is.Code, Path: "$.normalized_result" + strings.TrimPrefix(is.Path, "$"), Message: is.Message})
-	}
-	if len(out) > 0 {
-		return EvidenceVerifyResult{}, out
-	}
-	return res, nil
-}
-
 // runEvidenceList prints the index of Evidence saved in the data directory.
 func runEvidenceList(ctx context.Context, io IO, args []string) error {
 	fs := newFlags(io, "evidence list", "evidence list [--json]\n\nThe captures saved in the data directory, newest first.")
@@ -168,9 +103,9 @@ func runEvidenceList(ctx context.Context, io IO, args []string) error {
 		return err
 	}
 	defer env.Close()
-	list, err := env.DB.ListEvidence(ctx, maxListedEvidence)
+	list, err := env.lib().List(ctx, maxListedEvidence)
 	if err != nil {
-		return errorf("database", CategoryIO, "%v", err)
+		return libError(err)
 	}
 	if *asJSON {
 		return writeJSON(io, map[string]any{"evidence": list})

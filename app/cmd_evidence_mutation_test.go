@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/library"
 )
 
 // richCaptureEvidence captures a scenario with input, a resize, a shim
@@ -87,7 +88,7 @@ func TestEvidenceVerifyRejectsEveryMutation(t *testing.T) {
 		}
 		return out
 	}
-	// rejected checks verifyEvidence, what `evidence verify` runs, directly
+	// rejected checks library.Verify, what `evidence verify` runs, directly
 	// (hundreds of times), and the first mutation of each kind through the
 	// command itself.
 	viaCLI := map[string]bool{}
@@ -100,7 +101,7 @@ func TestEvidenceVerifyRejectsEveryMutation(t *testing.T) {
 				t.Errorf("%s: evidence verify exits %d, want 1 with %s at %s: %v", name, status, code, path, issues)
 			}
 		}
-		if res, issues := verifyEvidence(data); res.Valid || !hasPath(issues, code, path) {
+		if res, issues := library.Verify(data); res.Valid || !hasPath(issues, code, path) {
 			t.Errorf("%s: want %s at %s: %v", name, code, path, issues)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/backend/artifact"
 	"github.com/gatehouse/gatehouse/backend/bundle"
+	"github.com/gatehouse/gatehouse/backend/library"
 	"github.com/gatehouse/gatehouse/backend/policy"
 	"github.com/gatehouse/gatehouse/backend/proctree"
 	"github.com/gatehouse/gatehouse/backend/runner"
@@ -55,9 +56,11 @@ type Env struct {
 	PinErr  error
 
 	runtimeOnce sync.Once
-	inspected   bundle.InspectCache  // content-keyed inspection results (cmd_skill.go)
-	documents   skills.DocumentCache // content-keyed SKILL.md parses (cmd_skill.go)
-	verifier    verifierDigest       // this executable's SHA-256 (Evidence verification marks)
+	inspected   bundle.InspectCache      // content-keyed inspection results (cmd_skill.go)
+	documents   skills.DocumentCache     // content-keyed SKILL.md parses (cmd_skill.go)
+	verifier    library.ExecutableDigest // this executable's SHA-256 (Evidence verification marks)
+	libMu       sync.Mutex
+	evlib       *library.Library // the evidence library (lib)
 	runtimeErr  error
 }
 

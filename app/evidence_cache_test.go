@@ -1,19 +1,26 @@
 package app
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
+
+	"github.com/gatehouse/gatehouse/backend/library"
 )
+
+// restartLibrary drops the evidence library of env with its in-memory
+// cache, as after a restart; the next use makes a new one over the same
+// store and data directory.
+func restartLibrary(env *Env) {
+	env.libMu.Lock()
+	defer env.libMu.Unlock()
+	env.evlib = nil
+}
 
 // A saved file's verification mark spares a full check only for the exact
 // bytes it names, checked by this executable: a changed byte, a mark of
@@ -30,18 +37,18 @@ func TestGetEvidenceVerificationMarks(t *testing.T) {
 	if _, status, e := apiCall[GetEvidenceResult](t, ts, "GetEvidence", GetEvidenceArgs{ID: id}); status != 200 {
 		t.Fatalf("first read: %d %+v", status, e)
 	}
-	m, ok := f.readMark(f.ctx, id)
-	if !ok || m.SHA256 != hex.EncodeToString(sum[:]) || m.Verifier == "" || m.Verifier != f.env.verifier.id() || !m.Result.RecordVerified {
+	m, ok := f.env.lib().ReadMark(f.ctx, id)
+	if !ok || m.SHA256 != hex.EncodeToString(sum[:]) || m.Verifier == "" || m.Verifier != f.env.verifier.ID() || !m.Result.RecordVerified {
 		t.Fatalf("mark after a full verification: %+v %v", m, ok)
 	}
 
 	// readAfterRestart reads with the in-memory cache empty, as after a
 	// restart, with the given mark stored (a marker result shows its use).
-	readAfterRestart := func(mark verifiedMark) (GetEvidenceResult, int, cliErr) {
+	readAfterRestart := func(mark library.Mark) (GetEvidenceResult, int, cliErr) {
 		t.Helper()
-		f.verified = verifiedCache{}
+		restartLibrary(f.env)
 		b, _ := json.Marshal(mark)
-		if err := f.env.DB.Put(f.ctx, verifiedMarkNamespace, id, b); err != nil {
+		if err := f.env.DB.Put(f.ctx, library.MarkNamespace, id, b); err != nil {
 			t.Fatal(err)
 		}
 		return apiCall[GetEvidenceResult](t, ts, "GetEvidence", GetEvidenceArgs{ID: id})
@@ -85,7 +92,7 @@ func TestGetEvidenceVerificationMarks(t *testing.T) {
 	if _, status, e := apiCall[DeleteEvidenceResult](t, ts, "DeleteEvidence", DeleteEvidenceArgs{ID: id}); status != 200 {
 		t.Fatalf("delete: %d %+v", status, e)
 	}
-	if _, ok := f.readMark(f.ctx, id); ok {
+	if _, ok := f.env.lib().ReadMark(f.ctx, id); ok {
 		t.Error("the mark outlives its Evidence")
 	}
 
@@ -93,7 +100,7 @@ func TestGetEvidenceVerificationMarks(t *testing.T) {
 	if _, status, e := apiCall[ImportEvidenceResult](t, ts, "ImportEvidence", ImportEvidenceArgs{Name: "c.json", Data: out}); status != 200 {
 		t.Fatalf("import: %d %+v", status, e)
 	}
-	if m, ok := f.readMark(f.ctx, id); !ok || m.SHA256 != hex.EncodeToString(sum[:]) {
+	if m, ok := f.env.lib().ReadMark(f.ctx, id); !ok || m.SHA256 != hex.EncodeToString(sum[:]) {
 		t.Errorf("mark after import: %+v %v", m, ok)
 	}
 }
@@ -143,7 +150,7 @@ func TestListEvidencePreverifiesUnmarkedFiles(t *testing.T) {
 	// Files saved unmarked (by an older build, or a mark that could not be
 	// written): their marks are removed.
 	for _, id := range []string{good.EvidenceID, bad.EvidenceID} {
-		if err := f.forgetMark(f.ctx, id); err != nil {
+		if err := f.env.lib().ForgetMark(f.ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -161,66 +168,15 @@ func TestListEvidencePreverifiesUnmarkedFiles(t *testing.T) {
 		t.Fatalf("list: %d %+v", status, e)
 	}
 	<-done
-	f.pre.stop() // the sweep has ended
-	if m, ok := f.readMark(f.ctx, good.EvidenceID); !ok || m.Verifier != f.env.verifier.id() {
+	f.env.lib().Wait() // the sweep has ended
+	if m, ok := f.env.lib().ReadMark(f.ctx, good.EvidenceID); !ok || m.Verifier != f.env.verifier.ID() {
 		t.Errorf("the good file is not marked after the sweep: %+v %v", m, ok)
 	}
-	if _, ok := f.readMark(f.ctx, bad.EvidenceID); ok {
+	if _, ok := f.env.lib().ReadMark(f.ctx, bad.EvidenceID); ok {
 		t.Error("a tampered file was marked")
 	}
 	if _, status, e := apiCall[GetEvidenceResult](t, ts, "GetEvidence", GetEvidenceArgs{ID: bad.EvidenceID}); status != 400 || e.Code != "evidence_integrity_mismatch" {
 		t.Errorf("the tampered file opened: %d %+v", status, e)
-	}
-}
-
-// The verifier's digest is of the code that is running, not of whatever
-// file is at its path now: a package upgrade replaces the executable under
-// a running Gatehouse, and marks that old code wrote under the new
-// build's digest would let the new build skip its own (maybe stricter)
-// verification of those bytes. The helper process computes the digest
-// after its executable's path was given other bytes.
-func TestVerifierDigestIsOfTheRunningExecutable(t *testing.T) {
-	if os.Getenv("GATEHOUSE_TEST_VERIFIER_HELPER") == "1" {
-		bufio.NewReader(os.Stdin).ReadString('\n') // the parent has replaced the file
-		var v verifierDigest
-		fmt.Println("digest=" + v.id())
-		return
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Skip(err)
-	}
-	orig, err := os.ReadFile(self)
-	if err != nil {
-		t.Skip(err)
-	}
-	exe := filepath.Join(t.TempDir(), "gatehouse")
-	if err := os.WriteFile(exe, orig, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "-test.run=^TestVerifierDigestIsOfTheRunningExecutable$")
-	cmd.Env = append(os.Environ(), "GATEHOUSE_TEST_VERIFIER_HELPER=1")
-	stdin, _ := cmd.StdinPipe()
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// An upgrade: new bytes are renamed over the running file's path.
-	if err := os.WriteFile(exe+".new", []byte("another build of Gatehouse"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(exe+".new", exe); err != nil {
-		t.Fatal(err)
-	}
-	stdin.Write([]byte("go\n"))
-	stdin.Close()
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("helper: %v\n%s", err, out.Bytes())
-	}
-	sum := sha256.Sum256(orig)
-	if want := "digest=" + hex.EncodeToString(sum[:]); !strings.Contains(out.String(), want+"\n") {
-		t.Fatalf("the verifier digest is not the running executable's: want %s, helper printed\n%s", want, out.Bytes())
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/library"
 	"github.com/gatehouse/gatehouse/backend/store"
 )
 
@@ -19,21 +20,21 @@ import (
 // is a process capture.
 func wantMarked(t *testing.T, env *Env, id string) {
 	t.Helper()
-	data, err := os.ReadFile(evidenceFile(env.DataDir, id))
+	data, err := os.ReadFile(library.FilePath(env.DataDir, id))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(data)
-	raw, err := env.DB.Get(context.Background(), verifiedMarkNamespace, id)
+	raw, err := env.DB.Get(context.Background(), library.MarkNamespace, id)
 	if err != nil {
 		t.Fatalf("%s is not marked verified at save: %v", id, err)
 	}
-	var m verifiedMark
+	var m library.Mark
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
 	}
 	isCapture := m.Result.PredicateType == evidence.PredicateProcessCapture
-	if m.SHA256 != hex.EncodeToString(sum[:]) || m.Verifier == "" || m.Verifier != env.verifier.id() || m.Result.EvidenceID != id ||
+	if m.SHA256 != hex.EncodeToString(sum[:]) || m.Verifier == "" || m.Verifier != env.verifier.ID() || m.Result.EvidenceID != id ||
 		!m.Result.Valid || m.Result.RecordVerified != isCapture {
 		t.Errorf("mark of %s: %+v", id, m)
 	}
@@ -99,10 +100,10 @@ func TestEverySaveMarksVerifiedAndChangedBytesAreRefused(t *testing.T) {
 	if bytes.Equal(tampered, out) {
 		t.Fatal("nothing tampered")
 	}
-	if err := os.WriteFile(evidenceFile(f.env.DataDir, ev.EvidenceID), tampered, 0o600); err != nil {
+	if err := os.WriteFile(library.FilePath(f.env.DataDir, ev.EvidenceID), tampered, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f.verified = verifiedCache{} // as after a restart
+	restartLibrary(f.env) // as after a restart
 	if _, status, e := apiCall[GetEvidenceResult](t, ts, "GetEvidence", GetEvidenceArgs{ID: ev.EvidenceID}); status != 400 || e.Code != "evidence_integrity_mismatch" {
 		t.Errorf("bytes changed after the save opened: %d %+v", status, e)
 	}
@@ -120,17 +121,18 @@ func TestSaveRefusesBytesThatDoNotVerify(t *testing.T) {
 		t.Fatalf("delete: %d %+v", status, e)
 	}
 	tampered := bytes.Replace(out, []byte("checked <first>"), []byte("checked <FIRST>"), 1)
-	_, err := checkForSave(tampered, ev.EvidenceID)
+	_, err := library.CheckForSave(tampered, ev.EvidenceID)
+	err = libError(err)
 	if codeOf(err) != "evidence_integrity_mismatch" {
 		t.Fatalf("unverifiable bytes: %v", err)
 	}
-	if _, err := saveAndIndexEvidence(f.ctx, f.env, store.EvidenceEntry{}, checkedEvidence{}); err == nil {
+	if _, err := f.env.lib().Save(f.ctx, store.EvidenceEntry{}, library.Checked{}); err == nil {
 		t.Error("unchecked Evidence was saved")
 	}
-	if _, err := os.Stat(evidenceFile(f.env.DataDir, ev.EvidenceID)); !os.IsNotExist(err) {
+	if _, err := os.Stat(library.FilePath(f.env.DataDir, ev.EvidenceID)); !os.IsNotExist(err) {
 		t.Errorf("a refused save left a file: %v", err)
 	}
-	if _, err := f.findEvidence(ev.EvidenceID); codeOf(err) != "evidence_not_found" {
+	if _, err := f.env.lib().Find(f.ctx, ev.EvidenceID); codeOf(libError(err)) != "evidence_not_found" {
 		t.Errorf("a refused save was indexed: %v", err)
 	}
 }
@@ -145,15 +147,16 @@ func TestSaveOfSealedCaptureChecksItsRecord(t *testing.T) {
 	if len(issues) > 0 {
 		t.Fatal(issues)
 	}
-	if _, err := checkParsedForSave(out, parsed, ev.EvidenceID); err != nil {
+	if _, err := library.CheckParsedForSave(out, parsed, ev.EvidenceID); err != nil {
 		t.Fatalf("a good capture: %v", err)
 	}
 	parsed.NormalizedResult = bytes.Replace(parsed.NormalizedResult, []byte("record <checked>"), []byte("record <CHECKED>"), 1)
-	_, err := checkParsedForSave(out, parsed, ev.EvidenceID)
+	_, err := library.CheckParsedForSave(out, parsed, ev.EvidenceID)
+	err = libError(err)
 	if codeOf(err) != "evidence_integrity_mismatch" {
 		t.Fatalf("a record that breaks its commitments: %v", err)
 	}
-	if _, err := checkParsedForSave(out, nil, ev.EvidenceID); err == nil {
+	if _, err := library.CheckParsedForSave(out, nil, ev.EvidenceID); err == nil {
 		t.Error("no parse, yet checked")
 	}
 }

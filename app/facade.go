@@ -46,9 +46,7 @@ type Facade struct {
 
 	mu       sync.Mutex
 	active   map[string]*activeRun // runs started from the UI, by run id
-	verified verifiedCache         // Evidence files that passed verification, by digest
 	captures uiCaptures            // captures started from the UI (StartCapture)
-	pre      preverifier           // background verification of unmarked library files
 	digests  fileDigests           // SHA-256 of saved Evidence files, while unchanged (library signatures)
 	stop     []func()
 	closed   bool // close has run: onClose runs its stop at once
@@ -87,8 +85,8 @@ func newFacade(env *Env, shell string, window consentWindow) (*Facade, error) {
 	f.pipeline = &consent.Pipeline{Policy: f.policy, Agents: f.agents, Consent: f.consent, Runner: f.runner, Journal: f.journal,
 		ScopeConfinement: scopeConfinement(env, f.runner), OnApproved: approvalRecorder(env)}
 	f.forwardEvents()
-	f.stop = append(f.stop, f.captures.stop, f.pre.stop)
-	go env.verifier.id() // hashed ahead of the first Evidence read
+	f.stop = append(f.stop, f.captures.stop, func() { env.lib().Wait() }) // the library's background verification (f.ctx is cancelled first)
+	go env.verifier.ID()                                                  // hashed ahead of the first Evidence read
 	return f, nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/backend/attest"
 	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/library"
 )
 
 // Signature states of a library entry (EvidenceSignature.Status).
@@ -39,7 +40,7 @@ type EvidenceSignature struct {
 // attestationPath is where the attestation of Evidence id is kept, next
 // to its file (evidence/ID.json.intoto.jsonl).
 func attestationPath(dataDir, id string) string {
-	return evidenceFile(dataDir, id) + attest.FileSuffix
+	return library.FilePath(dataDir, id) + attest.FileSuffix
 }
 
 // signatures computes the signature state of library entries by id. The
@@ -81,7 +82,7 @@ func (s *signatures) ofDigest(f *Facade, id, sum string) EvidenceSignature {
 		return EvidenceSignature{Status: SignatureInvalid, Message: "the signing keys cannot be read: " + s.err.Error()}
 	}
 	if sum == "" {
-		if sum, err = f.digests.of(evidenceFile(s.dataDir, id)); err != nil {
+		if sum, err = f.digests.of(library.FilePath(s.dataDir, id)); err != nil {
 			return EvidenceSignature{Status: SignatureInvalid, Message: err.Error()}
 		}
 	}
@@ -101,7 +102,9 @@ func (s *signatures) ofDigest(f *Facade, id, sum string) EvidenceSignature {
 // listing the library does not hash every attested file each time. An
 // entry holds only while the file's size, modification time, change time
 // (which no program can set back) and inode are the same, so a file
-// changed on disk in any way is hashed again.
+// changed on disk in any way is hashed again. It is keyed by path and an
+// entry is replaced when its file changes, so it is not a content-keyed
+// cache (backend/internal/contentcache), whose first answer stays.
 type fileDigests struct {
 	mu sync.Mutex
 	m  map[string]fileDigest

@@ -166,9 +166,9 @@ func (f *Facade) runUICapture(ctx context.Context, id string, sc *capture.Scenar
 	if err == nil {
 		f.events.publish("capture", ev("saving"))
 		// The saved bytes were verified in full before they were written
-		// and marked (saveAndIndexEvidence); this read of the file as
+		// and marked (library.Save); this read of the file as
 		// saved costs a hash.
-		if _, issues := f.verifySaved(f.ctx, env.EvidenceID, out); len(issues) > 0 {
+		if _, issues := f.env.lib().VerifySaved(f.ctx, env.EvidenceID, out); len(issues) > 0 {
 			err = &CLIError{Code: "evidence_integrity_mismatch", Category: CategoryInternal, Details: issues,
 				Message: fmt.Sprintf("the capture was saved as %s but does not verify: %d failing path(s)", env.EvidenceID, len(issues))}
 		}

@@ -76,7 +76,7 @@ func TestStartCaptureRunsSavesAndVerifies(t *testing.T) {
 		t.Errorf("progress before the outcome: %+v", got)
 	}
 	// Saved into the library, verified (marked) and readable.
-	if m, ok := ts.facade.readMark(ts.facade.ctx, last.EvidenceID); !ok || !m.Result.RecordVerified {
+	if m, ok := ts.facade.env.lib().ReadMark(ts.facade.ctx, last.EvidenceID); !ok || !m.Result.RecordVerified {
 		t.Errorf("the saved capture is not marked verified: %+v", m)
 	}
 	list, _, _ := apiCall[ListEvidenceResult](t, ts, "ListEvidence", map[string]any{})

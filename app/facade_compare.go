@@ -13,6 +13,7 @@ import (
 	"github.com/gatehouse/gatehouse/backend/capture"
 	"github.com/gatehouse/gatehouse/backend/compare"
 	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/library"
 	"github.com/gatehouse/gatehouse/backend/store"
 )
 
@@ -419,13 +420,13 @@ func (f *Facade) ImportAsciicast(a ImportAsciicastArgs) (ImportAsciicastResult, 
 	summary, _ := json.Marshal(map[string]any{"origin": OriginImported, "file_name": a.Name, "label": asciicast.OriginLabel,
 		"format": fmt.Sprintf("asciicast v%d", rec.Origin.Version), "frames": len(rec.Frames), "duration_ms": duration,
 		"terminal_only": true, "title": rec.Origin.Title})
-	checked, err := checkForSave(out, env.EvidenceID)
+	checked, err := library.CheckForSave(out, env.EvidenceID)
 	if err != nil {
-		return ImportAsciicastResult{}, err
+		return ImportAsciicastResult{}, libError(err)
 	}
-	if _, err := saveAndIndexEvidence(f.ctx, f.env, store.EvidenceEntry{PredicateType: env.PredicateType,
+	if _, err := f.env.lib().Save(f.ctx, store.EvidenceEntry{PredicateType: env.PredicateType,
 		Operation: env.Operation, Summary: summary}, checked); err != nil {
-		return ImportAsciicastResult{}, err
+		return ImportAsciicastResult{}, libError(err)
 	}
 	return res, nil
 }
@@ -519,13 +520,13 @@ func (f *Facade) cmpSave(env *evidence.Envelope, res compare.Result) error {
 	}
 	summary, _ := json.Marshal(map[string]any{"origin": OriginCaptured, "status": res.Status, "left": env.EvidenceLinks[0],
 		"right": env.EvidenceLinks[1], "first_divergence": res.FirstDivergence.Dimension, "trace": res.Trace != nil})
-	checked, err := checkForSave(out, env.EvidenceID)
+	checked, err := library.CheckForSave(out, env.EvidenceID)
 	if err != nil {
-		return err
+		return libError(err)
 	}
-	_, err = saveAndIndexEvidence(f.ctx, f.env, store.EvidenceEntry{PredicateType: env.PredicateType,
+	_, err = f.env.lib().Save(f.ctx, store.EvidenceEntry{PredicateType: env.PredicateType,
 		Operation: env.Operation, Summary: summary}, checked)
-	return err
+	return libError(err)
 }
 
 // cmpWithoutMode is result without its "mode" member when drop is set: a

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -9,14 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/gatehouse/gatehouse/backend/attest"
-	"github.com/gatehouse/gatehouse/backend/capture"
 	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/library"
 	"github.com/gatehouse/gatehouse/backend/store"
 )
 
@@ -48,10 +45,10 @@ func callBodyLimit(method string) int64 {
 	return defaultBodyLimit
 }
 
-// Origins of a library entry.
+// Origins of a library entry (library.OriginOf).
 const (
-	OriginCaptured = "captured"
-	OriginImported = "imported"
+	OriginCaptured = library.OriginCaptured
+	OriginImported = library.OriginImported
 )
 
 // EvidenceItem is one Evidence file in the library (the data directory's
@@ -87,7 +84,7 @@ type ListEvidenceResult struct {
 // ListEvidence lists the saved Evidence, newest first. It reads only the
 // index; GetEvidence checks a file when it is opened. It also starts the
 // background verification of the newest files this executable has not
-// verified yet (preverifier), so that opening one costs a hash.
+// verified yet (library.Preverify), so that opening one costs a hash.
 func (f *Facade) ListEvidence(a ListEvidenceArgs) (ListEvidenceResult, error) {
 	if a.Limit < 0 || a.Limit > maxListedEvidence {
 		return ListEvidenceResult{}, &CLIError{Code: "invalid_arguments", Category: CategoryInvalid,
@@ -97,9 +94,9 @@ func (f *Facade) ListEvidence(a ListEvidenceArgs) (ListEvidenceResult, error) {
 	if limit == 0 {
 		limit = maxListedEvidence
 	}
-	list, err := f.env.DB.ListEvidence(f.ctx, limit)
+	list, err := f.env.lib().List(f.ctx, limit)
 	if err != nil {
-		return ListEvidenceResult{}, errorf("database", CategoryIO, "%v", err)
+		return ListEvidenceResult{}, libError(err)
 	}
 	out := make([]EvidenceItem, 0, len(list))
 	ids := make([]string, 0, len(list))
@@ -110,7 +107,7 @@ func (f *Facade) ListEvidence(a ListEvidenceArgs) (ListEvidenceResult, error) {
 		out = append(out, it)
 		ids = append(ids, e.EvidenceID)
 	}
-	f.preverify(ids) // the newest unmarked files, before the person opens one
+	f.env.lib().Preverify(f.ctx, ids) // the newest unmarked files, before the person opens one
 	return ListEvidenceResult{Evidence: out}, nil
 }
 
@@ -133,7 +130,7 @@ type GetEvidenceResult struct {
 // for) and, for a process capture, every invariant of its record
 // (capture.VerifyRecord). Bytes that already passed that check by this
 // executable (their SHA-256 is the id's verification mark, see
-// verifiedMarkNamespace) are not parsed again; any other bytes are
+// library.MarkNamespace) are not parsed again; any other bytes are
 // verified in full. A file that no longer verifies is never returned: the
 // error (code evidence_integrity_mismatch) lists every failing path in
 // details.
@@ -141,28 +138,11 @@ func (f *Facade) GetEvidence(a GetEvidenceArgs) (GetEvidenceResult, error) {
 	if !evidence.ValidID(a.ID) {
 		return GetEvidenceResult{}, invalidEvidenceID(a.ID)
 	}
-	entry, err := f.findEvidence(a.ID)
+	o, err := f.env.lib().Open(f.ctx, a.ID)
 	if err != nil {
-		return GetEvidenceResult{}, err
+		return GetEvidenceResult{}, libError(err)
 	}
-	data, err := readBounded(f.evidencePath(a.ID), MaxImportBytes)
-	if errors.Is(err, fs.ErrNotExist) {
-		return GetEvidenceResult{}, &CLIError{Code: "evidence_not_found", Category: CategoryNotFound,
-			Message: fmt.Sprintf("the file of %s is missing from the data directory", a.ID)}
-	}
-	if err != nil {
-		return GetEvidenceResult{}, err
-	}
-	sum := sha256.Sum256(data)
-	res, issues := f.verifySavedSum(f.ctx, a.ID, data, sum)
-	if len(issues) == 0 && res.EvidenceID != a.ID {
-		issues = []evidenceIssue{{Code: "evidence_id_mismatch", Path: "$.evidence_id",
-			Message: fmt.Sprintf("the file saved as %s holds %s", a.ID, res.EvidenceID)}}
-	}
-	if len(issues) > 0 {
-		return GetEvidenceResult{}, &CLIError{Code: "evidence_integrity_mismatch", Category: CategoryInvalid, Details: issues,
-			Message: fmt.Sprintf("the saved Evidence %s no longer verifies: %d failing path(s)", a.ID, len(issues))}
-	}
+	entry, data, sum, res := o.Entry, o.Data, o.Sum, o.Result
 	item := itemOf(entry)
 	item.Size = int64(len(data))
 	// The signature state is about these bytes, not the file read again
@@ -243,8 +223,8 @@ func (f *Facade) ImportEvidence(a ImportEvidenceArgs) (ImportEvidenceResult, err
 			Details: []evidenceIssue{{Code: evidence.CodeTooLarge, Path: "$", Message: fmt.Sprintf("the file is %d bytes; the limit is %d bytes", len(a.Data), MaxImportBytes)}},
 			Message: fmt.Sprintf("%s is %d bytes; Evidence files over %d bytes (64 MiB) are refused before parsing", displayName(name), len(a.Data), MaxImportBytes)}
 	}
-	checked, issues := checkEvidence(a.Data)
-	env, res := checked.env, checked.res
+	checked, issues := library.Check(a.Data)
+	env, res := checked.Envelope(), checked.Result()
 	if len(issues) > 0 {
 		return ImportEvidenceResult{}, &CLIError{Code: "invalid_evidence", Category: CategoryInvalid, Details: issues,
 			Message: fmt.Sprintf("%s was rejected: %d failing path(s); nothing was imported", displayName(name), len(issues))}
@@ -254,32 +234,16 @@ func (f *Facade) ImportEvidence(a ImportEvidenceArgs) (ImportEvidenceResult, err
 			return ImportEvidenceResult{}, err
 		}
 	}
-	if entry, err := f.findEvidence(res.EvidenceID); err == nil {
-		if _, err := os.Stat(f.evidencePath(res.EvidenceID)); err == nil {
-			if err := f.keepAttestation(res.EvidenceID, a.Attestation); err != nil {
-				return ImportEvidenceResult{}, err
-			}
-			item := itemOf(entry)
-			item.Signature = f.signatures().of(f, res.EvidenceID)
-			return ImportEvidenceResult{Item: item, AlreadyPresent: true}, nil
-		}
-		// Indexed but its file is gone: the import restores it.
-	}
-	summary, err := evidenceSummary(env, OriginImported, name)
+	entry, present, err := f.env.lib().Import(f.ctx, checked, name)
 	if err != nil {
-		return ImportEvidenceResult{}, err
-	}
-	entry, err := saveAndIndexEvidence(f.ctx, f.env, store.EvidenceEntry{
-		PredicateType: res.PredicateType, Operation: env.Operation, Summary: summary}, checked)
-	if err != nil {
-		return ImportEvidenceResult{}, err
+		return ImportEvidenceResult{}, libError(err)
 	}
 	if err := f.keepAttestation(res.EvidenceID, a.Attestation); err != nil {
 		return ImportEvidenceResult{}, err
 	}
 	item := itemOf(entry)
 	item.Signature = f.signatures().of(f, res.EvidenceID)
-	return ImportEvidenceResult{Item: item}, nil
+	return ImportEvidenceResult{Item: item, AlreadyPresent: present}, nil
 }
 
 // DeleteEvidenceArgs names one saved Evidence.
@@ -292,53 +256,24 @@ type DeleteEvidenceResult struct {
 	Deleted bool `json:"deleted"`
 }
 
-// DeleteEvidence removes a saved Evidence file and its index entry. The
-// file goes first, so a failure leaves the entry (and a retry works).
+// DeleteEvidence removes a saved Evidence file, the attestation kept
+// next to it, its index entry and its verification mark (library.Delete).
+// The files go first, so a failure leaves the entry (and a retry works).
 func (f *Facade) DeleteEvidence(a DeleteEvidenceArgs) (DeleteEvidenceResult, error) {
 	if !evidence.ValidID(a.ID) {
 		return DeleteEvidenceResult{}, invalidEvidenceID(a.ID)
 	}
-	if _, err := f.findEvidence(a.ID); err != nil {
-		return DeleteEvidenceResult{}, err
-	}
-	if err := os.Remove(attestationPath(f.env.DataDir, a.ID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return DeleteEvidenceResult{}, errorf("evidence_not_deleted", CategoryIO, "%v", err)
-	}
-	if err := os.Remove(f.evidencePath(a.ID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return DeleteEvidenceResult{}, errorf("evidence_not_deleted", CategoryIO, "%v", err)
-	}
-	if err := f.env.DB.DeleteEvidence(f.ctx, a.ID); err != nil {
-		return DeleteEvidenceResult{}, errorf("database", CategoryIO, "%v", err)
-	}
-	if err := f.forgetMark(f.ctx, a.ID); err != nil {
-		return DeleteEvidenceResult{}, errorf("database", CategoryIO, "%v", err)
+	err := f.env.lib().Delete(f.ctx, a.ID, func() error {
+		if err := os.Remove(attestationPath(f.env.DataDir, a.ID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return errorf("evidence_not_deleted", CategoryIO, "%v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return DeleteEvidenceResult{}, libError(err)
 	}
 	f.events.publish("evidence", evidenceEvent{EvidenceID: a.ID, Shared: false}) // agents' lists drop it
 	return DeleteEvidenceResult{Deleted: true}, nil
-}
-
-// evidencePath is where Evidence id lives (evidenceFile); the id was
-// checked with evidence.ValidID, so it cannot leave the folder.
-func (f *Facade) evidencePath(id string) string {
-	return evidenceFile(f.env.DataDir, id)
-}
-
-// findEvidence returns the index entry of id (error evidence_not_found).
-func (f *Facade) findEvidence(id string) (store.EvidenceEntry, error) {
-	e, err := f.env.DB.GetEvidence(f.ctx, id)
-	if err != nil {
-		return store.EvidenceEntry{}, evidenceStoreError(id, err)
-	}
-	return e, nil
-}
-
-// evidenceStoreError is the facade error for a store error about the
-// index entry of id: evidence_not_found, or a database error.
-func evidenceStoreError(id string, err error) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return &CLIError{Code: "evidence_not_found", Category: CategoryNotFound, Message: fmt.Sprintf("no saved Evidence %s", id)}
-	}
-	return errorf("database", CategoryIO, "%v", err)
 }
 
 // ShareEvidenceArgs shares one saved Evidence with agents, or stops.
@@ -365,12 +300,9 @@ func (f *Facade) ShareEvidence(a ShareEvidenceArgs) (ShareEvidenceResult, error)
 	if !evidence.ValidID(a.ID) {
 		return ShareEvidenceResult{}, invalidEvidenceID(a.ID)
 	}
-	if err := f.env.DB.SetEvidenceShared(f.ctx, a.ID, a.Shared); err != nil {
-		return ShareEvidenceResult{}, evidenceStoreError(a.ID, err)
-	}
-	e, err := f.findEvidence(a.ID)
+	e, err := f.env.lib().SetShared(f.ctx, a.ID, a.Shared)
 	if err != nil {
-		return ShareEvidenceResult{}, err
+		return ShareEvidenceResult{}, libError(err)
 	}
 	f.events.publish("evidence", evidenceEvent{EvidenceID: a.ID, Shared: a.Shared})
 	return ShareEvidenceResult{Item: itemOf(e)}, nil
@@ -402,72 +334,8 @@ func displayName(name string) string {
 	return fmt.Sprintf("%q", name)
 }
 
-// readBounded reads a file of at most max bytes.
-func readBounded(path string, max int64) ([]byte, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	b, err := io.ReadAll(io.LimitReader(fh, max+1))
-	if err != nil {
-		return nil, errorf("evidence_unreadable", CategoryIO, "%v", err)
-	}
-	if int64(len(b)) > max {
-		return nil, &CLIError{Code: "evidence_integrity_mismatch", Category: CategoryInvalid,
-			Message: fmt.Sprintf("%s is larger than %d bytes", filepath.Base(path), max)}
-	}
-	return b, nil
-}
-
-// itemOf turns an index entry into a library item; entries without an
-// origin in their summary were made by this app.
+// itemOf turns an index entry into a library item.
 func itemOf(e store.EvidenceEntry) EvidenceItem {
-	var s struct {
-		Origin string `json:"origin"`
-	}
-	_ = json.Unmarshal(e.Summary, &s)
-	origin := OriginCaptured
-	if s.Origin == OriginImported {
-		origin = OriginImported
-	}
 	return EvidenceItem{EvidenceID: e.EvidenceID, PredicateType: e.PredicateType, Operation: e.Operation,
-		Origin: origin, Size: e.Size, CreatedAt: e.CreatedAt, Summary: e.Summary, Shared: e.Shared}
-}
-
-// evidenceSummary is the index summary of verified Evidence: for a
-// process capture the command, start, exit, settlement and sizes.
-func evidenceSummary(e *evidence.Envelope, origin, name string) (json.RawMessage, error) {
-	s := map[string]any{"origin": origin}
-	if name != "" {
-		s["file_name"] = name
-	}
-	if e.PredicateType == evidence.PredicateProcessCapture {
-		var rec capture.Record
-		if err := json.Unmarshal(e.NormalizedResult, &rec); err != nil {
-			return nil, errorf("internal", CategoryInternal, "summarize verified capture: %v", err)
-		}
-		for k, v := range captureSummary(&rec) {
-			s[k] = v
-		}
-	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, errorf("internal", CategoryInternal, "%v", err)
-	}
-	return b, nil
-}
-
-// captureSummary is what the library lists about a capture record.
-func captureSummary(rec *capture.Record) map[string]any {
-	var sc struct {
-		Executable string   `json:"executable"`
-		Arguments  []string `json:"arguments"`
-	}
-	_ = json.Unmarshal(rec.Manifest.Scenario, &sc)
-	command := strings.Join(append([]string{sc.Executable}, sc.Arguments...), " ")
-	return map[string]any{"command": strictTruncate(command, 300), "started_at": rec.Manifest.StartedAt,
-		"exit": rec.Exit, "settlement": rec.Settlement.State, "frames": len(rec.Frames),
-		"checkpoints": len(rec.FilesystemCheckpoints), "truncated": rec.Truncated,
-		"comparison_contract_sha256": rec.Manifest.ComparisonContractSHA256}
+		Origin: library.OriginOf(e), Size: e.Size, CreatedAt: e.CreatedAt, Summary: e.Summary, Shared: e.Shared}
 }

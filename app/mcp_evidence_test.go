@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/gatehouse/gatehouse/backend/capture"
+	"github.com/gatehouse/gatehouse/backend/library"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 const replayRun = `{"events":[{"method":"GET","path":"/l","type":"http_request"}],"machine":{"initial_state":"start","max_transitions":100,"states":[{"name":"start"},{"name":"done","terminal":true}],"transitions":[{"actions":[{"body":"","status":200,"type":"http_response"}],"from":"start","id":"exit","max_uses":1,"to":"done","trigger":{"method":"GET","path":"/done","protocol":"http"}},{"actions":[{"body":"","status":200,"type":"http_response"}],"from":"start","id":"loop","max_uses":1,"to":"start","trigger":{"method":"GET","path":"/l","protocol":"http"}}]}}`
@@ -253,7 +253,7 @@ func TestMCPCaptureToolAndConnectionLocalResources(t *testing.T) {
 	}
 	// A saved file changed on disk no longer verifies: the agent gets an
 	// integrity error, never the changed bytes, by read or comparison.
-	path := evidenceFile(ts.facade.env.DataDir, id)
+	path := library.FilePath(ts.facade.env.DataDir, id)
 	orig, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

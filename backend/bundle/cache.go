@@ -3,10 +3,13 @@ package bundle
 import (
 	"crypto/sha256"
 	"sync"
+
+	"github.com/gatehouse/gatehouse/backend/internal/contentcache"
 )
 
-// maxCachedInspections bounds an InspectCache; past it, the oldest entry
-// is forgotten.
+// maxCachedInspections bounds each of an InspectCache's two caches
+// (inspections and manifest parses); past it, the oldest entry is
+// forgotten.
 const maxCachedInspections = 4096
 
 // InspectCache remembers the part of an inspection that depends only on
@@ -18,12 +21,17 @@ const maxCachedInspections = 4096
 // check) is redone every time. The zero value is ready to use and safe
 // for concurrent use.
 type InspectCache struct {
-	mu    sync.Mutex
-	m     map[[32]byte][]Issue
-	order [][32]byte
+	once        sync.Once
+	inspections *contentcache.Cache[[32]byte, []Issue]        // by cacheKey(revision, manifest)
+	manifests   *contentcache.Cache[[32]byte, parsedManifest] // by sha256 of execution.json
+}
 
-	manifests map[[32]byte]parsedManifest // by sha256 of execution.json
-	morder    [][32]byte
+func (c *InspectCache) init() {
+	c.once.Do(func() {
+		l := contentcache.Limits{MaxEntries: maxCachedInspections}
+		c.inspections = contentcache.New[[32]byte, []Issue](l)
+		c.manifests = contentcache.New[[32]byte, parsedManifest](l)
+	})
 }
 
 // parsedManifest is ParseManifest's answer for one execution.json.
@@ -40,24 +48,11 @@ func (c *InspectCache) parseManifest(raw []byte) (*Manifest, []Issue, []string) 
 		return ParseManifest(raw)
 	}
 	k := sha256.Sum256(raw)
-	c.mu.Lock()
-	p, ok := c.manifests[k]
-	c.mu.Unlock()
+	c.init()
+	p, ok := c.manifests.Get(k)
 	if !ok {
 		p.m, p.issues, p.unsupported = ParseManifest(raw)
-		c.mu.Lock()
-		if c.manifests == nil {
-			c.manifests = map[[32]byte]parsedManifest{}
-		}
-		if len(c.morder) >= maxCachedInspections {
-			delete(c.manifests, c.morder[0])
-			c.morder = c.morder[1:]
-		}
-		if _, dup := c.manifests[k]; !dup {
-			c.manifests[k] = p
-			c.morder = append(c.morder, k)
-		}
-		c.mu.Unlock()
+		c.manifests.Add(k, p, 0)
 	}
 	var m *Manifest
 	if p.m != nil {
@@ -81,9 +76,8 @@ func (c *InspectCache) get(k [32]byte) ([]Issue, bool) {
 	if c == nil {
 		return nil, false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	is, ok := c.m[k]
+	c.init()
+	is, ok := c.inspections.Get(k)
 	return append([]Issue(nil), is...), ok
 }
 
@@ -91,18 +85,6 @@ func (c *InspectCache) put(k [32]byte, is []Issue) {
 	if c == nil {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[[32]byte][]Issue{}
-	}
-	if _, ok := c.m[k]; ok {
-		return
-	}
-	if len(c.order) >= maxCachedInspections {
-		delete(c.m, c.order[0])
-		c.order = c.order[1:]
-	}
-	c.m[k] = append([]Issue(nil), is...)
-	c.order = append(c.order, k)
+	c.init()
+	c.inspections.Add(k, append([]Issue(nil), is...), 0)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/gatehouse/gatehouse/backend/artifact"
 	"github.com/gatehouse/gatehouse/backend/bundle"
 	"github.com/gatehouse/gatehouse/backend/confine"
+	"github.com/gatehouse/gatehouse/backend/internal/contentcache"
 	"github.com/gatehouse/gatehouse/backend/proctree"
 	"github.com/gatehouse/gatehouse/backend/store"
 )
@@ -67,11 +68,12 @@ type Runner struct {
 	cfg Config
 
 	mu       sync.Mutex
-	verified map[string]fileIdentity   // runtime path → identity last verified
-	schemas  map[string]*bundle.Schema // compiled schemas by (root kind, JSON bytes)
+	verified map[string]fileIdentity                     // runtime path → identity last verified
+	schemas  *contentcache.Cache[string, *bundle.Schema] // compiled schemas by (root kind, JSON bytes)
 }
 
-// maxSchemas bounds the compiled-schema cache; when full it starts over.
+// maxSchemas bounds the compiled-schema cache; past it, the oldest
+// schema compiled is forgotten.
 const maxSchemas = 256
 
 // schema is bundle.CompileSchema, reusing the compiled schema of identical
@@ -85,20 +87,12 @@ func (r *Runner) schema(v *bundle.Value, inputRoot bool) (*bundle.Schema, []bund
 	}
 	raw, _ := v.MarshalJSON()
 	key := fmt.Sprintf("%t:%s", inputRoot, raw)
-	r.mu.Lock()
-	s, ok := r.schemas[key]
-	r.mu.Unlock()
-	if ok {
+	if s, ok := r.schemas.Get(key); ok {
 		return s, nil
 	}
 	s, is := bundle.CompileSchema(v, inputRoot)
 	if len(is) == 0 {
-		r.mu.Lock()
-		if len(r.schemas) >= maxSchemas {
-			clear(r.schemas)
-		}
-		r.schemas[key] = s
-		r.mu.Unlock()
+		r.schemas.Add(key, s, 0)
 	}
 	return s, is
 }
@@ -122,7 +116,7 @@ func New(cfg Config) (*Runner, error) {
 	default:
 		return nil, fmt.Errorf("runner: unknown ownership mechanism %q", cfg.Ownership)
 	}
-	r := &Runner{cfg: cfg, verified: map[string]fileIdentity{}, schemas: map[string]*bundle.Schema{}}
+	r := &Runner{cfg: cfg, verified: map[string]fileIdentity{}, schemas: contentcache.New[string, *bundle.Schema](contentcache.Limits{MaxEntries: maxSchemas})}
 	return r, nil
 }
 

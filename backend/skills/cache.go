@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/gatehouse/gatehouse/backend/bundle"
+	"github.com/gatehouse/gatehouse/backend/internal/contentcache"
 )
 
 // Bounds of a DocumentCache (entries, and the bytes of the documents they
@@ -23,15 +24,15 @@ const (
 // only the parse of identical bytes is skipped. The zero value is ready to
 // use and safe for concurrent use.
 type DocumentCache struct {
-	mu    sync.Mutex
-	m     map[[32]byte]cachedDocument
-	order [][32]byte
-	bytes int // sum of the cached documents' sizes
+	once  sync.Once
+	cache *contentcache.Cache[[32]byte, *parsed] // sized by the document's bytes
 }
 
-type cachedDocument struct {
-	p    *parsed
-	size int
+func (c *DocumentCache) entries() *contentcache.Cache[[32]byte, *parsed] {
+	c.once.Do(func() {
+		c.cache = contentcache.New[[32]byte, *parsed](contentcache.Limits{MaxEntries: maxCachedDocuments, MaxBytes: maxCachedDocumentBytes})
+	})
+	return c.cache
 }
 
 func documentKey(doc []byte, folder string) [32]byte {
@@ -51,31 +52,11 @@ func (c *DocumentCache) parse(doc []byte, folder string) *parsed {
 		return parseDocument(doc, folder)
 	}
 	k := documentKey(doc, folder)
-	c.mu.Lock()
-	e, ok := c.m[k]
-	c.mu.Unlock()
-	if ok {
-		return e.p.clone()
+	if p, ok := c.entries().Get(k); ok {
+		return p.clone()
 	}
 	p := parseDocument(doc, folder)
-	if len(doc) > maxCachedDocumentBytes {
-		return p
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[[32]byte]cachedDocument{}
-	}
-	if _, dup := c.m[k]; !dup {
-		for len(c.order) > 0 && (len(c.order) >= maxCachedDocuments || c.bytes+len(doc) > maxCachedDocumentBytes) {
-			c.bytes -= c.m[c.order[0]].size
-			delete(c.m, c.order[0])
-			c.order = c.order[1:]
-		}
-		c.m[k] = cachedDocument{p: p, size: len(doc)}
-		c.order = append(c.order, k)
-		c.bytes += len(doc)
-	}
+	c.entries().Add(k, p, int64(len(doc))) // a document over the byte bound is not kept
 	return p.clone()
 }
 

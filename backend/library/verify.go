@@ -1,0 +1,71 @@
+package library
+
+import (
+	"strings"
+
+	"github.com/gatehouse/gatehouse/backend/attest"
+	"github.com/gatehouse/gatehouse/backend/capture"
+	"github.com/gatehouse/gatehouse/backend/evidence"
+)
+
+// Issue is one failing path of a verification: a stable code, the JSON
+// path from the envelope's root ($.normalized_result… for the record) and
+// a message.
+type Issue = evidence.Issue
+
+// Result is what a verification that passed found: the envelope's id and
+// predicate and whether its record was checked too.
+type Result struct {
+	Valid         bool   `json:"valid"`
+	EvidenceID    string `json:"evidence_id"`
+	PredicateType string `json:"predicate_type"`
+	// RecordVerified says whether normalized_result was checked as a
+	// capture record (only for gatehouse.process-capture/v4).
+	RecordVerified bool `json:"record_verified"`
+	// Attestation is a verified attestation of the same bytes, set only
+	// by a caller that checked one too (never by this package, and never
+	// kept in a verification mark).
+	Attestation *attest.Result `json:"attestation,omitempty"`
+}
+
+// Verify checks Evidence bytes in full: the strict envelope and its
+// evidence_id (evidence.Parse) and, for a process capture, every
+// commitment and invariant of its record (capture.VerifyRecord). It is a
+// pure function of data. Issues are non-empty exactly when it fails.
+func Verify(data []byte) (Result, []Issue) {
+	_, res, issues := ParseVerified(data)
+	return res, issues
+}
+
+// ParseVerified is Verify that also returns the parsed envelope (nil when
+// there are issues).
+func ParseVerified(data []byte) (*evidence.Envelope, Result, []Issue) {
+	env, issues := evidence.Parse(data)
+	if len(issues) > 0 {
+		return nil, Result{}, issues
+	}
+	res, out := VerifyParsed(env)
+	if len(out) > 0 {
+		return nil, Result{}, out
+	}
+	return env, res, nil
+}
+
+// VerifyParsed is the rest of Verify for an envelope that passed
+// evidence.Parse: for a process capture, every commitment and invariant
+// of its record, with paths from the envelope's root.
+func VerifyParsed(env *evidence.Envelope) (Result, []Issue) {
+	res := Result{Valid: true, EvidenceID: env.EvidenceID, PredicateType: env.PredicateType}
+	if env.PredicateType != evidence.PredicateProcessCapture {
+		return res, nil
+	}
+	res.RecordVerified = true
+	var out []Issue
+	for _, is := range capture.VerifyRecord(env.NormalizedResult) {
+		out = append(out, Issue{Code: is.Code, Path: "$.normalized_result" + strings.TrimPrefix(is.Path, "$"), Message: is.Message})
+	}
+	if len(out) > 0 {
+		return Result{}, out
+	}
+	return res, nil
+}
