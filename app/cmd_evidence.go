@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse/gatehouse/backend/attest"
-	"github.com/gatehouse/gatehouse/backend/capture"
+	"github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/evidence"
 )
 
@@ -135,7 +135,7 @@ func parseVerifiedEvidence(data []byte) (*evidence.Envelope, EvidenceVerifyResul
 
 // verifyParsed is the rest of verifyEvidence for an envelope that passed
 // evidence.Parse: for a process capture, every commitment and invariant
-// of its record (capture.VerifyRecord).
+// of its record (record.Verify).
 func verifyParsed(env *evidence.Envelope) (EvidenceVerifyResult, []evidenceIssue) {
 	res := EvidenceVerifyResult{Valid: true, EvidenceID: env.EvidenceID, PredicateType: env.PredicateType}
 	if env.PredicateType != evidence.PredicateProcessCapture {
@@ -143,7 +143,7 @@ func verifyParsed(env *evidence.Envelope) (EvidenceVerifyResult, []evidenceIssue
 	}
 	res.RecordVerified = true
 	var out []evidenceIssue
-	for _, is := range capture.VerifyRecord(env.NormalizedResult) {
+	for _, is := range record.Verify(env.NormalizedResult) {
 		out = append(out, evidenceIssue{Code: is.Code, Path: "$.normalized_result" + strings.TrimPrefix(is.Path, "$"), Message: is.Message})
 	}
 	if len(out) > 0 {

@@ -1,4 +1,4 @@
-package capture
+package record
 
 import (
 	"bytes"
@@ -12,9 +12,21 @@ import (
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
-// Issue codes reported by VerifyRecord (besides CodeInvalidJSON,
-// CodeWrongType, CodeMissingField, CodeUnknownField, CodeInvalidValue and
-// CodeTooManyIssues).
+// Issue is one violation Verify reports: a stable Code, the JSON Path of
+// the offending value ("$" is the record) and a Message for people.
+type Issue = strictjson.Issue
+
+// Codes Verify shares with every strict JSON reader (strictjson.Code*).
+const (
+	CodeInvalidJSON   = strictjson.CodeInvalidJSON   // not one canonicalizable JSON value
+	CodeWrongType     = strictjson.CodeWrongType     // a value of the wrong JSON type
+	CodeMissingField  = strictjson.CodeMissingField  // a required member is absent
+	CodeUnknownField  = strictjson.CodeUnknownField  // a member the record does not define
+	CodeInvalidValue  = strictjson.CodeInvalidValue  // outside its enumeration or format
+	CodeTooManyIssues = strictjson.CodeTooManyIssues // more issues than strictjson.DefaultMaxIssues
+)
+
+// Issue codes reported by Verify (besides the shared codes above).
 const (
 	CodeCommitmentMismatch = "commitment_mismatch" // a *_sha256 differs from the digest of its value, or two embedded values disagree
 	CodeTimeOrder          = "time_order"          // completed_at before started_at, or an at_ms that goes back
@@ -38,7 +50,7 @@ var recordFields = []string{"schema_version", "manifest", "normalization", "fram
 var journalCollections = []string{"frames", "rendered_frames", "interaction_events", "process_samples",
 	"filesystem_checkpoints", "shim_events", "protocol_events", "replay_transitions", "exit", "settlement"}
 
-// VerifyRecord re-checks a capture record (an Evidence normalized_result)
+// Verify re-checks a capture record (an Evidence normalized_result)
 // against the invariants of docs/formats/capture-record.md and returns every violation, each
 // with the JSON path of the offending value ("$" is the record); nil means
 // the record holds. It never repairs anything and never panics.
@@ -65,9 +77,9 @@ var journalCollections = []string{"frames", "rendered_frames", "interaction_even
 // in order; exit and settlement once each); limitations are strings and
 // residual_unknowns {scope, reason}; protocol_events and
 // replay_transitions agree with the replay plan (replayRecord,
-// loopback_verify.go); reactive_run is null exactly without
+// verify_replay.go); reactive_run is null exactly without
 // a reactive graph and otherwise a run reactive.VerifyRun accepts.
-func VerifyRecord(raw json.RawMessage) []Issue {
+func Verify(raw json.RawMessage) []Issue {
 	v := &verifier{}
 	if _, err := evidence.Canonicalize(raw); err != nil {
 		v.add("$", CodeInvalidJSON, "the record is not canonicalizable JSON: %s", strictjson.Truncate(err.Error(), 200))
@@ -77,8 +89,8 @@ func VerifyRecord(raw json.RawMessage) []Issue {
 	if rec == nil {
 		return v.issues.List
 	}
-	if n, ok := v.intAt(rec, "$", "schema_version"); ok && n != RecordSchemaVersion {
-		v.add("$.schema_version", CodeInvalidValue, "schema_version must be %d", RecordSchemaVersion)
+	if n, ok := v.intAt(rec, "$", "schema_version"); ok && n != SchemaVersion {
+		v.add("$.schema_version", CodeInvalidValue, "schema_version must be %d", SchemaVersion)
 	}
 	v.manifest(rec)
 	lens := map[string]int{}
@@ -93,9 +105,9 @@ func VerifyRecord(raw json.RawMessage) []Issue {
 	v.settlement(rec)
 	v.cleanup(rec)
 	v.shimCalls(rec)
-	v.replayRecord(rec) // loopback_verify.go
+	v.replayRecord(rec) // verify_replay.go
 	v.journal(rec, lens)
-	v.reactiveRun(rec) // reactive_verify.go
+	v.reactiveRun(rec) // verify_reactive.go
 	v.notes(rec)
 	return v.issues.List
 }

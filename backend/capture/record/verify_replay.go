@@ -1,4 +1,4 @@
-package capture
+package record
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 	"github.com/gatehouse/gatehouse/backend/replay"
 )
 
-// Issue codes VerifyRecord reports for the loopback replay parts of a
+// Issue codes Verify reports for the loopback replay parts of a
 // record.
 const (
 	CodeUnredactedBody   = "unredacted_body"   // a request body or client message recorded as something else than the placeholder
@@ -60,7 +60,7 @@ var (
 )
 
 // replayRecord checks protocol_events and replay_transitions: their
-// shapes and vocabulary (loopback.go), that request bodies and client
+// shapes and vocabulary (events.go), that request bodies and client
 // messages are recorded only as RedactedRequestBody, that responses never
 // outnumber requests, that static routes stay within max_calls, and that
 // transitions follow the machine of manifest.scenario.replay from its
