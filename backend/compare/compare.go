@@ -18,6 +18,7 @@ import (
 	"slices"
 	"time"
 
+	crecord "github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/evidence"
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
@@ -361,9 +362,9 @@ func readPair(left, right *evidence.Envelope) (*record, *record, error) {
 			{Side: "right", Path: p, Code: "schema_version", Message: fmt.Sprintf("right record has schema_version %d", rv)},
 		})
 	}
-	if lv != RecordSchemaVersion {
+	if lv != crecord.SchemaVersion {
 		return nil, nil, newError(CodeUnsupportedSchemaVersion, []Issue{{Path: root + ".schema_version", Code: "schema_version",
-			Message: fmt.Sprintf("both records have schema_version %d; this Gatehouse reads %d", lv, RecordSchemaVersion)}})
+			Message: fmt.Sprintf("both records have schema_version %d; this Gatehouse reads %d", lv, crecord.SchemaVersion)}})
 	}
 	var rr *record
 	done = make(chan struct{})

@@ -30,3 +30,13 @@ func TestNewEnvelopeCommitsToTheManifest(t *testing.T) {
 		t.Errorf("the envelope does not seal: %v", err)
 	}
 }
+
+func TestFieldsAreTheJSONMembersInOrder(t *testing.T) {
+	got := Fields(Exit{})
+	if len(got) != 3 || got[0] != "code" || got[1] != "signal" || got[2] != "reason" {
+		t.Errorf("Fields(Exit{}) = %v", got)
+	}
+	if Fields(1) != nil || Fields(nil) != nil {
+		t.Error("Fields of a non-struct is not nil")
+	}
+}

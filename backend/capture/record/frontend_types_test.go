@@ -3,7 +3,6 @@ package record
 import (
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -42,14 +41,7 @@ var frontendTypes = map[string]any{
 
 // jsonFields are the JSON member names of struct v, sorted.
 func jsonFields(v any) []string {
-	t := reflect.TypeOf(v)
-	var out []string
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			out = append(out, name)
-		}
-	}
+	out := Fields(v)
 	sort.Strings(out)
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -40,22 +41,30 @@ const (
 )
 
 // recordFields are the members of a capture record (docs/formats/capture-record.md).
-var recordFields = []string{"schema_version", "manifest", "normalization", "frames", "rendered_frames",
-	"interaction_events", "exit", "settlement", "process_samples", "filesystem_checkpoints", "shim_events",
-	"protocol_events", "replay_transitions", "reactive_run", "event_journal", "files_before", "files_after",
-	"filesystem_effects", "truncated", "limitations", "residual_unknowns", "cleanup"}
+var recordFields = Fields(Record{})
+
+// observationLists are the record's lists of journaled observations, in
+// record order.
+var observationLists = []string{"frames", "rendered_frames", "interaction_events", "process_samples",
+	"filesystem_checkpoints", "shim_events", "protocol_events", "replay_transitions"}
+
+// ObservationLists returns the names of the record's lists of journaled
+// observations, in record order (a new slice each call); an event_journal
+// entry names one of them, or "exit" or "settlement".
+func ObservationLists() []string { return slices.Clone(observationLists) }
 
 // journalCollections are the record lists (and lifecycle entries) an
 // event_journal entry may name.
-var journalCollections = []string{"frames", "rendered_frames", "interaction_events", "process_samples",
-	"filesystem_checkpoints", "shim_events", "protocol_events", "replay_transitions", "exit", "settlement"}
+var journalCollections = append(slices.Clone(observationLists), "exit", "settlement")
 
 // Verify re-checks a capture record (an Evidence normalized_result)
 // against the invariants of docs/formats/capture-record.md and returns every violation, each
 // with the JSON path of the offending value ("$" is the record); nil means
 // the record holds. It never repairs anything and never panics.
 //
-// Checked: the record is one JSON value RFC 8785 can canonicalize (no
+// Checked: every frame, rendered frame, interaction event, process sample
+// and shim event has exactly its members, of their types and enumerations
+// (items, verify_items.go); the record is one JSON value RFC 8785 can canonicalize (no
 // duplicate names) and an object with exactly the record's members and
 // schema_version 4; every manifest *_sha256 equals the digest of its
 // embedded value (executable_sha256, whose value is not embedded, must be
@@ -101,6 +110,7 @@ func Verify(raw json.RawMessage) []Issue {
 	lens["process_samples"] = v.timed(rec, "process_samples")
 	lens["filesystem_checkpoints"] = v.checkpoints(rec)
 	lens["exit"], lens["settlement"] = 1, 1
+	v.items(rec) // verify_items.go
 	v.exit(rec)
 	v.settlement(rec)
 	v.cleanup(rec)
@@ -291,10 +301,7 @@ func (v *verifier) manifest(rec map[string]json.RawMessage) {
 		return
 	}
 	const p = "$.manifest"
-	m := v.object(raw, p, "gatehouse_version", "provider_version", "platform", "architecture", "pty_backend",
-		"started_at", "completed_at", "scenario", "comparison_contract", "shim_plan", "replay_plan",
-		"full_scenario_sha256", "comparison_contract_sha256", "executable_sha256", "normalization_sha256",
-		"shim_plan_sha256", "replay_plan_sha256")
+	m := v.object(raw, p, Fields(Manifest{})...)
 	if m == nil {
 		return
 	}
