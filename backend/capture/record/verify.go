@@ -64,7 +64,7 @@ var journalCollections = append(slices.Clone(observationLists), "exit", "settlem
 //
 // Checked: every frame, rendered frame, interaction event, process sample
 // and shim event has exactly its members, of their types and enumerations
-// (items, verify_items.go); the record is one JSON value RFC 8785 can canonicalize (no
+// (elements and item, verify_items.go); the record is one JSON value RFC 8785 can canonicalize (no
 // duplicate names) and an object with exactly the record's members and
 // schema_version 4; every manifest *_sha256 equals the digest of its
 // embedded value (executable_sha256, whose value is not embedded, must be
@@ -110,7 +110,6 @@ func Verify(raw json.RawMessage) []Issue {
 	lens["process_samples"] = v.timed(rec, "process_samples")
 	lens["filesystem_checkpoints"] = v.checkpoints(rec)
 	lens["exit"], lens["settlement"] = 1, 1
-	v.items(rec) // verify_items.go
 	v.exit(rec)
 	v.settlement(rec)
 	v.cleanup(rec)
@@ -187,25 +186,32 @@ func (v *verifier) object(raw json.RawMessage, path string, allowed ...string) m
 		return nil
 	}
 	if len(allowed) > 0 {
-		known := map[string]bool{}
-		for _, k := range allowed {
-			known[k] = true
-			if _, ok := m[k]; !ok {
-				v.add(path+strictjson.KeyPath(k), CodeMissingField, "required field is missing")
-			}
-		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if !known[k] {
-				v.add(path+strictjson.KeyPath(k), CodeUnknownField, "unknown field %q", strictjson.Truncate(k, 64))
-			}
-		}
+		v.exactly(m, path, allowed, nil)
 	}
 	return m
+}
+
+// exactly reports the members of allowed that m lacks (but those in
+// elsewhere, which another check reports) and the members of m not in
+// allowed, in name order.
+func (v *verifier) exactly(m map[string]json.RawMessage, path string, allowed []string, elsewhere map[string]bool) {
+	known := map[string]bool{}
+	for _, k := range allowed {
+		known[k] = true
+		if _, ok := m[k]; !ok && !elsewhere[k] {
+			v.add(path+strictjson.KeyPath(k), CodeMissingField, "required field is missing")
+		}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !known[k] {
+			v.add(path+strictjson.KeyPath(k), CodeUnknownField, "unknown field %q", strictjson.Truncate(k, 64))
+		}
+	}
 }
 
 // array decodes member key of m as an array (nil when absent or not one).
@@ -403,8 +409,14 @@ func (v *verifier) elements(rec map[string]json.RawMessage, key string) ([]map[s
 		return nil, 0
 	}
 	out := make([]map[string]json.RawMessage, len(a))
+	fields := itemFields[key]
 	for i, e := range a {
-		out[i] = v.object(e, fmt.Sprintf("$.%s[%d]", key, i))
+		at := fmt.Sprintf("$.%s[%d]", key, i)
+		out[i] = v.object(e, at)
+		if out[i] != nil && fields != nil {
+			v.exactly(out[i], at, fields, orderFields)
+			v.item(key, out[i], at) // verify_items.go
+		}
 	}
 	return out, len(a)
 }

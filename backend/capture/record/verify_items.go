@@ -27,33 +27,14 @@ var (
 	shimOutcomes        = []string{ShimOutcomeMatched, ShimOutcomeUnmatched, ShimOutcomeExhausted}
 )
 
-// items checks that every object of the lists of itemFields has exactly
-// its members, each of its type and enumeration (sequences and times are
-// checked by sequenced and timed; a non-object was reported by elements).
-// Readers such as compare read these members without checking again.
-func (v *verifier) items(rec map[string]json.RawMessage) {
-	for _, key := range []string{"frames", "rendered_frames", "interaction_events", "process_samples", "shim_events"} {
-		raw, ok := rec[key]
-		if !ok || rawKind(raw) != 'a' {
-			continue
-		}
-		var a []json.RawMessage
-		if json.Unmarshal(raw, &a) != nil {
-			continue // reported by elements
-		}
-		for i, e := range a {
-			if rawKind(e) != 'o' {
-				continue
-			}
-			at := fmt.Sprintf("$.%s[%d]", key, i)
-			if m := v.object(e, at, itemFields[key]...); m != nil {
-				v.item(key, m, at)
-			}
-		}
-	}
-}
+// orderFields are the members of an observation that sequenced and
+// timed check (and report missing).
+var orderFields = map[string]bool{"sequence": true, "at_ms": true, "scheduled_at_ms": true, "dispatched_at_ms": true}
 
-// item checks the members of one observation of list key.
+// item checks the members of one observation of list key, an object
+// elements decoded, once exactly has checked which members it has:
+// sequences and times are sequenced's and timed's, the rest are read here.
+// Readers such as compare read these members without checking again.
 func (v *verifier) item(key string, m map[string]json.RawMessage, at string) {
 	switch key {
 	case "frames":
