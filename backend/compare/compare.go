@@ -4,9 +4,11 @@
 // both captures against a trace spec (see ParseTraceSpec).
 //
 // Compare reads each capture record from the JSON of its Evidence
-// envelope's normalized_result and validates it itself (shape and the
-// invariants docs/formats/capture-record.md says every reader re-checks); it does not depend
-// on the capture package's Go types. Envelope turns a Result into sealed
+// envelope's normalized_result and checks the members it reads (their
+// names and the schema version come from backend/capture/record, the
+// record's owner); VerifyRecords runs record.Verify, the full check of
+// every invariant docs/formats/capture-record.md lists, for envelopes
+// that did not come from the evidence library. Envelope turns a Result into sealed
 // comparison Evidence. Nothing here keeps package-level mutable state; all
 // functions are safe for concurrent use.
 package compare

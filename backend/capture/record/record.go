@@ -1,9 +1,10 @@
 // Package record owns the Process Capture v4 record: its Go types, the
 // vocabulary of its enumerated fields, and Verify, the one check of its
 // invariants (docs/formats/capture-record.md). The capture engine
-// (backend/capture) produces a Record, the app seals it into Evidence,
-// and every reader (the evidence library, compare, asciicast export)
-// re-checks it with Verify. The package has no PTY, emulator or process
+// (backend/capture) produces a Record, the app seals it into Evidence
+// with NewEnvelope, and readers re-check it with Verify: the evidence
+// library on every read, a capture before it is saved, and compare's
+// command line through compare.VerifyRecords. The package has no PTY, emulator or process
 // dependencies: it reads and checks bytes only.
 package record
 
