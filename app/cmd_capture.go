@@ -15,6 +15,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/backend/agents"
 	"github.com/gatehouse/gatehouse/backend/capture"
+	"github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/consent"
 	"github.com/gatehouse/gatehouse/backend/evidence"
 	"github.com/gatehouse/gatehouse/backend/library"
@@ -36,9 +37,6 @@ so auto-grant does not apply. The target runs with your permissions: this
 is an observation tool, not a sandbox. Ctrl-C cancels the capture, ends
 every process it started and removes its temporary files; nothing is
 written then. Progress goes to stderr only when stderr is a terminal.`
-
-// Evidence values of a capture (docs/formats/capture-record.md, "The envelope").
-const captureProviderName = "Gatehouse Process Capture"
 
 func runCaptureProcess(ctx context.Context, io IO, args []string) error {
 	fs := newFlags(io, "capture-process", captureUsage)
@@ -207,22 +205,9 @@ func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, library.C
 	if err != nil {
 		return nil, nil, library.Checked{}, errorf("internal", CategoryInternal, "encode the capture record: %v", err)
 	}
-	params, err := json.Marshal(map[string]string{
-		"full_scenario_sha256":       rec.Manifest.FullScenarioSHA256,
-		"comparison_contract_sha256": rec.Manifest.ComparisonContractSHA256,
-	})
+	ev, err := record.NewEnvelope(rec, result, Version)
 	if err != nil {
 		return nil, nil, library.Checked{}, errorf("internal", CategoryInternal, "%v", err)
-	}
-	ev := &evidence.Envelope{
-		Provider:         evidence.Provider{ID: evidence.ProcessProviderID, Name: captureProviderName, Version: Version},
-		PredicateType:    evidence.PredicateProcessCapture,
-		Operation:        evidence.OperationCaptureProcess,
-		Parameters:       params,
-		NormalizedResult: result,
-		Confidence:       evidence.Observed,
-		Authority:        evidence.AuthorityControlledReplay,
-		Limitations:      append([]string{}, rec.Limitations...),
 	}
 	// The file is the JSON the seal checked (compact, as an asciicast
 	// import saves it): indenting a 10 MB record again would cost as much

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/backend/capture"
+	"github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/evidence"
 	"github.com/gatehouse/gatehouse/backend/policy"
 )
@@ -101,7 +102,7 @@ func TestCaptureProcessWritesSealedEvidence(t *testing.T) {
 		rec.FilesystemEffects[0].Status != capture.EffectCreated || len(rec.FilesystemCheckpoints) != 3 {
 		t.Errorf("record exit %+v, effects %+v, checkpoints %d", rec.Exit, rec.FilesystemEffects, len(rec.FilesystemCheckpoints))
 	}
-	if issues := capture.VerifyRecord(ev.NormalizedResult); len(issues) > 0 {
+	if issues := record.Verify(ev.NormalizedResult); len(issues) > 0 {
 		t.Errorf("record does not verify: %v", issues)
 	}
 	saved := filepath.Join(env["GATEHOUSE_DATA_DIR"], "evidence", ev.EvidenceID+".json")

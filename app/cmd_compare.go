@@ -58,6 +58,9 @@ func runCompare(ctx context.Context, io IO, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := compare.VerifyRecords(left, right); err != nil {
+		return compareError(err)
+	}
 	opts := compare.Options{MaxCaptureAgeMS: *maxAge, Mode: mode}
 	if len(pos) == 3 {
 		spec, err := readTraceSpecFile(pos[2])

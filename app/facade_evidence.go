@@ -128,7 +128,7 @@ type GetEvidenceResult struct {
 // GetEvidence reads a saved Evidence file and checks it on every read:
 // the strict envelope and its evidence_id (which must be the id asked
 // for) and, for a process capture, every invariant of its record
-// (capture.VerifyRecord). Bytes that already passed that check by this
+// (record.Verify). Bytes that already passed that check by this
 // executable (their SHA-256 is the id's verification mark, see
 // library.MarkNamespace) are not parsed again; any other bytes are
 // verified in full. A file that no longer verifies is never returned: the

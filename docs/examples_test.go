@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/backend/bundle"
 	"github.com/gatehouse/gatehouse/backend/capture"
+	"github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/compare"
 	"github.com/gatehouse/gatehouse/backend/evidence"
 	"github.com/gatehouse/gatehouse/backend/policy"
@@ -78,7 +79,7 @@ var exampleParsers = map[string]func([]byte) []string{
 		// checks).
 		e, issues := evidence.Parse(b)
 		if len(issues) == 0 && e.PredicateType == evidence.PredicateProcessCapture {
-			issues = capture.VerifyRecord(e.NormalizedResult)
+			issues = record.Verify(e.NormalizedResult)
 		}
 		return codes(issues, func(i evidence.Issue) string { return i.Code })
 	},

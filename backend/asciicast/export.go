@@ -49,7 +49,7 @@ type outEvent struct {
 // dispatched resize as "r"; signals, stdin closes, undelivered events and
 // filesystem checkpoints as "m" markers. Events at the same millisecond
 // keep the capture's event_journal order. rec should have passed
-// capture.VerifyRecord.
+// record.Verify.
 func ExportCapture(rec *capture.Record) ([]byte, error) {
 	var sc struct {
 		Terminal capture.Terminal `json:"terminal"`

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/backend/capture"
+	"github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/evidence"
 	"github.com/gatehouse/gatehouse/backend/policy"
 )
@@ -43,7 +44,7 @@ func realCapture(t *testing.T, script string, events []map[string]any) *capture.
 		t.Fatal(err)
 	}
 	raw, _ := json.Marshal(rec)
-	if is := capture.VerifyRecord(raw); len(is) > 0 {
+	if is := record.Verify(raw); len(is) > 0 {
 		t.Fatalf("record: %v", is)
 	}
 	return rec

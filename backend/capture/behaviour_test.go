@@ -19,7 +19,7 @@ import (
 // Behaviour tests: real PTYs, real programs (/bin/sh, /bin/sleep, less,
 // stty), one capture each, checked against what the program is known to
 // do. checkRecord (capture_test.go) also checks every record invariant,
-// that VerifyRecord accepts it, and that nothing of the run survives.
+// that record.Verify accepts it, and that nothing of the run survives.
 
 // journalPos is the capture order of the journal entry of collection[index]
 // (-1 when it is not journaled).

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/evidence"
 	"github.com/gatehouse/gatehouse/backend/policy"
 	"github.com/gatehouse/gatehouse/backend/proctree"
@@ -78,7 +79,7 @@ func checkRecord(t *testing.T, rec *Record, opts Options) {
 	if entries, _ := os.ReadDir(opts.TempDir); len(entries) > 0 {
 		t.Errorf("temporary root left behind: %v", entries)
 	}
-	if rec.Cleanup != (Cleanup{OwnedProcessGroupVerified, TemporaryRootRemoved}) {
+	if rec.Cleanup != (Cleanup{OwnedProcessGroup: OwnedProcessGroupVerified, TemporaryRoot: TemporaryRootRemoved}) {
 		t.Errorf("cleanup %+v", rec.Cleanup)
 	}
 	m := rec.Manifest
@@ -134,7 +135,7 @@ func checkRecord(t *testing.T, rec *Record, opts Options) {
 	}
 	if b, err := json.Marshal(rec); err != nil {
 		t.Error(err)
-	} else if issues := VerifyRecord(b); len(issues) > 0 {
+	} else if issues := record.Verify(b); len(issues) > 0 {
 		t.Errorf("record does not verify: %v", IssueList(issues))
 	}
 }

@@ -6,13 +6,15 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/gatehouse/gatehouse/backend/capture/record"
 )
 
 // Reserved checkpoint names: the first and the last checkpoint of every
 // capture.
 const (
-	CheckpointBefore          = "before"
-	CheckpointAfterSettlement = "after_settlement"
+	CheckpointBefore          = record.CheckpointBefore
+	CheckpointAfterSettlement = record.CheckpointAfterSettlement
 )
 
 // checkpoints takes the filesystem checkpoints of one capture and fires

@@ -12,22 +12,24 @@ import (
 	"path/filepath"
 	"sort"
 	"syscall"
+
+	"github.com/gatehouse/gatehouse/backend/capture/record"
 )
 
 // File types of a FileState.
 const (
-	FileTypeFile      = "file"
-	FileTypeSymlink   = "symlink"
-	FileTypeDirectory = "directory"
-	FileTypeOther     = "other"
+	FileTypeFile      = record.FileTypeFile
+	FileTypeSymlink   = record.FileTypeSymlink
+	FileTypeDirectory = record.FileTypeDirectory
+	FileTypeOther     = record.FileTypeOther
 )
 
 // Statuses of a FileEffect.
 const (
-	EffectCreated   = "created"
-	EffectDeleted   = "deleted"
-	EffectModified  = "modified"
-	EffectUnchanged = "unchanged"
+	EffectCreated   = record.EffectCreated
+	EffectDeleted   = record.EffectDeleted
+	EffectModified  = record.EffectModified
+	EffectUnchanged = record.EffectUnchanged
 )
 
 // FilesystemRootPlaceholder is the path of filesystem root index in

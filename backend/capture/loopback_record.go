@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/loopback"
 )
 
@@ -44,32 +45,13 @@ func attachLoopback(n *normalizer, l *loopback.Server, ports bool) {
 
 func strp(s string) *string { return &s }
 
-// ProtocolEvent is one loopback replay observation (docs/formats/capture-record.md,
-// protocol_events; the vocabulary is described in backend/loopback). Path and
-// Data are normalized and redacted like other recorded text; Method and
-// Path are null for WebSocket messages and closes.
-type ProtocolEvent struct {
-	Sequence  int     `json:"sequence"`
-	AtMS      int     `json:"at_ms"`
-	Protocol  string  `json:"protocol"`
-	Direction string  `json:"direction"`
-	Method    *string `json:"method"`
-	Path      *string `json:"path"`
-	Data      string  `json:"data"`
-	Outcome   string  `json:"outcome"`
-}
+// ProtocolEvent is one loopback replay observation (record.ProtocolEvent;
+// the vocabulary is described in backend/loopback).
+type ProtocolEvent = record.ProtocolEvent
 
 // ReplayTransition is one committed transition of the capture's replay
-// machine (docs/formats/capture-record.md, replay_transitions). SensitiveAliases names the
-// variables captured as sensitive, never their values.
-type ReplayTransition struct {
-	Sequence         int      `json:"sequence"`
-	AtMS             int      `json:"at_ms"`
-	TransitionID     string   `json:"transition_id"`
-	StateBefore      string   `json:"state_before"`
-	StateAfter       string   `json:"state_after"`
-	SensitiveAliases []string `json:"sensitive_aliases"`
-}
+// machine (record.ReplayTransition).
+type ReplayTransition = record.ReplayTransition
 
 // loopbackRecording is what the recording loop keeps about the replay
 // observations it recorded.

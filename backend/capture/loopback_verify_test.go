@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/gatehouse/gatehouse/backend/capture/record"
 )
 
 // lbMutate decodes rec, lets f change it and re-encodes it.
@@ -43,7 +45,7 @@ func lbRunMutations(t *testing.T, rec *Record, cases []lbMutation) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			issues := VerifyRecord(lbMutate(t, rec, c.f))
+			issues := record.Verify(lbMutate(t, rec, c.f))
 			for _, is := range issues {
 				if is.Code == c.code && is.Path == c.path {
 					return
@@ -74,7 +76,7 @@ curl -sS "$u/hello"; curl -sS "$u/hello"; curl -sS -X POST --data 'pw=hunter2' "
 		t.Fatalf("events %v", got)
 	}
 	lbRunMutations(t, rec, []lbMutation{
-		{"body in the clear", CodeUnredactedBody, "$.protocol_events[4].data",
+		{"body in the clear", record.CodeUnredactedBody, "$.protocol_events[4].data",
 			func(m map[string]any) { lbItem(m, "protocol_events", 4)["data"] = "pw=hunter2" }},
 		{"unknown outcome", CodeInvalidValue, "$.protocol_events[0].outcome",
 			func(m map[string]any) { lbItem(m, "protocol_events", 0)["outcome"] = "committed" }},
@@ -86,25 +88,25 @@ curl -sS "$u/hello"; curl -sS "$u/hello"; curl -sS -X POST --data 'pw=hunter2' "
 			func(m map[string]any) { lbItem(m, "protocol_events", 1)["status"] = 200 }},
 		{"missing member", CodeMissingField, "$.protocol_events[1].data",
 			func(m map[string]any) { delete(lbItem(m, "protocol_events", 1), "data") }},
-		{"http message", CodeReplayMismatch, "$.protocol_events[1].direction",
+		{"http message", record.CodeReplayMismatch, "$.protocol_events[1].direction",
 			func(m map[string]any) { lbItem(m, "protocol_events", 1)["direction"] = "sent" }},
-		{"over max_calls", CodeReplayOveruse, "$.protocol_events[2]",
+		{"over max_calls", record.CodeReplayOveruse, "$.protocol_events[2]",
 			func(m map[string]any) { lbItem(m, "protocol_events", 2)["outcome"] = "matched" }},
-		{"response first", CodeReplayMismatch, "$.protocol_events[0]",
+		{"response first", record.CodeReplayMismatch, "$.protocol_events[0]",
 			func(m map[string]any) {
 				a, b := lbItem(m, "protocol_events", 0), lbItem(m, "protocol_events", 1)
 				a["direction"], b["direction"] = "response", "request"
 				a["outcome"], b["outcome"] = "200", "matched"
 			}},
-		{"sequence", CodeSequenceGap, "$.protocol_events[1].sequence",
+		{"sequence", record.CodeSequenceGap, "$.protocol_events[1].sequence",
 			func(m map[string]any) { lbItem(m, "protocol_events", 1)["sequence"] = 7 }},
-		{"time goes back", CodeTimeOrder, "$.protocol_events[5].at_ms",
+		{"time goes back", record.CodeTimeOrder, "$.protocol_events[5].at_ms",
 			func(m map[string]any) {
 				lbItem(m, "protocol_events", 4)["at_ms"] = 1_000_000
 			}},
-		{"dropped event", CodeJournalMismatch, "$.event_journal",
+		{"dropped event", record.CodeJournalMismatch, "$.event_journal",
 			func(m map[string]any) { m["protocol_events"] = m["protocol_events"].([]any)[:5] }},
-		{"invented transition", CodeUnexpectedReplay, "$.replay_transitions",
+		{"invented transition", record.CodeUnexpectedReplay, "$.replay_transitions",
 			func(m map[string]any) {
 				m["replay_transitions"] = []any{map[string]any{"sequence": 0, "at_ms": 0, "transition_id": "x", "state_before": "a", "state_after": "b", "sensitive_aliases": []any{}}}
 			}},
@@ -115,9 +117,9 @@ curl -sS "$u/hello"; curl -sS "$u/hello"; curl -sS -X POST --data 'pw=hunter2' "
 	if err != nil {
 		t.Fatal(err)
 	}
-	if issues := VerifyRecord(lbMutate(t, none, func(m map[string]any) {
+	if issues := record.Verify(lbMutate(t, none, func(m map[string]any) {
 		m["protocol_events"] = []any{lbItem(lbDecode(t, rec), "protocol_events", 0)}
-	})); !lbHasIssue(issues, CodeUnexpectedReplay, "$.protocol_events") {
+	})); !lbHasIssue(issues, record.CodeUnexpectedReplay, "$.protocol_events") {
 		t.Errorf("protocol events without replay: %v", IssueList(issues))
 	}
 }
@@ -164,25 +166,25 @@ c -X POST -H "Authorization: Bearer abc" "$u/logout"
 		t.Fatalf("%d transitions: %s", n, lbEventLines(lbProtocolEvents(t, rec)))
 	}
 	lbRunMutations(t, rec, []lbMutation{
-		{"wrong edge", CodeReplayMismatch, "$.replay_transitions[1]",
+		{"wrong edge", record.CodeReplayMismatch, "$.replay_transitions[1]",
 			func(m map[string]any) { lbItem(m, "replay_transitions", 1)["state_after"] = "signed_out" }},
-		{"broken chain", CodeReplayMismatch, "$.replay_transitions[0].state_before",
+		{"broken chain", record.CodeReplayMismatch, "$.replay_transitions[0].state_before",
 			func(m map[string]any) {
 				t := lbItem(m, "replay_transitions", 0)
 				t["transition_id"], t["state_before"], t["state_after"] = "me", "signed_in", "signed_in"
 			}},
-		{"unknown transition", CodeReplayMismatch, "$.replay_transitions[2].transition_id",
+		{"unknown transition", record.CodeReplayMismatch, "$.replay_transitions[2].transition_id",
 			func(m map[string]any) { lbItem(m, "replay_transitions", 2)["transition_id"] = "teleport" }},
-		{"alias dropped", CodeReplayMismatch, "$.replay_transitions[0].sensitive_aliases",
+		{"alias dropped", record.CodeReplayMismatch, "$.replay_transitions[0].sensitive_aliases",
 			func(m map[string]any) { lbItem(m, "replay_transitions", 0)["sensitive_aliases"] = []any{} }},
-		{"over max_uses", CodeReplayOveruse, "$.replay_transitions[3]",
+		{"over max_uses", record.CodeReplayOveruse, "$.replay_transitions[3]",
 			func(m map[string]any) {
 				t := lbItem(m, "replay_transitions", 2)
 				t["transition_id"] = "me" // "me" allows 2 uses: transitions 1, 2 and 3 are now all "me"
 				lbItem(m, "replay_transitions", 3)["transition_id"] = "me"
 				lbItem(m, "replay_transitions", 3)["state_after"] = "signed_in"
 			}},
-		{"missing transition", CodeReplayMismatch, "$.replay_transitions",
+		{"missing transition", record.CodeReplayMismatch, "$.replay_transitions",
 			func(m map[string]any) { m["replay_transitions"] = m["replay_transitions"].([]any)[:4] }},
 		{"static outcome in a machine run", CodeInvalidValue, "$.protocol_events[0].outcome",
 			func(m map[string]any) { lbItem(m, "protocol_events", 0)["outcome"] = "matched" }},

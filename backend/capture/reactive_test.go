@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/reactive"
 )
 
@@ -348,7 +349,7 @@ func TestReactiveDeterministicJournal(t *testing.T) {
 func TestReactiveRunVerification(t *testing.T) {
 	rec, _ := rxCapture(t, `printf "Name? "; read n; echo "hi $n"`, promptGraph)
 	b, _ := json.Marshal(rec)
-	if issues := VerifyRecord(b); len(issues) > 0 {
+	if issues := record.Verify(b); len(issues) > 0 {
 		t.Fatalf("verify: %v", IssueList(issues))
 	}
 	mutations := map[string]struct {
@@ -377,7 +378,7 @@ func TestReactiveRunVerification(t *testing.T) {
 			doc["reactive_run"] = nil
 		}
 		mb, _ := json.Marshal(doc)
-		issues := VerifyRecord(mb)
+		issues := record.Verify(mb)
 		found := false
 		for _, is := range issues {
 			found = found || is.Path == m.path
@@ -473,7 +474,7 @@ func TestReactiveCaptureIncompleteAtALimit(t *testing.T) {
 		t.Fatalf("truncated %v run %s exit %+v", rec.Truncated, rec.ReactiveRun, rec.Exit)
 	}
 	b, _ := json.Marshal(rec)
-	if issues := VerifyRecord(b); len(issues) > 0 {
+	if issues := record.Verify(b); len(issues) > 0 {
 		t.Fatalf("verify: %v", IssueList(issues))
 	}
 }

@@ -101,6 +101,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gatehouse/gatehouse/backend/capture/record"
 )
 
 // ShimLedgerVariable is the environment variable naming the shim ledger.
@@ -108,29 +110,17 @@ const ShimLedgerVariable = "GATEHOUSE_SHIM_LEDGER_URL"
 
 // Shim call outcomes.
 const (
-	ShimOutcomeMatched   = "matched"
-	ShimOutcomeUnmatched = "unmatched"
-	ShimOutcomeExhausted = "exhausted"
+	ShimOutcomeMatched   = record.ShimOutcomeMatched
+	ShimOutcomeUnmatched = record.ShimOutcomeUnmatched
+	ShimOutcomeExhausted = record.ShimOutcomeExhausted
 )
 
 // ShimFailureExitCode is the exit code of a shim call that no route
 // answers (unmatched or exhausted) or that cannot reach the ledger.
 const ShimFailureExitCode = 127
 
-// ShimEvent is one call of a command shim (docs/formats/capture-record.md, shim_events).
-// RouteIndex is the route that answered a matched call, the first route
-// whose arguments matched an exhausted call, and null for an unmatched
-// call. Command, Arguments and WorkingDirectory are normalized and
-// redacted.
-type ShimEvent struct {
-	Sequence         int      `json:"sequence"`
-	AtMS             int      `json:"at_ms"`
-	Command          string   `json:"command"`
-	RouteIndex       *int     `json:"route_index"`
-	Arguments        []string `json:"arguments"`
-	WorkingDirectory string   `json:"working_directory"`
-	Outcome          string   `json:"outcome"`
-}
+// ShimEvent is one call of a command shim (record.ShimEvent).
+type ShimEvent = record.ShimEvent
 
 const (
 	shimProtocol = "gatehouse-shim-1"

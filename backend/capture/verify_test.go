@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/backend/capture/record"
 )
 
 // recordJSON runs a real capture with checkpoints, input and a resize and
@@ -77,7 +79,7 @@ func hasIssue(issues []Issue, code, path string) bool {
 }
 
 func TestVerifyRecordAcceptsRealCaptures(t *testing.T) {
-	if issues := VerifyRecord(recordJSON(t)); len(issues) > 0 {
+	if issues := record.Verify(recordJSON(t)); len(issues) > 0 {
 		t.Fatalf("a real capture does not verify: %v", IssueList(issues))
 	}
 }
@@ -92,7 +94,7 @@ func TestVerifyRecordRejectsMutations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return VerifyRecord(b)
+		return record.Verify(b)
 	}
 	t.Run("every byte of every commitment", func(t *testing.T) {
 		for _, key := range []string{"full_scenario_sha256", "comparison_contract_sha256", "normalization_sha256", "shim_plan_sha256", "replay_plan_sha256"} {
@@ -103,8 +105,8 @@ func TestVerifyRecordRejectsMutations(t *testing.T) {
 				if orig[i] == '0' {
 					flipped[i] = '1'
 				}
-				issues := VerifyRecord(bytes.Replace(good, []byte(`"`+key+`":"`+orig+`"`), []byte(`"`+key+`":"`+string(flipped)+`"`), 1))
-				if !hasIssue(issues, CodeCommitmentMismatch, "$.manifest."+key) {
+				issues := record.Verify(bytes.Replace(good, []byte(`"`+key+`":"`+orig+`"`), []byte(`"`+key+`":"`+string(flipped)+`"`), 1))
+				if !hasIssue(issues, record.CodeCommitmentMismatch, "$.manifest."+key) {
 					t.Fatalf("%s byte %d: %v", key, i, issues)
 				}
 			}
@@ -116,11 +118,11 @@ func TestVerifyRecordRejectsMutations(t *testing.T) {
 	})
 	t.Run("committed values", func(t *testing.T) {
 		issues := mutate(t, func(m map[string]any) { at(m, "manifest", "scenario").(map[string]any)["timeout_ms"] = 29999 })
-		if !hasIssue(issues, CodeCommitmentMismatch, "$.manifest.full_scenario_sha256") || !hasIssue(issues, CodeCommitmentMismatch, "$.manifest.comparison_contract") {
+		if !hasIssue(issues, record.CodeCommitmentMismatch, "$.manifest.full_scenario_sha256") || !hasIssue(issues, record.CodeCommitmentMismatch, "$.manifest.comparison_contract") {
 			t.Errorf("scenario: %v", issues)
 		}
 		issues = mutate(t, func(m map[string]any) { at(m, "normalization").(map[string]any)["pids"] = false })
-		if !hasIssue(issues, CodeCommitmentMismatch, "$.manifest.normalization_sha256") || !hasIssue(issues, CodeCommitmentMismatch, "$.normalization") {
+		if !hasIssue(issues, record.CodeCommitmentMismatch, "$.manifest.normalization_sha256") || !hasIssue(issues, record.CodeCommitmentMismatch, "$.normalization") {
 			t.Errorf("normalization: %v", issues)
 		}
 	})
@@ -130,7 +132,7 @@ func TestVerifyRecordRejectsMutations(t *testing.T) {
 				a := m[list].([]any)
 				a[0], a[1] = a[1], a[0]
 			})
-			if !hasIssue(issues, CodeSequenceGap, "$."+list+"[0].sequence") || !hasIssue(issues, CodeSequenceGap, "$."+list+"[1].sequence") {
+			if !hasIssue(issues, record.CodeSequenceGap, "$."+list+"[0].sequence") || !hasIssue(issues, record.CodeSequenceGap, "$."+list+"[1].sequence") {
 				t.Errorf("%s: %v", list, issues)
 			}
 		}
@@ -138,14 +140,14 @@ func TestVerifyRecordRejectsMutations(t *testing.T) {
 			a := m["event_journal"].([]any)
 			a[0], a[1] = a[1], a[0]
 		})
-		if !hasIssue(issues, CodeJournalMismatch, "$.event_journal[0].capture_order") {
+		if !hasIssue(issues, record.CodeJournalMismatch, "$.event_journal[0].capture_order") {
 			t.Errorf("journal: %v", issues)
 		}
 		issues = mutate(t, func(m map[string]any) {
 			f := m["frames"].([]any)
 			f[1].(map[string]any)["at_ms"] = -1
 		})
-		if !hasIssue(issues, CodeTimeOrder, "$.frames[1].at_ms") {
+		if !hasIssue(issues, record.CodeTimeOrder, "$.frames[1].at_ms") {
 			t.Errorf("frame time: %v", issues)
 		}
 	})
@@ -154,51 +156,51 @@ func TestVerifyRecordRejectsMutations(t *testing.T) {
 			cps := m["filesystem_checkpoints"].([]any)
 			m["filesystem_checkpoints"] = cps[:len(cps)-1]
 		})
-		if !hasIssue(issues, CodeCheckpointOrder, "$.filesystem_checkpoints[2].name") || !hasIssue(issues, CodeJournalMismatch, "$.event_journal") {
+		if !hasIssue(issues, record.CodeCheckpointOrder, "$.filesystem_checkpoints[2].name") || !hasIssue(issues, record.CodeJournalMismatch, "$.event_journal") {
 			t.Errorf("without after_settlement: %v", issues)
 		}
 		issues = mutate(t, func(m map[string]any) {
 			cps := m["filesystem_checkpoints"].([]any)
 			m["filesystem_checkpoints"] = cps[1:]
 		})
-		if !hasIssue(issues, CodeCheckpointOrder, "$.filesystem_checkpoints[0].name") {
+		if !hasIssue(issues, record.CodeCheckpointOrder, "$.filesystem_checkpoints[0].name") {
 			t.Errorf("without before: %v", issues)
 		}
 		issues = mutate(t, func(m map[string]any) { at(m, "filesystem_checkpoints", 1).(map[string]any)["truncated"] = true })
-		if !hasIssue(issues, CodeTruncationMismatch, "$.truncated") {
+		if !hasIssue(issues, record.CodeTruncationMismatch, "$.truncated") {
 			t.Errorf("truncated checkpoint: %v", issues)
 		}
 		issues = mutate(t, func(m map[string]any) { at(m, "files_after", 0).(map[string]any)["sha256"] = strings.Repeat("0", 64) })
-		if !hasIssue(issues, CodeStateMismatch, "$.files_after[0].sha256") || !hasIssue(issues, CodeStateMismatch, "$.files_after") {
+		if !hasIssue(issues, record.CodeStateMismatch, "$.files_after[0].sha256") || !hasIssue(issues, record.CodeStateMismatch, "$.files_after") {
 			t.Errorf("directory with a hash: %v", issues)
 		}
 		issues = mutate(t, func(m map[string]any) {
 			at(m, "filesystem_effects", 0).(map[string]any)["before"] = at(m, "files_before", 0)
 		})
-		if !hasIssue(issues, CodeStateMismatch, "$.filesystem_effects[0]") {
+		if !hasIssue(issues, record.CodeStateMismatch, "$.filesystem_effects[0]") {
 			t.Errorf("created with a before: %v", issues)
 		}
 	})
 	t.Run("lifecycle", func(t *testing.T) {
 		issues := mutate(t, func(m map[string]any) { at(m, "exit").(map[string]any)["reason"] = ExitReasonTimeout })
-		if !hasIssue(issues, CodeExitMismatch, "$.exit.code") {
+		if !hasIssue(issues, record.CodeExitMismatch, "$.exit.code") {
 			t.Errorf("exit code with timeout: %v", issues)
 		}
 		issues = mutate(t, func(m map[string]any) {
 			at(m, "manifest").(map[string]any)["completed_at"] = "2000-01-01T00:00:00.000Z"
 		})
-		if !hasIssue(issues, CodeTimeOrder, "$.manifest.completed_at") {
+		if !hasIssue(issues, record.CodeTimeOrder, "$.manifest.completed_at") {
 			t.Errorf("completed before started: %v", issues)
 		}
 		issues = mutate(t, func(m map[string]any) { at(m, "settlement").(map[string]any)["cleanup_outcome"] = CleanupCleaned })
-		if !hasIssue(issues, CodeStateMismatch, "$.settlement.cleanup_outcome") {
+		if !hasIssue(issues, record.CodeStateMismatch, "$.settlement.cleanup_outcome") {
 			t.Errorf("settlement: %v", issues)
 		}
 		issues = mutate(t, func(m map[string]any) {
 			j := m["event_journal"].([]any)
 			m["event_journal"] = append(j, map[string]any{"capture_order": len(j), "collection": "exit", "index": 0})
 		})
-		if !hasIssue(issues, CodeJournalMismatch, fmt.Sprintf("$.event_journal[%d].index", len(at(decodeTree(t, good), "event_journal").([]any)))) {
+		if !hasIssue(issues, record.CodeJournalMismatch, fmt.Sprintf("$.event_journal[%d].index", len(at(decodeTree(t, good), "event_journal").([]any)))) {
 			t.Errorf("exit listed twice: %v", issues)
 		}
 	})
@@ -208,11 +210,11 @@ func TestVerifyRecordRejectsMutations(t *testing.T) {
 			t.Errorf("shape: %v", issues)
 		}
 		dup := append([]byte(`{"truncated":false,`), good[1:]...)
-		if issues := VerifyRecord(dup); len(issues) != 1 || issues[0].Code != CodeInvalidJSON || issues[0].Path != "$" {
+		if issues := record.Verify(dup); len(issues) != 1 || issues[0].Code != CodeInvalidJSON || issues[0].Path != "$" {
 			t.Errorf("duplicate member: %v", issues)
 		}
 		for _, bad := range []string{"", "null", "[]", "{", `{"schema_version":4}`} {
-			if issues := VerifyRecord(json.RawMessage(bad)); len(issues) == 0 {
+			if issues := record.Verify(json.RawMessage(bad)); len(issues) == 0 {
 				t.Errorf("%q verifies", bad)
 			}
 		}
@@ -233,7 +235,7 @@ func syntheticRecord(tb testing.TB) []byte {
 	code := 0
 	sum := strings.Repeat("cd", 32)
 	file := FileState{Path: "<filesystem-root-0>/a", Mode: 0o644, Size: 1, Type: FileTypeFile, SHA256: &sum}
-	rec.Frames = []Frame{{0, 0, "hi"}, {1, 10, "!"}}
+	rec.Frames = []Frame{{Sequence: 0, AtMS: 0, Data: "hi"}, {Sequence: 1, AtMS: 10, Data: "!"}}
 	rec.Exit = Exit{Code: &code, Reason: ExitReasonExited}
 	rec.Settlement = Settlement{State: SettlementQuiesced, CleanupOutcome: CleanupNotRequired}
 	rec.FilesystemCheckpoints = []FilesystemCheckpoint{
@@ -242,10 +244,10 @@ func syntheticRecord(tb testing.TB) []byte {
 	}
 	rec.FilesAfter = []FileState{file}
 	rec.FilesystemEffects = []FileEffect{{Path: file.Path, Status: EffectCreated, After: &file}}
-	for _, e := range []JournalEntry{{0, "filesystem_checkpoints", 0}, {1, "frames", 0}, {2, "frames", 1}, {3, "exit", 0}, {4, "settlement", 0}, {5, "filesystem_checkpoints", 1}} {
+	for _, e := range []JournalEntry{{CaptureOrder: 0, Collection: "filesystem_checkpoints", Index: 0}, {CaptureOrder: 1, Collection: "frames", Index: 0}, {CaptureOrder: 2, Collection: "frames", Index: 1}, {CaptureOrder: 3, Collection: "exit", Index: 0}, {CaptureOrder: 4, Collection: "settlement", Index: 0}, {CaptureOrder: 5, Collection: "filesystem_checkpoints", Index: 1}} {
 		rec.EventJournal = append(rec.EventJournal, e)
 	}
-	rec.Cleanup = Cleanup{OwnedProcessGroupVerified, TemporaryRootRemoved}
+	rec.Cleanup = Cleanup{OwnedProcessGroup: OwnedProcessGroupVerified, TemporaryRoot: TemporaryRootRemoved}
 	b, err := json.Marshal(rec)
 	if err != nil {
 		tb.Fatal(err)
@@ -254,7 +256,7 @@ func syntheticRecord(tb testing.TB) []byte {
 }
 
 func TestVerifyRecordSynthetic(t *testing.T) {
-	if issues := VerifyRecord(syntheticRecord(t)); len(issues) > 0 {
+	if issues := record.Verify(syntheticRecord(t)); len(issues) > 0 {
 		t.Fatal(IssueList(issues))
 	}
 }
@@ -266,7 +268,7 @@ func FuzzVerifyRecord(f *testing.F) {
 	f.Add([]byte(`{"event_journal":[{"capture_order":0,"collection":"exit","index":0}],"exit":{"code":1,"reason":"timeout","signal":null}}`))
 	f.Add(bytes.Replace(good, []byte(`"sequence":1`), []byte(`"sequence":7`), 1))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		issues := VerifyRecord(data)
+		issues := record.Verify(data)
 		if len(issues) > MaxIssues {
 			t.Fatalf("%d issues", len(issues))
 		}
@@ -275,7 +277,7 @@ func FuzzVerifyRecord(f *testing.F) {
 				t.Fatalf("malformed issue %+v", is)
 			}
 		}
-		again := VerifyRecord(data)
+		again := record.Verify(data)
 		if fmt.Sprint(again) != fmt.Sprint(issues) {
 			t.Fatalf("not deterministic: %v then %v", issues, again)
 		}

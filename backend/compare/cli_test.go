@@ -17,9 +17,17 @@ import (
 
 // These tests drive `gatehouse compare-process-captures` through app.Main.
 
+// writeCapture writes rec, finished as record.Verify accepts it, as
+// sealed Process Capture Evidence.
 func writeCapture(t *testing.T, dir, name string, rec compare.Obj) string {
 	t.Helper()
-	raw, err := json.Marshal(compare.Finish(rec))
+	return writeRecord(t, dir, name, compare.FinishValid(rec))
+}
+
+// writeRecord writes rec as it is as sealed Process Capture Evidence.
+func writeRecord(t *testing.T, dir, name string, rec compare.Obj) string {
+	t.Helper()
+	raw, err := json.Marshal(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,5 +301,44 @@ func TestCLISummaryNamesTheRow(t *testing.T) {
 	}
 	if strings.Contains(s, "\x1b]0;") || strings.Contains(s, "\x1b[2J") {
 		t.Error("the summary passes a recorded control sequence to the terminal")
+	}
+}
+
+// TestCLIRefusesRecordsTheVerifierRejects: a capture file is checked with
+// record.Verify before it is compared, so a sealed record that breaks an
+// invariant Compare does not read itself is refused with every failing
+// path, not compared. Checked to fail without VerifyRecords in the
+// command: the first pair was refused only for its differing contracts,
+// the other two were compared (status 0).
+func TestCLIRefusesRecordsTheVerifierRejects(t *testing.T) {
+	dir := t.TempDir()
+	good := writeCapture(t, dir, "good.json", compare.BaseRecord())
+	cases := []struct {
+		name, path, code string
+		rec              func() compare.Obj
+	}{
+		{"scenario contradicts the contract", "$.normalized_result.manifest.comparison_contract", "commitment_mismatch",
+			func() compare.Obj { return compare.Finish(compare.BaseRecord()) }},
+		{"final files are not the last checkpoint's", "$.normalized_result.files_after", "state_mismatch", func() compare.Obj {
+			r := compare.FinishValid(compare.BaseRecord())
+			r["files_after"] = compare.Arr{compare.Obj{"path": "<filesystem-root-0>/a", "mode": 420, "size": 1, "type": "file",
+				"sha256": strings.Repeat("a", 64), "symlink_target": nil}}
+			return r
+		}},
+		{"unknown member of a frame", "$.normalized_result.frames[0].note", "unknown_field", func() compare.Obj {
+			r := compare.FinishValid(compare.BaseRecord())
+			r["frames"].(compare.Arr)[0].(compare.Obj)["note"] = "x"
+			return r
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := writeRecord(t, dir, "bad.json", tc.rec())
+			e := wantCLIError(t, runCLI(good, bad), 1, compare.CodeInvalidCapture)
+			issues := fmtJSON(e.Details["issues"])
+			if !strings.Contains(issues, `"side":"right"`) || !strings.Contains(issues, tc.path) || !strings.Contains(issues, tc.code) {
+				t.Errorf("issues = %s, want %s at %s on the right", issues, tc.code, tc.path)
+			}
+		})
 	}
 }

@@ -4,9 +4,11 @@
 // both captures against a trace spec (see ParseTraceSpec).
 //
 // Compare reads each capture record from the JSON of its Evidence
-// envelope's normalized_result and validates it itself (shape and the
-// invariants docs/formats/capture-record.md says every reader re-checks); it does not depend
-// on the capture package's Go types. Envelope turns a Result into sealed
+// envelope's normalized_result and checks the members it reads (their
+// names and the schema version come from backend/capture/record, the
+// record's owner); VerifyRecords runs record.Verify, the full check of
+// every invariant docs/formats/capture-record.md lists, for envelopes
+// that did not come from the evidence library. Envelope turns a Result into sealed
 // comparison Evidence. Nothing here keeps package-level mutable state; all
 // functions are safe for concurrent use.
 package compare
@@ -18,6 +20,7 @@ import (
 	"slices"
 	"time"
 
+	crecord "github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/evidence"
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
@@ -361,9 +364,9 @@ func readPair(left, right *evidence.Envelope) (*record, *record, error) {
 			{Side: "right", Path: p, Code: "schema_version", Message: fmt.Sprintf("right record has schema_version %d", rv)},
 		})
 	}
-	if lv != RecordSchemaVersion {
+	if lv != crecord.SchemaVersion {
 		return nil, nil, newError(CodeUnsupportedSchemaVersion, []Issue{{Path: root + ".schema_version", Code: "schema_version",
-			Message: fmt.Sprintf("both records have schema_version %d; this Gatehouse reads %d", lv, RecordSchemaVersion)}})
+			Message: fmt.Sprintf("both records have schema_version %d; this Gatehouse reads %d", lv, crecord.SchemaVersion)}})
 	}
 	var rr *record
 	done = make(chan struct{})

@@ -9,6 +9,7 @@ type (
 var (
 	BaseRecord   = baseRecord
 	Finish       = finish
+	FinishValid  = finishValid
 	Frame        = frame
 	Rendered     = rendered
 	TestContract = testContract

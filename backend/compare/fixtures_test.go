@@ -148,6 +148,43 @@ func finish(r obj) obj {
 	return r
 }
 
+// finishValid is finish for a record that record.Verify must accept:
+// before finishing, the manifest's scenario becomes the comparison
+// contract with the record's shim plan, replay plan and normalization,
+// plus the executable and arguments of the scenario given, so that every
+// value committed beside the scenario is the scenario's own (the
+// fixtures of the tests of Compare itself do not need this: Compare reads
+// only what it compares).
+func finishValid(r obj) obj {
+	m := r["manifest"].(obj)
+	if c, ok := m["comparison_contract"].(obj); ok {
+		given, _ := m["scenario"].(obj)
+		c["command_shims"], c["normalization"] = m["shim_plan"], r["normalization"]
+		if m["replay_plan"] != nil {
+			c["replay"] = m["replay_plan"]
+		}
+		sc := obj{}
+		for k, v := range c {
+			if k != "environment_names" {
+				sc[k] = v
+			}
+		}
+		env := obj{}
+		names, _ := c["environment_names"].(arr)
+		for _, n := range names {
+			env[n.(string)] = "x"
+		}
+		sc["environment"] = env
+		for _, k := range []string{"executable", "arguments"} {
+			if v, ok := given[k]; ok {
+				sc[k] = v
+			}
+		}
+		m["scenario"] = sc
+	}
+	return finish(r)
+}
+
 // seal wraps a record in sealed Process Capture Evidence, encoding it
 // with marshal (json.Marshal when nil).
 func seal(t testing.TB, r obj, marshal func(any) ([]byte, error)) *evidence.Envelope {

@@ -7,23 +7,17 @@ import (
 	"strconv"
 	"time"
 
+	crecord "github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/evidence"
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
-
-// RecordSchemaVersion is the only capture record version Compare reads
-// (Process Capture v4, docs/formats/capture-record.md).
-const RecordSchemaVersion = 4
 
 // maxIssuesPerSide bounds the issues reported for one record, so a large
 // broken capture does not produce an unbounded error.
 const maxIssuesPerSide = 100
 
 // The record lists that hold journaled observations, in record order.
-var collections = []string{
-	"frames", "rendered_frames", "interaction_events", "process_samples",
-	"filesystem_checkpoints", "shim_events", "protocol_events", "replay_transitions",
-}
+var collections = crecord.ObservationLists()
 
 // record is the part of a capture record (the normalized_result of
 // Process Capture Evidence) that comparison reads, decoded from JSON by
@@ -221,19 +215,12 @@ var itemFields = map[string][]string{
 	"replay_transitions":     {"sequence", "at_ms", "transition_id", "state_before", "state_after", "sensitive_aliases"},
 }
 
-var recordFields = []string{
-	"schema_version", "manifest", "normalization", "frames", "rendered_frames", "interaction_events",
-	"exit", "settlement", "process_samples", "filesystem_checkpoints", "shim_events", "protocol_events",
-	"replay_transitions", "reactive_run", "event_journal", "files_before", "files_after",
-	"filesystem_effects", "truncated", "limitations", "residual_unknowns", "cleanup",
-}
-
-var manifestFields = []string{
-	"gatehouse_version", "provider_version", "platform", "architecture", "pty_backend",
-	"started_at", "completed_at", "scenario", "comparison_contract", "shim_plan", "replay_plan",
-	"full_scenario_sha256", "comparison_contract_sha256", "executable_sha256",
-	"normalization_sha256", "shim_plan_sha256", "replay_plan_sha256",
-}
+// recordFields and manifestFields are the JSON members of the record's
+// Go types (backend/capture/record), its one owner.
+var (
+	recordFields   = crecord.Fields(crecord.Record{})
+	manifestFields = crecord.Fields(crecord.Manifest{})
+)
 
 // check validates the decoded record m against the record shape and the
 // invariants docs/formats/capture-record.md says every reader re-checks, and returns the

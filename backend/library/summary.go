@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/gatehouse/gatehouse/backend/capture"
+	"github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/evidence"
 )
 
@@ -16,7 +16,7 @@ func Summary(e *evidence.Envelope, origin, name string) (json.RawMessage, error)
 		s["file_name"] = name
 	}
 	if e.PredicateType == evidence.PredicateProcessCapture {
-		var rec capture.Record
+		var rec record.Record
 		if err := json.Unmarshal(e.NormalizedResult, &rec); err != nil {
 			return nil, errorf("internal", KindInternal, "summarize verified capture: %v", err)
 		}
@@ -34,7 +34,7 @@ func Summary(e *evidence.Envelope, origin, name string) (json.RawMessage, error)
 // CaptureSummary is what the library lists about a capture record: the
 // command (at most 300 characters), start, exit, settlement, frame and
 // checkpoint counts, truncation and the comparison contract's digest.
-func CaptureSummary(rec *capture.Record) map[string]any {
+func CaptureSummary(rec *record.Record) map[string]any {
 	var sc struct {
 		Executable string   `json:"executable"`
 		Arguments  []string `json:"arguments"`

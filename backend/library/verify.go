@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse/gatehouse/backend/attest"
-	"github.com/gatehouse/gatehouse/backend/capture"
+	"github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/evidence"
 )
 
@@ -30,7 +30,7 @@ type Result struct {
 
 // Verify checks Evidence bytes in full: the strict envelope and its
 // evidence_id (evidence.Parse) and, for a process capture, every
-// commitment and invariant of its record (capture.VerifyRecord). It is a
+// commitment and invariant of its record (record.Verify). It is a
 // pure function of data. Issues are non-empty exactly when it fails.
 func Verify(data []byte) (Result, []Issue) {
 	_, res, issues := ParseVerified(data)
@@ -61,7 +61,7 @@ func VerifyParsed(env *evidence.Envelope) (Result, []Issue) {
 	}
 	res.RecordVerified = true
 	var out []Issue
-	for _, is := range capture.VerifyRecord(env.NormalizedResult) {
+	for _, is := range record.Verify(env.NormalizedResult) {
 		out = append(out, Issue{Code: is.Code, Path: "$.normalized_result" + strings.TrimPrefix(is.Path, "$"), Message: is.Message})
 	}
 	if len(out) > 0 {

@@ -65,6 +65,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/replay"
 )
 
@@ -76,25 +77,25 @@ const (
 
 // RedactedRequestBody is the data recorded for every request body and
 // client WebSocket message that is not empty.
-const RedactedRequestBody = "<redacted-request-body>"
+const RedactedRequestBody = record.RedactedRequestBody
 
 // Protocol event vocabulary.
 const (
-	ProtocolHTTP      = "http"
-	ProtocolWebSocket = "websocket"
+	ProtocolHTTP      = record.ProtocolHTTP
+	ProtocolWebSocket = record.ProtocolWebSocket
 
-	DirectionRequest  = "request"
-	DirectionResponse = "response"
-	DirectionReceived = "received"
-	DirectionSent     = "sent"
+	DirectionRequest  = record.DirectionRequest
+	DirectionResponse = record.DirectionResponse
+	DirectionReceived = record.DirectionReceived
+	DirectionSent     = record.DirectionSent
 
-	ReplayOutcomeMatched        = "matched"
-	ReplayOutcomeUnmatched      = "unmatched"
-	ReplayOutcomeExhausted      = "exhausted"
-	ReplayOutcomeLimitExhausted = "limit_exhausted"
-	ReplayOutcomeSent           = "sent"
-	ReplayOutcomeDisconnected   = "disconnected"
-	ReplayOutcomeClosed         = "closed"
+	ReplayOutcomeMatched        = record.ReplayOutcomeMatched
+	ReplayOutcomeUnmatched      = record.ReplayOutcomeUnmatched
+	ReplayOutcomeExhausted      = record.ReplayOutcomeExhausted
+	ReplayOutcomeLimitExhausted = record.ReplayOutcomeLimitExhausted
+	ReplayOutcomeSent           = record.ReplayOutcomeSent
+	ReplayOutcomeDisconnected   = record.ReplayOutcomeDisconnected
+	ReplayOutcomeClosed         = record.ReplayOutcomeClosed
 )
 
 // Bodies of the answers replay gives on its own.

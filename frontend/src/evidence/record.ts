@@ -2,6 +2,9 @@
 // record") and of its Evidence v2 envelope (docs/formats/capture-record.md), as the
 // viewer reads them. Field names are the record's snake_case names; the
 // Go backend verifies every invariant before a record reaches the UI.
+// The Go types of backend/capture/record own these shapes: its test
+// TestFrontendRecordTypesMatchGo fails when an interface here and its Go
+// type (named beside each) differ in a field name.
 
 /** One raw PTY chunk (normalized and redacted at capture time). */
 export interface RawFrame {
@@ -75,6 +78,15 @@ export interface ShimEvent {
   outcome: 'matched' | 'unmatched' | 'exhausted';
 }
 
+export interface ReplayTransition {
+  sequence: number;
+  at_ms: number;
+  transition_id: string;
+  state_before: string;
+  state_after: string;
+  sensitive_aliases: string[];
+}
+
 export interface ProtocolEvent {
   sequence: number;
   at_ms: number;
@@ -90,6 +102,28 @@ export interface JournalEntry {
   capture_order: number;
   collection: string;
   index: number;
+}
+
+export interface Exit {
+  code: number | null;
+  signal: string | null;
+  reason: 'exited' | 'timeout' | 'idle_timeout';
+}
+
+export interface Settlement {
+  state: string;
+  elapsed_ms: number;
+  cleanup_outcome: string;
+}
+
+export interface ResidualUnknown {
+  scope: string;
+  reason: string;
+}
+
+export interface Cleanup {
+  owned_process_group: string;
+  temporary_root: string;
 }
 
 export interface CaptureManifest {
@@ -120,13 +154,13 @@ export interface CaptureRecord {
   frames: RawFrame[];
   rendered_frames: RenderedFrame[];
   interaction_events: InteractionEvent[];
-  exit: { code: number | null; signal: string | null; reason: 'exited' | 'timeout' | 'idle_timeout' };
-  settlement: { state: string; elapsed_ms: number; cleanup_outcome: string };
+  exit: Exit;
+  settlement: Settlement;
   process_samples: ProcessSample[];
   filesystem_checkpoints: FilesystemCheckpoint[];
   shim_events: ShimEvent[];
   protocol_events: ProtocolEvent[];
-  replay_transitions: { sequence: number; at_ms: number; transition_id: string; state_before: string; state_after: string; sensitive_aliases: string[] }[];
+  replay_transitions: ReplayTransition[];
   reactive_run: unknown;
   event_journal: JournalEntry[];
   files_before: FileState[];
@@ -134,8 +168,8 @@ export interface CaptureRecord {
   filesystem_effects: FileEffect[];
   truncated: boolean;
   limitations: string[];
-  residual_unknowns: { scope: string; reason: string }[];
-  cleanup: { owned_process_group: string; temporary_root: string };
+  residual_unknowns: ResidualUnknown[];
+  cleanup: Cleanup;
 }
 
 /** An Evidence v2 envelope; `normalized_result` is a CaptureRecord for

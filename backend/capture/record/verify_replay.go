@@ -1,4 +1,4 @@
-package capture
+package record
 
 import (
 	"encoding/json"
@@ -7,11 +7,10 @@ import (
 	"strconv"
 
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
-	"github.com/gatehouse/gatehouse/backend/loopback"
 	"github.com/gatehouse/gatehouse/backend/replay"
 )
 
-// Issue codes VerifyRecord reports for the loopback replay parts of a
+// Issue codes Verify reports for the loopback replay parts of a
 // record.
 const (
 	CodeUnredactedBody   = "unredacted_body"   // a request body or client message recorded as something else than the placeholder
@@ -55,14 +54,14 @@ type verifyPlan struct {
 // requestOutcomes are the outcomes of a request or client message by
 // replay mode; responses carry a status or "disconnected".
 var (
-	staticOutcomes  = []string{loopback.ReplayOutcomeMatched, loopback.ReplayOutcomeUnmatched, loopback.ReplayOutcomeExhausted, loopback.ReplayOutcomeLimitExhausted}
+	staticOutcomes  = []string{ReplayOutcomeMatched, ReplayOutcomeUnmatched, ReplayOutcomeExhausted, ReplayOutcomeLimitExhausted}
 	machineOutcomes = []string{replay.OutcomeCommitted, replay.OutcomeUnmatched, replay.OutcomeInvalidState, replay.OutcomeGuardFailed,
 		replay.OutcomeTransitionExhausted, replay.OutcomeInvalidCapture, replay.OutcomeUnexpectedReconnect, replay.OutcomeLimitExhausted}
 )
 
 // replayRecord checks protocol_events and replay_transitions: their
-// shapes and vocabulary (backend/loopback), that request bodies and client
-// messages are recorded only as loopback.RedactedRequestBody, that responses never
+// shapes and vocabulary (events.go), that request bodies and client
+// messages are recorded only as RedactedRequestBody, that responses never
 // outnumber requests, that static routes stay within max_calls, and that
 // transitions follow the machine of manifest.scenario.replay from its
 // initial state within max_uses and max_transitions, one per committed
@@ -120,16 +119,16 @@ func (v *verifier) protocolEvents(rec map[string]json.RawMessage, plan *verifyPl
 		if !ok1 || !ok2 || !ok3 || !ok4 {
 			continue
 		}
-		if proto != loopback.ProtocolHTTP && proto != loopback.ProtocolWebSocket {
+		if proto != ProtocolHTTP && proto != ProtocolWebSocket {
 			v.add(at+".protocol", CodeInvalidValue, "%q is not http or websocket", strictjson.Truncate(proto, 64))
 			continue
 		}
-		message := dir == loopback.DirectionReceived || dir == loopback.DirectionSent
+		message := dir == DirectionReceived || dir == DirectionSent
 		switch {
-		case dir != loopback.DirectionRequest && dir != loopback.DirectionResponse && !message:
+		case dir != DirectionRequest && dir != DirectionResponse && !message:
 			v.add(at+".direction", CodeInvalidValue, "%q is not request, response, received or sent", strictjson.Truncate(dir, 64))
 			continue
-		case message && proto == loopback.ProtocolHTTP:
+		case message && proto == ProtocolHTTP:
 			v.add(at+".direction", CodeReplayMismatch, "an http event is a request or a response, not %s", dir)
 			continue
 		case message && (hasMethod || !hasPath):
@@ -138,12 +137,12 @@ func (v *verifier) protocolEvents(rec map[string]json.RawMessage, plan *verifyPl
 			v.add(at+".method", CodeReplayMismatch, "a request or response has a method and a path")
 		}
 		switch dir {
-		case loopback.DirectionRequest, loopback.DirectionReceived:
-			if data != "" && data != loopback.RedactedRequestBody {
-				v.add(at+".data", CodeUnredactedBody, "a request body or client message is recorded only as %s", loopback.RedactedRequestBody)
+		case DirectionRequest, DirectionReceived:
+			if data != "" && data != RedactedRequestBody {
+				v.add(at+".data", CodeUnredactedBody, "a request body or client message is recorded only as %s", RedactedRequestBody)
 			}
 			switch {
-			case dir == loopback.DirectionReceived && outcome == loopback.ReplayOutcomeClosed:
+			case dir == DirectionReceived && outcome == ReplayOutcomeClosed:
 				if data != "" {
 					v.add(at+".data", CodeReplayMismatch, "a close carries no data")
 				}
@@ -151,9 +150,9 @@ func (v *verifier) protocolEvents(rec map[string]json.RawMessage, plan *verifyPl
 				v.add(at+".outcome", CodeInvalidValue, "%q is not an outcome of this replay (%v)", strictjson.Truncate(outcome, 64), allowed)
 			case outcome == replay.OutcomeCommitted:
 				committed++
-			case outcome == loopback.ReplayOutcomeMatched:
+			case outcome == ReplayOutcomeMatched:
 				key := proto + " " + dir + " " + path
-				if proto == loopback.ProtocolHTTP {
+				if proto == ProtocolHTTP {
 					key += " " + method
 				}
 				matched[key]++
@@ -161,23 +160,23 @@ func (v *verifier) protocolEvents(rec map[string]json.RawMessage, plan *verifyPl
 					v.add(at, CodeReplayOveruse, "the routes for %s %s allow %d calls; this is call %d", strictjson.Truncate(method, 32), strictjson.Truncate(path, 200), limit, matched[key])
 				}
 			}
-			if dir == loopback.DirectionRequest {
+			if dir == DirectionRequest {
 				requests[proto]++
 			}
-		case loopback.DirectionResponse:
+		case DirectionResponse:
 			responses[proto]++
 			if responses[proto] > requests[proto] {
 				v.add(at, CodeReplayMismatch, "%s response %d comes before its request", proto, responses[proto])
 			}
-			if outcome != loopback.ReplayOutcomeDisconnected {
+			if outcome != ReplayOutcomeDisconnected {
 				if n, err := strconv.Atoi(outcome); err != nil || n < 100 || n > 599 || strconv.Itoa(n) != outcome {
 					v.add(at+".outcome", CodeInvalidValue, "a response's outcome is its status (100–599) or disconnected, not %q", strictjson.Truncate(outcome, 64))
 				}
 			}
-		case loopback.DirectionSent:
-			if outcome != loopback.ReplayOutcomeSent && outcome != loopback.ReplayOutcomeDisconnected {
+		case DirectionSent:
+			if outcome != ReplayOutcomeSent && outcome != ReplayOutcomeDisconnected {
 				v.add(at+".outcome", CodeInvalidValue, "a sent message's outcome is sent or disconnected, not %q", strictjson.Truncate(outcome, 64))
-			} else if outcome == loopback.ReplayOutcomeDisconnected && data != "" {
+			} else if outcome == ReplayOutcomeDisconnected && data != "" {
 				v.add(at+".data", CodeReplayMismatch, "a disconnect carries no data")
 			}
 		}
@@ -190,13 +189,13 @@ func (v *verifier) protocolEvents(rec map[string]json.RawMessage, plan *verifyPl
 func (p *verifyPlan) maxCalls(proto, dir, method, path string) int64 {
 	var n int64
 	switch {
-	case proto == loopback.ProtocolHTTP:
+	case proto == ProtocolHTTP:
 		for _, r := range p.HTTP {
 			if r.Method == method && r.Path == path {
 				n += r.MaxCalls
 			}
 		}
-	case dir == loopback.DirectionRequest:
+	case dir == DirectionRequest:
 		for _, r := range p.Connections {
 			if r.Path == path {
 				n += r.MaxCalls

@@ -1,9 +1,10 @@
-package capture
+package record
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -12,9 +13,21 @@ import (
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
-// Issue codes reported by VerifyRecord (besides CodeInvalidJSON,
-// CodeWrongType, CodeMissingField, CodeUnknownField, CodeInvalidValue and
-// CodeTooManyIssues).
+// Issue is one violation Verify reports: a stable Code, the JSON Path of
+// the offending value ("$" is the record) and a Message for people.
+type Issue = strictjson.Issue
+
+// Codes Verify shares with every strict JSON reader (strictjson.Code*).
+const (
+	CodeInvalidJSON   = strictjson.CodeInvalidJSON   // not one canonicalizable JSON value
+	CodeWrongType     = strictjson.CodeWrongType     // a value of the wrong JSON type
+	CodeMissingField  = strictjson.CodeMissingField  // a required member is absent
+	CodeUnknownField  = strictjson.CodeUnknownField  // a member the record does not define
+	CodeInvalidValue  = strictjson.CodeInvalidValue  // outside its enumeration or format
+	CodeTooManyIssues = strictjson.CodeTooManyIssues // more issues than strictjson.DefaultMaxIssues
+)
+
+// Issue codes reported by Verify (besides the shared codes above).
 const (
 	CodeCommitmentMismatch = "commitment_mismatch" // a *_sha256 differs from the digest of its value, or two embedded values disagree
 	CodeTimeOrder          = "time_order"          // completed_at before started_at, or an at_ms that goes back
@@ -28,22 +41,30 @@ const (
 )
 
 // recordFields are the members of a capture record (docs/formats/capture-record.md).
-var recordFields = []string{"schema_version", "manifest", "normalization", "frames", "rendered_frames",
-	"interaction_events", "exit", "settlement", "process_samples", "filesystem_checkpoints", "shim_events",
-	"protocol_events", "replay_transitions", "reactive_run", "event_journal", "files_before", "files_after",
-	"filesystem_effects", "truncated", "limitations", "residual_unknowns", "cleanup"}
+var recordFields = Fields(Record{})
+
+// observationLists are the record's lists of journaled observations, in
+// record order.
+var observationLists = []string{"frames", "rendered_frames", "interaction_events", "process_samples",
+	"filesystem_checkpoints", "shim_events", "protocol_events", "replay_transitions"}
+
+// ObservationLists returns the names of the record's lists of journaled
+// observations, in record order (a new slice each call); an event_journal
+// entry names one of them, or "exit" or "settlement".
+func ObservationLists() []string { return slices.Clone(observationLists) }
 
 // journalCollections are the record lists (and lifecycle entries) an
 // event_journal entry may name.
-var journalCollections = []string{"frames", "rendered_frames", "interaction_events", "process_samples",
-	"filesystem_checkpoints", "shim_events", "protocol_events", "replay_transitions", "exit", "settlement"}
+var journalCollections = append(slices.Clone(observationLists), "exit", "settlement")
 
-// VerifyRecord re-checks a capture record (an Evidence normalized_result)
+// Verify re-checks a capture record (an Evidence normalized_result)
 // against the invariants of docs/formats/capture-record.md and returns every violation, each
 // with the JSON path of the offending value ("$" is the record); nil means
 // the record holds. It never repairs anything and never panics.
 //
-// Checked: the record is one JSON value RFC 8785 can canonicalize (no
+// Checked: every frame, rendered frame, interaction event, process sample
+// and shim event has exactly its members, of their types and enumerations
+// (elements and item, verify_items.go); the record is one JSON value RFC 8785 can canonicalize (no
 // duplicate names) and an object with exactly the record's members and
 // schema_version 4; every manifest *_sha256 equals the digest of its
 // embedded value (executable_sha256, whose value is not embedded, must be
@@ -65,9 +86,9 @@ var journalCollections = []string{"frames", "rendered_frames", "interaction_even
 // in order; exit and settlement once each); limitations are strings and
 // residual_unknowns {scope, reason}; protocol_events and
 // replay_transitions agree with the replay plan (replayRecord,
-// loopback_verify.go); reactive_run is null exactly without
+// verify_replay.go); reactive_run is null exactly without
 // a reactive graph and otherwise a run reactive.VerifyRun accepts.
-func VerifyRecord(raw json.RawMessage) []Issue {
+func Verify(raw json.RawMessage) []Issue {
 	v := &verifier{}
 	if _, err := evidence.Canonicalize(raw); err != nil {
 		v.add("$", CodeInvalidJSON, "the record is not canonicalizable JSON: %s", strictjson.Truncate(err.Error(), 200))
@@ -77,8 +98,8 @@ func VerifyRecord(raw json.RawMessage) []Issue {
 	if rec == nil {
 		return v.issues.List
 	}
-	if n, ok := v.intAt(rec, "$", "schema_version"); ok && n != RecordSchemaVersion {
-		v.add("$.schema_version", CodeInvalidValue, "schema_version must be %d", RecordSchemaVersion)
+	if n, ok := v.intAt(rec, "$", "schema_version"); ok && n != SchemaVersion {
+		v.add("$.schema_version", CodeInvalidValue, "schema_version must be %d", SchemaVersion)
 	}
 	v.manifest(rec)
 	lens := map[string]int{}
@@ -93,9 +114,9 @@ func VerifyRecord(raw json.RawMessage) []Issue {
 	v.settlement(rec)
 	v.cleanup(rec)
 	v.shimCalls(rec)
-	v.replayRecord(rec) // loopback_verify.go
+	v.replayRecord(rec) // verify_replay.go
 	v.journal(rec, lens)
-	v.reactiveRun(rec) // reactive_verify.go
+	v.reactiveRun(rec) // verify_reactive.go
 	v.notes(rec)
 	return v.issues.List
 }
@@ -165,25 +186,32 @@ func (v *verifier) object(raw json.RawMessage, path string, allowed ...string) m
 		return nil
 	}
 	if len(allowed) > 0 {
-		known := map[string]bool{}
-		for _, k := range allowed {
-			known[k] = true
-			if _, ok := m[k]; !ok {
-				v.add(path+strictjson.KeyPath(k), CodeMissingField, "required field is missing")
-			}
-		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if !known[k] {
-				v.add(path+strictjson.KeyPath(k), CodeUnknownField, "unknown field %q", strictjson.Truncate(k, 64))
-			}
-		}
+		v.exactly(m, path, allowed, nil)
 	}
 	return m
+}
+
+// exactly reports the members of allowed that m lacks (but those in
+// elsewhere, which another check reports) and the members of m not in
+// allowed, in name order.
+func (v *verifier) exactly(m map[string]json.RawMessage, path string, allowed []string, elsewhere map[string]bool) {
+	known := map[string]bool{}
+	for _, k := range allowed {
+		known[k] = true
+		if _, ok := m[k]; !ok && !elsewhere[k] {
+			v.add(path+strictjson.KeyPath(k), CodeMissingField, "required field is missing")
+		}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !known[k] {
+			v.add(path+strictjson.KeyPath(k), CodeUnknownField, "unknown field %q", strictjson.Truncate(k, 64))
+		}
+	}
 }
 
 // array decodes member key of m as an array (nil when absent or not one).
@@ -279,10 +307,7 @@ func (v *verifier) manifest(rec map[string]json.RawMessage) {
 		return
 	}
 	const p = "$.manifest"
-	m := v.object(raw, p, "gatehouse_version", "provider_version", "platform", "architecture", "pty_backend",
-		"started_at", "completed_at", "scenario", "comparison_contract", "shim_plan", "replay_plan",
-		"full_scenario_sha256", "comparison_contract_sha256", "executable_sha256", "normalization_sha256",
-		"shim_plan_sha256", "replay_plan_sha256")
+	m := v.object(raw, p, Fields(Manifest{})...)
 	if m == nil {
 		return
 	}
@@ -384,8 +409,14 @@ func (v *verifier) elements(rec map[string]json.RawMessage, key string) ([]map[s
 		return nil, 0
 	}
 	out := make([]map[string]json.RawMessage, len(a))
+	fields := itemFields[key]
 	for i, e := range a {
-		out[i] = v.object(e, fmt.Sprintf("$.%s[%d]", key, i))
+		at := fmt.Sprintf("$.%s[%d]", key, i)
+		out[i] = v.object(e, at)
+		if out[i] != nil && fields != nil {
+			v.exactly(out[i], at, fields, orderFields)
+			v.item(key, out[i], at) // verify_items.go
+		}
 	}
 	return out, len(a)
 }

@@ -1,0 +1,35 @@
+package compare
+
+import (
+	"strings"
+
+	crecord "github.com/gatehouse/gatehouse/backend/capture/record"
+	"github.com/gatehouse/gatehouse/backend/evidence"
+)
+
+// VerifyRecords checks the capture record of each Process Capture
+// envelope given with record.Verify, the one check of the record, and
+// returns a CodeInvalidCapture *Error naming every failing path of every
+// side (Side "left" for the first envelope, "right" for the second; paths
+// under $.normalized_result), or nil when all hold. Envelopes of other
+// predicates are left to Compare, which refuses them.
+//
+// Compare checks the members it reads, not every invariant of the record;
+// envelopes taken from the evidence library have passed record.Verify
+// already, and a caller comparing envelopes from anywhere else (a file on
+// the command line) calls VerifyRecords first.
+func VerifyRecords(left, right *evidence.Envelope) error {
+	var issues []Issue
+	for i, e := range []*evidence.Envelope{left, right} {
+		if e == nil || e.PredicateType != evidence.PredicateProcessCapture {
+			continue
+		}
+		for _, is := range crecord.Verify(e.NormalizedResult) {
+			issues = append(issues, Issue{Side: sideName(i), Path: root + strings.TrimPrefix(is.Path, "$"), Code: is.Code, Message: is.Message})
+		}
+	}
+	if len(issues) > 0 {
+		return newError(CodeInvalidCapture, issues)
+	}
+	return nil
+}
