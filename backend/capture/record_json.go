@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
+	"unicode/utf8"
 )
 
 // WriteJSON writes r's JSON to w: exactly the bytes a json.Encoder with
@@ -16,9 +18,9 @@ import (
 // by doubling) and the caller's copy of it raise the capturing process's
 // peak memory by several times the output. WriteJSON instead encodes the
 // record one field, and the raw and rendered frames one element, at a
-// time with encoding/json itself, so each piece is what the one-buffer
-// encoding holds at that place and only one frame's encoding is in
-// memory at once. TestWriteJSONIsEncode keeps the two byte-identical.
+// time with encoding/json itself (a raw frame's data in pieces, see
+// text), so each piece is what the one-buffer encoding holds at that
+// place and only a small piece's encoding is in memory at once. TestWriteJSONIsEncode keeps the two byte-identical.
 func (r *Record) WriteJSON(w io.Writer, escapeHTML bool) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	e := recordWriter{w: bw}
@@ -29,7 +31,7 @@ func (r *Record) WriteJSON(w io.Writer, escapeHTML bool) error {
 	e.field("manifest", r.Manifest)
 	e.field("normalization", r.Normalization)
 	e.key("frames")
-	writeList(&e, r.Frames)
+	e.frames(r.Frames)
 	e.key("rendered_frames")
 	writeList(&e, r.RenderedFrames)
 	e.field("interaction_events", r.InteractionEvents)
@@ -98,6 +100,55 @@ func (e *recordWriter) value(v any) {
 func (e *recordWriter) field(name string, v any) {
 	e.key(name)
 	e.value(v)
+}
+
+// frames writes the raw frames as encoding/json writes them, each
+// frame's data in pieces (text).
+func (e *recordWriter) frames(list []Frame) {
+	if list == nil {
+		e.w.WriteString("null") //nolint:errcheck // see key
+		return
+	}
+	e.w.WriteByte('[') //nolint:errcheck // see key
+	for i := range list {
+		if i > 0 {
+			e.w.WriteByte(',') //nolint:errcheck // see key
+		}
+		f := &list[i]
+		e.w.WriteString(`{"sequence":` + strconv.Itoa(f.Sequence) + `,"at_ms":` + strconv.Itoa(f.AtMS) + `,"data":`) //nolint:errcheck // see key
+		e.text(f.Data)
+		e.w.WriteByte('}') //nolint:errcheck // see key
+	}
+	e.w.WriteByte(']') //nolint:errcheck // see key
+}
+
+// textPiece is how much of a string text encodes at once.
+const textPiece = 64 << 10
+
+// text writes s as encoding/json writes a string, encoding it in pieces
+// of about textPiece bytes with encoding/json itself, so a frame of
+// megabytes needs no buffer of its size. Each piece ends before a byte
+// that starts a UTF-8 sequence: encoding/json reads a valid sequence
+// whole and every byte of an invalid one alone, so no sequence it reads
+// spans two pieces, and the pieces' encodings (without their quotes)
+// join into the encoding of s.
+func (e *recordWriter) text(s string) {
+	e.w.WriteByte('"') //nolint:errcheck // see key
+	for len(s) > 0 && e.err == nil {
+		n := min(len(s), textPiece)
+		for n < len(s) && !utf8.RuneStart(s[n]) {
+			n++
+		}
+		e.buf.Reset()
+		if err := e.enc.Encode(s[:n]); err != nil {
+			e.err = err
+			return
+		}
+		b := bytes.TrimSuffix(e.buf.Bytes(), []byte{'\n'})
+		e.w.Write(b[1 : len(b)-1]) //nolint:errcheck // see key
+		s = s[n:]
+	}
+	e.w.WriteByte('"') //nolint:errcheck // see key
 }
 
 // writeList writes list as encoding/json writes a slice: null when nil,

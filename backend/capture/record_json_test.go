@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,6 +119,19 @@ func TestWriteJSONIsEncode(t *testing.T) {
 		m["events"] = []any{obj{"at_ms": 0, "type": "resize", "columns": 40, "rows": 10}}
 	})
 	recs["capture"] = capture(t, sc, opts)
+	// frames of several pieces (record_json.go's text), their cuts falling
+	// in and around multi-byte, invalid and escaped characters
+	large := pinnedRecord()
+	parts := []string{"a", "é", "😀", "\xff", "\xe2\x80", "\xe2\x80\xa8", "<", "&", "\u2028", "\x1b[0m", "\n", "\"", "\x00", "\xf0\x9f"}
+	rng := rand.New(rand.NewPCG(16, 1))
+	for i := 0; i < 6; i++ {
+		var b strings.Builder
+		for b.Len() < (i+1)*textPiece/2+i {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		large.Frames = append(large.Frames, Frame{Sequence: len(large.Frames), AtMS: 10 + i, Data: b.String()})
+	}
+	recs["large"] = large
 	for name, rec := range recs {
 		for _, esc := range []bool{false, true} {
 			want := encoded(t, rec, esc)
