@@ -95,7 +95,7 @@ func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, tg target,
 	if err != nil {
 		return err
 	}
-	scr, err := startScreen(RendererHelper{Node: opts.Node, Supervisor: sup}, sc.Terminal)
+	scr, err := opts.Renderers.screen(RendererHelper{Node: opts.Node, Supervisor: sup}, sc.Terminal)
 	if err != nil {
 		return fmt.Errorf("capture: %w", err)
 	}
