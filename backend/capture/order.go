@@ -113,7 +113,10 @@ func (s *session) takeChunk(c chunk, ok bool) bool {
 		s.recycle(c.data)
 		return true
 	}
-	if s.rec.framesOwed() { // the renderer is busy: join the output pending
+	// While the renderer is busy, or output is still pending (the frames
+	// it waited for came outside frameArrived, to a checkpoint), join the
+	// output pending, so it is recorded in the order it was read.
+	if owed := s.rec.framesOwed(); owed || len(s.pending) > 0 {
 		// within the room left (one byte more, so that recording it
 		// truncates): past limits.output_bytes nothing is recorded
 		if room := s.rec.limits.OutputBytes - s.rec.rawBytes + 1 - len(s.pending); room > 0 && !s.rec.rawFull {
@@ -124,7 +127,7 @@ func (s *session) takeChunk(c chunk, ok bool) bool {
 		}
 		s.pendingAt = c.at
 		s.recycle(c.data)
-		if len(s.pending) >= pendingBytes { // enough for one chunk: the renderer gets it queued
+		if !owed || len(s.pending) >= pendingBytes { // enough for one chunk: the renderer gets it queued
 			s.recordPending()
 		}
 		return true

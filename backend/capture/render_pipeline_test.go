@@ -97,3 +97,31 @@ func TestCaptureReadsWhileTheRendererIsStopped(t *testing.T) {
 	}
 	t.Logf("%d raw frames, %d of them long enough for the fast-forward", len(r.rec.Frames), checkFramesMatchXterm(t, requireNode(t), sc, r.rec))
 }
+
+// TestCaptureKeepsOutputInOrderAroundCheckpoints: time checkpoints taken
+// while output is pending (a checkpoint first records the screens owed)
+// never let later output be recorded before the output pending: the raw
+// frames join into exactly what the target wrote.
+func TestCaptureKeepsOutputInOrderAroundCheckpoints(t *testing.T) {
+	var cps []any
+	for i := 0; i < 60; i++ {
+		cps = append(cps, obj{"name": "t" + strconv.Itoa(i), "trigger": obj{"type": "time", "at_ms": 5 + 5*i}})
+	}
+	sc, opts := shScenario(t, `stty -onlcr; seq -f 'x%gx' 1 700000`, func(m obj) {
+		m["limits"] = obj{"output_bytes": 10_000_000}
+		m["checkpoints"] = cps
+	})
+	rec := capture(t, sc, opts)
+	var want strings.Builder
+	for i := 1; i <= 700000; i++ {
+		want.WriteString("x" + strconv.Itoa(i) + "x\n") // letters around the numbers: no pid normalization
+	}
+	if out := output(rec); out != want.String() {
+		i := 0
+		for i < len(out) && i < want.Len() && out[i] == want.String()[i] {
+			i++
+		}
+		t.Fatalf("the raw frames differ from the output at byte %d of %d (%d frames): %q", i, want.Len(), len(rec.Frames), out[i:min(len(out), i+40)])
+	}
+	t.Logf("%d raw frames, %d checkpoints", len(rec.Frames), len(rec.FilesystemCheckpoints))
+}
