@@ -42,6 +42,10 @@ type Options struct {
 	// the renderer helper (xterm.js) that renders rendered_frames; a
 	// capture without it is refused before launch.
 	Node string
+	// Renderers, when set, supplies the renderer helper instead: one
+	// started ahead (run with its own Node and Supervisor), so the
+	// capture does not wait for Node to start (renderers.go).
+	Renderers *Renderers
 	// RunID is the value of GATEHOUSE_PROCESS_RUN_ID in the target's
 	// environment ("" = crypto/rand.Text()). It must be unique among live
 	// captures.

@@ -229,6 +229,7 @@ func (r *recorder) take(due []*pendingCheckpoint) {
 // files_before, files_after and filesystem_effects, names the checkpoints
 // that were never taken, and no checkpoint is taken after it.
 func (r *recorder) checkpoint(name string, at time.Duration) {
+	r.awaitFrames() // the screen of the output before it is recorded first
 	c := r.fs
 	if c == nil { // a recorder without filesystem checkpoints
 		r.rec.FilesystemCheckpoints = append(r.rec.FilesystemCheckpoints, FilesystemCheckpoint{

@@ -24,6 +24,16 @@ func TestCapturedFramesMatchXterm(t *testing.T) {
 		m["limits"] = obj{"output_bytes": 10_000_000, "frames": 100000}
 	})
 	rec := capture(t, sc, opts)
+	long := checkFramesMatchXterm(t, node, sc, rec)
+	t.Logf("%d rendered frames match xterm.js and restore; %d raw frames held enough lines for the fast-forward", len(rec.RenderedFrames), long)
+}
+
+// checkFramesMatchXterm checks every rendered frame of rec, a capture of
+// sc, against an independent @xterm/headless run over its raw frames
+// (TestCapturedFramesMatchXterm) and returns how many raw frames held
+// enough lines for the fast-forward to cut.
+func checkFramesMatchXterm(t *testing.T, node string, sc *Scenario, rec *Record) int {
+	t.Helper()
 	if rec.Truncated || len(rec.RenderedFrames) != len(rec.Frames) || len(rec.Frames) == 0 {
 		t.Fatalf("%d raw frames, %d rendered, truncated %v", len(rec.Frames), len(rec.RenderedFrames), rec.Truncated)
 	}
@@ -58,7 +68,7 @@ func TestCapturedFramesMatchXterm(t *testing.T) {
 			t.Errorf("rendered frame %d: serialized_state does not restore the screen:\n  %s", i, strings.Join(d, "\n  "))
 		}
 	}
-	t.Logf("%d rendered frames match xterm.js and restore; %d raw frames held enough lines for the fast-forward", len(rec.RenderedFrames), long)
+	return long
 }
 
 // xtermViews runs render.mjs on items: the first has ViewsAfter set, and

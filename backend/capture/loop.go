@@ -20,6 +20,7 @@ func (s *session) observe(ctx context.Context) error {
 	if reason == ExitReasonExited {
 		s.takeOutputBeforeExit() // order.go
 	}
+	s.flushPending()
 	close(s.ended)
 	// Events not yet scheduled are reported as target_exited in order.
 	for i := s.next; i < len(s.sc.Events); i++ {
@@ -48,6 +49,7 @@ func (s *session) observe(ctx context.Context) error {
 	if r.Exit.Reason == "" { // cancelled
 		r.Exit.Reason = ExitReasonTimeout
 	}
+	s.flushPending()
 	s.rec.journal("settlement", 0)
 	s.rec.eventCheckpoints(TriggerSettled)
 	s.rec.checkpoint(CheckpointAfterSettlement, time.Since(s.start))
@@ -82,6 +84,8 @@ func (s *session) untilExit(ctx context.Context) (string, error) {
 			}
 		case res := <-s.results:
 			s.takeResult(res)
+		case a := <-s.rec.scr.answerC():
+			s.frameArrived(a)
 		case <-events.C:
 			s.armEvents(events)
 		case <-tick.C:
@@ -193,6 +197,8 @@ func (s *session) recordNext(ctx context.Context, stop <-chan time.Time) (bool, 
 		s.takeChunk(c, ok)
 	case res := <-s.results:
 		s.takeResult(res)
+	case a := <-s.rec.scr.answerC():
+		s.frameArrived(a)
 	case <-s.rec.fs.timerC():
 		s.rec.dueCheckpoints()
 	case c := <-shimCallsOf(s.shims):
@@ -227,6 +233,7 @@ func (s *session) drain() {
 			s.chunks = nil
 		}
 	}
+	s.flushPending()
 	close(s.quit)
 	s.master.Close()
 	<-s.readerDone
@@ -236,4 +243,5 @@ func (s *session) drain() {
 		s.rec.shim(c)
 	}
 	s.rec.flush(time.Since(s.start))
+	s.rec.awaitFrames()
 }

@@ -247,11 +247,21 @@ type stream struct {
 }
 
 // push adds a chunk and returns the text that is safe to normalize now.
+//
+// A chunk that follows nothing held back is read in place, and what is
+// held back is kept in a small buffer, so a chunk of megabytes is copied
+// once (into the text), not twice, and no buffer of its size is kept.
 func (s *stream) push(b []byte) string {
-	s.pending = append(s.pending, b...)
-	keep := max(incompleteRune(s.pending), s.literalPrefix())
-	out := string(s.pending[:len(s.pending)-keep])
-	s.pending = append(s.pending[:0], s.pending[len(s.pending)-keep:]...)
+	buf := b
+	if len(s.pending) > 0 {
+		buf = append(s.pending, b...)
+	}
+	keep := max(incompleteRune(buf), s.literalPrefix(buf))
+	out := string(buf[:len(buf)-keep])
+	if cap(s.pending) > 64<<10 {
+		s.pending = nil
+	}
+	s.pending = append(s.pending[:0], buf[len(buf)-keep:]...)
 	return out
 }
 
@@ -264,11 +274,11 @@ func (s *stream) flush() string {
 
 // literalPrefix is the length of the longest tail of pending that is a
 // proper prefix of a literal.
-func (s *stream) literalPrefix() int {
+func (s *stream) literalPrefix(pending []byte) int {
 	best := 0
 	for _, lit := range s.literals {
-		for k := min(len(lit)-1, len(s.pending)); k > best; k-- {
-			if string(s.pending[len(s.pending)-k:]) == lit[:k] {
+		for k := min(len(lit)-1, len(pending)); k > best; k-- {
+			if string(pending[len(pending)-k:]) == lit[:k] {
 				best = k
 				break
 			}

@@ -27,6 +27,12 @@ type recorder struct {
 	seen          map[int]string // pid → identity of its last sample
 	fs            *checkpoints   // filesystem checkpoints (checkpoints.go)
 	rx            *reactiveRun   // reactive run; nil without (reactive_run.go)
+
+	// async: rendered frames are asked for and recorded when they come
+	// (frameArrived, from the session's loop), so recording never waits
+	// on the renderer; otherwise each is waited for where it is asked.
+	async    bool
+	frameAts []time.Duration // when each frame asked for and not yet recorded was due
 }
 
 // journal notes one observation in capture order.
@@ -70,8 +76,8 @@ func (r *recorder) chunk(data []byte, at time.Duration) {
 	r.literalCheckpoints(text)
 }
 
-// render feeds the screen what the raw frames have released and records
-// the screen it renders to. The screen never gets the held-back tail of a
+// render feeds the screen what the raw frames have released and asks for
+// the screen it renders to (rendered). The screen never gets the held-back tail of a
 // chunk (a possible start of a secret) before the raw frames do, so no
 // rendered frame shows a secret's first bytes while they are held back.
 //
@@ -126,16 +132,54 @@ func (r *recorder) flush(at time.Duration) {
 	}
 }
 
-// rendered appends the current screen, within its own budget of
-// limits.frames frames and limits.output_bytes bytes (lines plus
-// serialized state).
+// rendered asks for the current screen, recorded at at once it comes
+// (frameArrived): at once, or, when async, when the session's loop
+// receives it.
 func (r *recorder) rendered(at time.Duration) {
 	if r.renderedFull {
 		return
 	}
-	f, err := r.scr.snapshot()
+	if err := r.scr.requestFrame(); err != nil {
+		r.screenFailed(err)
+		return
+	}
+	r.frameAts = append(r.frameAts, at)
+	if !r.async {
+		r.awaitFrames()
+	}
+}
+
+// framesOwed reports whether a frame asked for has not been recorded
+// (none is, once the renderer failed).
+func (r *recorder) framesOwed() bool {
+	if len(r.frameAts) == 0 {
+		return false
+	}
+	if r.scr.err != nil {
+		r.frameAts = nil
+	}
+	return len(r.frameAts) > 0
+}
+
+// awaitFrames waits for and records every frame owed.
+func (r *recorder) awaitFrames() {
+	for r.framesOwed() {
+		r.frameArrived(r.scr.next())
+	}
+}
+
+// frameArrived records the answer to the oldest frame owed: the screen,
+// within its own budget of limits.frames frames and limits.output_bytes
+// bytes (lines plus serialized state).
+func (r *recorder) frameArrived(typ byte, b []byte, err error) {
+	at := r.frameAts[0]
+	r.frameAts = r.frameAts[1:]
+	f, err := r.scr.frameOf(typ, b, err)
 	if err != nil {
 		r.screenFailed(err)
+		return
+	}
+	if r.renderedFull { // asked for before rendered frames stopped
 		return
 	}
 	// A secret wrapped over two rows is not one literal in any row, nor in
@@ -190,6 +234,7 @@ func (r *recorder) interaction(ev Event, at time.Duration, outcome string) {
 			return
 		}
 		r.rendered(at)
+		r.awaitFrames() // a resize is followed by the screen at its size
 	}
 }
 

@@ -49,9 +49,54 @@ func (s *session) takeResults() {
 	}
 }
 
-// takeResult records the outcome of one event.
+// takeResult records the outcome of one event, after the output taken
+// before it (flushPending).
 func (s *session) takeResult(res result) {
+	s.flushPending()
 	s.rec.interaction(s.event(res.index), res.at, res.outcome)
+}
+
+// While a rendered frame is owed (the renderer is still parsing the last
+// chunk), the output taken meanwhile is joined into s.pending and
+// recorded as one chunk when the frame has come, so reading the PTY never
+// waits on the renderer, and the slower the renderer the larger (and the
+// fewer) the chunks it gets, which its fast-forward cuts best. What is
+// pending is recorded before any event outcome, the exit and the
+// settlement (flushPending), so output is journaled before what was
+// recorded after it was read.
+
+// frameArrived records the answer a (from the screen's answerC) and then
+// the output pending, once no frame is owed.
+func (s *session) frameArrived(a answer) {
+	s.rec.frameArrived(s.rec.scr.take(a))
+	if !s.rec.framesOwed() {
+		s.recordPending()
+	}
+}
+
+// pendingBytes is the most output pending at once: 4 MiB, so a fast
+// writer's 10 MB reach a slow renderer as a few chunks, and the buffer is
+// allocated once.
+const pendingBytes = 4 << 20
+
+// recordPending records the output pending as one chunk.
+func (s *session) recordPending() {
+	if len(s.pending) == 0 {
+		return
+	}
+	s.rec.chunk(s.pending, s.pendingAt)
+	s.pending = s.pending[:0]
+}
+
+// flushPending waits for the frames owed and records the output pending.
+func (s *session) flushPending() {
+	for {
+		s.rec.awaitFrames()
+		if len(s.pending) == 0 {
+			return
+		}
+		s.recordPending()
+	}
 }
 
 // takeChunk records chunk c, received with ok from s.chunks, after the
@@ -66,6 +111,25 @@ func (s *session) takeChunk(c chunk, ok bool) bool {
 	if s.rec.rx != nil { // a reactive graph sees every chunk as read
 		s.rec.chunk(c.data, c.at)
 		s.recycle(c.data)
+		return true
+	}
+	// While the renderer is busy, or output is still pending (the frames
+	// it waited for came outside frameArrived, to a checkpoint), join the
+	// output pending, so it is recorded in the order it was read.
+	if owed := s.rec.framesOwed(); owed || len(s.pending) > 0 {
+		// within the room left (one byte more, so that recording it
+		// truncates): past limits.output_bytes nothing is recorded
+		if room := s.rec.limits.OutputBytes - s.rec.rawBytes + 1 - len(s.pending); room > 0 && !s.rec.rawFull {
+			if s.pending == nil {
+				s.pending = make([]byte, 0, pendingBytes+readBuffer)
+			}
+			s.pending = append(s.pending, c.data[:min(room, len(c.data))]...)
+		}
+		s.pendingAt = c.at
+		s.recycle(c.data)
+		if !owed || len(s.pending) >= pendingBytes { // enough for one chunk: the renderer gets it queued
+			s.recordPending()
+		}
 		return true
 	}
 	// Chunks the reader queued while the loop was busy (rendering the last

@@ -70,26 +70,64 @@ const (
 const minColumns = 2
 
 // screen is a screen rendered by xterm.js in the renderer helper.
-// Writes and resizes are queued and sent without waiting, together with
-// the snapshot that follows them (or once 1 MiB is queued); a snapshot
-// waits for the frame of everything sent before it. It is used by one
-// goroutine.
+//
+// It is pipelined: writes, resizes and snapshot requests are queued and
+// handed to a writer goroutine without waiting (together with the
+// request that follows them, or once 1 MiB is queued), and a reader
+// goroutine reads the helper's answers as they come, so the goroutine
+// using the screen never waits on the helper unless it asks to
+// (snapshot, stats, next). Answers come in the order of the requests.
+// Every answer owed is bounded by the timeout, counted from the request
+// or from the answer before it. Queued text is not copied: messages
+// refer to the caller's strings until they are written. A screen is used
+// by one goroutine.
 type screen struct {
 	tree     *proctree.Tree
-	in       *os.File      // the helper's stdin
-	out      *bufio.Reader // its stdout
-	outFile  *os.File
+	in       *os.File // the helper's stdin (the writer goroutine's)
+	outFile  *os.File // its stdout (the reader goroutine's)
 	stderr   *tailBuffer
 	timeout  time.Duration
 	memoryMB int
-	queued   []byte // messages not yet written (send)
-	// Version is what the helper said it runs.
+
+	queued      []message // messages not yet handed to the writer (send)
+	queuedBytes int
+	writes      chan []message // batches for the writer goroutine
+	writerDone  chan struct{}
+	answers     chan answer   // the helper's messages, from the reader goroutine
+	done        chan struct{} // closed by close: the reader stops
+	waiting     int           // answers requested and not yet taken
+
+	mu       sync.Mutex // owed and the read deadline
+	owed     int        // answers the reader has not read yet
+	deadline time.Duration
+	writeErr error // the writer's first error (under mu)
+
+	// version is what the helper said it runs.
 	version string
 	err     error // sticky: set once the helper failed
 	closed  bool
 }
 
-// startScreen starts the renderer helper for a screen of t's size.
+// message is one message to the helper: its type and payload.
+type message struct {
+	typ     byte
+	payload string
+}
+
+// answer is one message read from the helper, or why none could be.
+type answer struct {
+	typ     byte
+	payload []byte
+	err     error
+}
+
+// writeBatches bounds the batches queued for the writer goroutine;
+// past it the screen's user waits for the helper (a batch holds up to
+// maxChunkMessage bytes of text, or a request).
+const writeBatches = 256
+
+// startScreen starts the renderer helper for a screen of t's size and
+// waits for its hello.
 func startScreen(h RendererHelper, t Terminal) (*screen, error) {
 	if h.Supervisor == nil || !filepath.IsAbs(h.Node) {
 		return nil, errors.New("capture: the renderer needs the pinned Node (an absolute path) and a process supervisor")
@@ -141,15 +179,20 @@ func startScreen(h RendererHelper, t Terminal) (*screen, error) {
 		io.WriteString(srcW, rendererScript) //nolint:errcheck // see above
 		srcW.Close()
 	}()
-	s := &screen{tree: tree, in: inW, out: bufio.NewReaderSize(outR, 64<<10), outFile: outR, stderr: &tailBuffer{max: 4096}, timeout: timeout, memoryMB: mem}
+	s := &screen{tree: tree, in: inW, outFile: outR, stderr: &tailBuffer{max: 4096}, timeout: timeout, memoryMB: mem,
+		writes: make(chan []message, writeBatches), writerDone: make(chan struct{}),
+		answers: make(chan answer, 16), done: make(chan struct{}), waiting: 1}
 	go func() { io.Copy(s.stderr, errR); errR.Close() }() //nolint:errcheck // only kept for error messages
-	typ, hello, err := s.read()
+	s.owe()                                               // the hello
+	go s.writeLoop()
+	go s.readLoop(bufio.NewReaderSize(outR, 64<<10))
+	typ, hello, err := s.next()
 	if err == nil && typ != 'h' {
-		err = fmt.Errorf("answered %q before its hello", typ)
+		err = s.fail(fmt.Errorf("answered %q before its hello", typ))
 	}
 	if err != nil {
 		s.close()
-		return nil, s.fail(err)
+		return nil, err
 	}
 	s.version = string(hello)
 	return s, nil
@@ -176,65 +219,197 @@ func (s *screen) fail(err error) error {
 	return s.err
 }
 
-// send queues one message; messages go out together (one write, one wake
-// of the helper) when a snapshot needs them, when maxChunkMessage bytes
-// are queued, or at close.
+// send queues one message; messages go to the writer together when a
+// request needs them, when maxChunkMessage bytes are queued, or at close.
 func (s *screen) send(typ byte, payload []byte) error {
+	return s.queue(typ, string(payload))
+}
+
+func (s *screen) queue(typ byte, payload string) error {
 	if s.err != nil {
 		return s.err
 	}
-	var hdr [5]byte
-	hdr[0] = typ
-	binary.LittleEndian.PutUint32(hdr[1:], uint32(len(payload)))
-	s.queued = append(append(s.queued, hdr[:]...), payload...)
-	if len(s.queued) >= maxChunkMessage {
+	s.queued = append(s.queued, message{typ, payload})
+	s.queuedBytes += 5 + len(payload)
+	if s.queuedBytes >= maxChunkMessage {
 		return s.flush()
 	}
 	return nil
 }
 
-// flush writes the queued messages.
+// flush hands the queued messages to the writer goroutine (waiting when
+// writeBatches batches are already queued).
 func (s *screen) flush() error {
 	if s.err != nil || len(s.queued) == 0 {
 		return s.err
 	}
-	s.in.SetWriteDeadline(time.Now().Add(s.timeout)) //nolint:errcheck // pipes support deadlines
-	_, err := s.in.Write(s.queued)
-	s.queued = s.queued[:0]
-	if cap(s.queued) > 2*maxChunkMessage+16 { // do not keep a large buffer
-		s.queued = nil
+	batch := s.queued
+	s.queued, s.queuedBytes = nil, 0
+	select {
+	case s.writes <- batch:
+		return nil
+	case <-time.After(s.timeout):
+		return s.fail(fmt.Errorf("it did not read its input within %v", s.timeout))
 	}
-	if err != nil {
-		return s.fail(fmt.Errorf("writing to it: %w", err))
-	}
-	return nil
 }
 
-// read reads one message from the helper within the timeout.
-func (s *screen) read() (byte, []byte, error) {
-	s.outFile.SetReadDeadline(time.Now().Add(s.timeout)) //nolint:errcheck // pipes support deadlines
-	var hdr [5]byte
-	if _, err := io.ReadFull(s.out, hdr[:]); err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return 0, nil, fmt.Errorf("it did not answer within %v", s.timeout)
+// writeLoop writes the batches in order; after a failed write it only
+// drains them (the reader then sees the helper end, or time out). It
+// closes the helper's stdin at the end, which ends the helper.
+func (s *screen) writeLoop() {
+	defer close(s.writerDone)
+	defer s.in.Close()
+	w := bufio.NewWriterSize(deadlineWriter{s}, 64<<10)
+	failed := false
+	for batch := range s.writes {
+		if failed {
+			continue
 		}
-		return 0, nil, fmt.Errorf("it ended (%v)", err)
+		for _, m := range batch {
+			var hdr [5]byte
+			hdr[0] = m.typ
+			binary.LittleEndian.PutUint32(hdr[1:], uint32(len(m.payload)))
+			w.Write(hdr[:])          //nolint:errcheck // bufio keeps the first error; Flush returns it
+			w.WriteString(m.payload) //nolint:errcheck // see above
+		}
+		if err := w.Flush(); err != nil {
+			s.mu.Lock()
+			s.writeErr = err
+			s.mu.Unlock()
+			failed = true
+		}
+	}
+}
+
+// deadlineWriter writes to the helper's stdin within the timeout.
+type deadlineWriter struct{ s *screen }
+
+func (d deadlineWriter) Write(p []byte) (int, error) {
+	d.s.mu.Lock()
+	timeout := d.s.timeout
+	d.s.mu.Unlock()
+	d.s.in.SetWriteDeadline(time.Now().Add(timeout)) //nolint:errcheck // pipes support deadlines
+	return d.s.in.Write(p)
+}
+
+// owe notes one more answer the helper owes; the reader's deadline runs
+// from now when it owed none.
+func (s *screen) owe() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.owed == 0 {
+		s.deadline = s.timeout
+		s.outFile.SetReadDeadline(time.Now().Add(s.timeout)) //nolint:errcheck // pipes support deadlines
+	}
+	s.owed++
+}
+
+// answered notes one answer read: the deadline of the next one owed runs
+// from now, and none runs while nothing is owed.
+func (s *screen) answered() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.owed > 0 {
+		s.owed--
+	}
+	if s.owed > 0 {
+		s.outFile.SetReadDeadline(time.Now().Add(s.deadline)) //nolint:errcheck // pipes support deadlines
+	} else {
+		s.outFile.SetReadDeadline(time.Time{}) //nolint:errcheck // see above
+	}
+}
+
+// readLoop reads the helper's messages and hands them over in order,
+// until one cannot be read (the last answer is then that error).
+func (s *screen) readLoop(out *bufio.Reader) {
+	for {
+		typ, b, err := s.read(out)
+		if err == nil {
+			s.answered()
+		}
+		select {
+		case s.answers <- answer{typ, b, err}:
+		case <-s.done:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// read reads one message from the helper.
+func (s *screen) read(out *bufio.Reader) (byte, []byte, error) {
+	var hdr [5]byte
+	if _, err := io.ReadFull(out, hdr[:]); err != nil {
+		return 0, nil, s.readErr(err, "it ended (%v)")
 	}
 	n := binary.LittleEndian.Uint32(hdr[1:])
 	if n > maxRendererMessage {
 		return 0, nil, fmt.Errorf("it sent a message of %d bytes", n)
 	}
 	b := make([]byte, n)
-	if _, err := io.ReadFull(s.out, b); err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return 0, nil, fmt.Errorf("it did not answer within %v", s.timeout)
-		}
-		return 0, nil, fmt.Errorf("it ended inside a message (%v)", err)
+	if _, err := io.ReadFull(out, b); err != nil {
+		return 0, nil, s.readErr(err, "it ended inside a message (%v)")
 	}
 	if hdr[0] == 'e' {
 		return 0, nil, errors.New(strictText(string(b)))
 	}
 	return hdr[0], b, nil
+}
+
+// readErr words a failed read: a timeout, or the helper's end (with the
+// writer's error, when writing failed first).
+func (s *screen) readErr(err error, ended string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("it did not answer within %v", s.deadline)
+	}
+	if s.writeErr != nil {
+		return fmt.Errorf("writing to it: %w; "+ended, s.writeErr, err)
+	}
+	return fmt.Errorf(ended, err)
+}
+
+// request queues a message the helper answers and hands everything
+// queued to the writer.
+func (s *screen) request(typ byte) error {
+	if err := s.send(typ, nil); err != nil {
+		return err
+	}
+	s.waiting++
+	s.owe()
+	return s.flush()
+}
+
+// answerC is the channel the next answer comes on, nil when none is
+// owed or the screen failed (for a select; take what it gives to take).
+func (s *screen) answerC() <-chan answer {
+	if s.waiting == 0 || s.err != nil {
+		return nil
+	}
+	return s.answers
+}
+
+// take takes answer a, received from answerC.
+func (s *screen) take(a answer) (byte, []byte, error) {
+	s.waiting--
+	if a.err != nil {
+		return 0, nil, s.fail(a.err)
+	}
+	return a.typ, a.payload, nil
+}
+
+// next waits for the next answer (the reader's deadline bounds the wait).
+func (s *screen) next() (byte, []byte, error) {
+	if s.err != nil {
+		return 0, nil, s.err
+	}
+	if s.waiting == 0 {
+		return 0, nil, errors.New("capture: renderer: no answer is owed")
+	}
+	return s.take(<-s.answers)
 }
 
 // strictText is s with control characters escaped, for error messages.
@@ -245,27 +420,16 @@ func strictText(s string) string {
 
 // write sends b as terminal output, in messages of at most
 // writeMessage bytes.
-func (s *screen) write(b []byte) error { return writeText(s, b) }
+func (s *screen) write(b []byte) error { return s.writeString(string(b)) }
 
-// writeString is write for text, without converting it first.
-func (s *screen) writeString(text string) error { return writeText(s, text) }
-
-func writeText[T string | []byte](s *screen, b T) error {
-	for len(b) > 0 {
-		if s.err != nil {
-			return s.err
+// writeString is write for text, which is queued without a copy.
+func (s *screen) writeString(text string) error {
+	for len(text) > 0 {
+		n := min(len(text), writeMessage)
+		if err := s.queue('w', text[:n]); err != nil {
+			return err
 		}
-		n := min(len(b), writeMessage)
-		var hdr [5]byte
-		hdr[0] = 'w'
-		binary.LittleEndian.PutUint32(hdr[1:], uint32(n))
-		s.queued = append(append(s.queued, hdr[:]...), b[:n]...)
-		if len(s.queued) >= maxChunkMessage {
-			if err := s.flush(); err != nil {
-				return err
-			}
-		}
-		b = b[n:]
+		text = text[n:]
 	}
 	return s.err
 }
@@ -296,20 +460,26 @@ type helperFrame struct {
 	S          string
 }
 
-// snapshot returns the screen once everything sent before is parsed.
+// requestFrame asks for the screen once everything sent before is
+// parsed; the frame comes on answerC (see frameOf).
+func (s *screen) requestFrame() error { return s.request('s') }
+
+// snapshot returns the screen once everything sent before is parsed
+// (requestFrame, then the frame). No other answer may be owed.
 func (s *screen) snapshot() (RenderedFrame, error) {
-	if err := s.send('s', nil); err != nil {
+	if err := s.requestFrame(); err != nil {
 		return RenderedFrame{}, err
 	}
-	if err := s.flush(); err != nil {
-		return RenderedFrame{}, err
-	}
-	typ, b, err := s.read()
+	return s.frameOf(s.next())
+}
+
+// frameOf decodes the answer to requestFrame.
+func (s *screen) frameOf(typ byte, b []byte, err error) (RenderedFrame, error) {
 	if err == nil && typ != 'f' {
-		err = fmt.Errorf("answered %q to a snapshot", typ)
+		err = s.fail(fmt.Errorf("answered %q to a snapshot", typ))
 	}
 	if err != nil {
-		return RenderedFrame{}, s.fail(err)
+		return RenderedFrame{}, err
 	}
 	var f helperFrame
 	if err := json.Unmarshal(b, &f); err != nil {
@@ -332,20 +502,18 @@ type fastStats struct {
 	Cuts    int64 `json:"cuts"`
 }
 
-// stats asks the helper what its fast-forward did so far.
+// stats asks the helper what its fast-forward did so far. No other
+// answer may be owed.
 func (s *screen) stats() (fastStats, error) {
-	if err := s.send('k', nil); err != nil {
+	if err := s.request('k'); err != nil {
 		return fastStats{}, err
 	}
-	if err := s.flush(); err != nil {
-		return fastStats{}, err
-	}
-	typ, b, err := s.read()
+	typ, b, err := s.next()
 	if err == nil && typ != 'k' {
-		err = fmt.Errorf("answered %q to a statistics request", typ)
+		err = s.fail(fmt.Errorf("answered %q to a statistics request", typ))
 	}
 	if err != nil {
-		return fastStats{}, s.fail(err)
+		return fastStats{}, err
 	}
 	var st fastStats
 	if err := json.Unmarshal(b, &st); err != nil {
@@ -354,20 +522,29 @@ func (s *screen) stats() (fastStats, error) {
 	return st, nil
 }
 
-// close ends the helper: stdin is closed so it exits on its own, and
-// after a short grace its tree is terminated and released either way.
+// close ends the helper: what is queued is written and stdin closed, so
+// it exits on its own, and after a short grace its tree is terminated and
+// released either way.
 func (s *screen) close() {
 	if s.closed {
 		return
 	}
 	s.closed = true
-	s.flush() //nolint:errcheck // a failed helper is ended below either way
-	s.in.Close()
+	if s.err == nil && len(s.queued) > 0 {
+		select { // a writer that cannot take it is ended below
+		case s.writes <- s.queued:
+		default:
+		}
+	}
+	s.queued = nil
+	close(s.writes)
 	select {
 	case <-s.tree.Exited():
 	case <-time.After(2 * time.Second):
 	}
 	s.tree.Terminate(100 * time.Millisecond)
+	<-s.writerDone // the helper is gone, so its writes fail at once
+	close(s.done)
 	s.outFile.Close()
 }
 

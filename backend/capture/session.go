@@ -55,6 +55,8 @@ type session struct {
 	chunks         chan chunk
 	free           chan []byte   // read buffers the loop has recorded, for the reader to reuse
 	joined         []byte        // takeChunk's buffer for queued chunks joined into one (order.go)
+	pending        []byte        // output taken while a rendered frame is owed, recorded as one chunk once it came (order.go)
+	pendingAt      time.Duration // when the last of it was read
 	quit           chan struct{} // closed when nobody receives chunks any more
 	readerDone     chan struct{}
 	next           int           // events handed to the dispatcher so far
@@ -95,7 +97,7 @@ func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, tg target,
 	if err != nil {
 		return err
 	}
-	scr, err := startScreen(RendererHelper{Node: opts.Node, Supervisor: sup}, sc.Terminal)
+	scr, err := opts.Renderers.screen(RendererHelper{Node: opts.Node, Supervisor: sup}, sc.Terminal)
 	if err != nil {
 		return fmt.Errorf("capture: %w", err)
 	}
@@ -134,7 +136,7 @@ func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, tg target,
 	norm.addPID(tree.Pid())
 	s := &session{
 		sc: sc, tree: tree, master: master, start: start, shims: shims, lb: lb,
-		rec:    &recorder{rec: rec, limits: sc.Limits, norm: norm, text: stream{literals: norm.literals}, scr: scr, fs: cps},
+		rec:    &recorder{rec: rec, limits: sc.Limits, norm: norm, text: stream{literals: norm.literals}, scr: scr, fs: cps, async: rx == nil},
 		chunks: make(chan chunk, readQueue), free: make(chan []byte, readQueue+2), quit: make(chan struct{}), readerDone: make(chan struct{}),
 		jobs: make(chan int, len(sc.Events)+rx.capacity()), results: make(chan result, len(sc.Events)+rx.capacity()),
 		dispatcherDone: make(chan struct{}), ended: make(chan struct{}),
