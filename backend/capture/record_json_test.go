@@ -33,15 +33,15 @@ func pinnedRecord() *Record {
 		},
 		Normalization: json.RawMessage(`{"pids":true,"patterns":[{"regex":"<\\d+>","replacement":"&"}]}`),
 		Frames: []Frame{
-			{0, 0, "plain\r\n"},
-			{1, 5, "\x1b[31mred\x1b[0m <b>&amp;</b> \u2028\u2029 \x00\x07\x7f \xff\xfe bad utf-8 😀 é\t\"\\/"},
-			{2, 9, ""},
+			{Sequence: 0, AtMS: 0, Data: "plain\r\n"},
+			{Sequence: 1, AtMS: 5, Data: "\x1b[31mred\x1b[0m <b>&amp;</b> \u2028\u2029 \x00\x07\x7f \xff\xfe bad utf-8 😀 é\t\"\\/"},
+			{Sequence: 2, AtMS: 9, Data: ""},
 		},
 		RenderedFrames: []RenderedFrame{
 			{Sequence: 0, AtMS: 0, Columns: 4, Rows: 2, CursorX: 4, CursorY: 1, ActiveBuffer: BufferNormal, Lines: []string{"ab<>", "😀  "}, SerializedState: "\x1b[?25l\x1b[1;1H<&>"},
 			{Sequence: 1, AtMS: 9, Columns: 4, Rows: 2, ActiveBuffer: BufferAlternate, Lines: nil, SerializedState: ""},
 		},
-		InteractionEvents: []InteractionEvent{{0, 1, 2, EventInput, RedactedInput(3), OutcomeDispatched}, {1, 4, 4, EventResize, "80x24", OutcomeTargetExited}},
+		InteractionEvents: []InteractionEvent{{Sequence: 0, ScheduledAtMS: 1, DispatchedAtMS: 2, Type: EventInput, Data: RedactedInput(3), Outcome: OutcomeDispatched}, {Sequence: 1, ScheduledAtMS: 4, DispatchedAtMS: 4, Type: EventResize, Data: "80x24", Outcome: OutcomeTargetExited}},
 		Exit:              Exit{Code: &code, Signal: &sig, Reason: ExitReasonExited},
 		Settlement:        Settlement{State: SettlementQuiesced, ElapsedMS: 51, CleanupOutcome: CleanupNotRequired},
 		ProcessSamples:    []ProcessSample{{AtMS: 0, PID: 1, ParentPID: 0, Command: "/bin/sh -c 'a && b'", ProcessGroupID: &pg}},
@@ -53,13 +53,13 @@ func pinnedRecord() *Record {
 		ProtocolEvents:    []json.RawMessage{},
 		ReplayTransitions: nil,
 		ReactiveRun:       nil,
-		EventJournal:      []JournalEntry{{0, "frames", 0}, {1, "exit", 0}},
+		EventJournal:      []JournalEntry{{CaptureOrder: 0, Collection: "frames", Index: 0}, {CaptureOrder: 1, Collection: "exit", Index: 0}},
 		FilesBefore:       []FileState{fs},
 		FilesAfter:        []FileState{},
 		FilesystemEffects: nil,
 		Truncated:         true,
 		Limitations:       []string{"a <limit> & more", "é😀\u2028"},
-		ResidualUnknowns:  []ResidualUnknown{{"process", "why <not>"}},
+		ResidualUnknowns:  []ResidualUnknown{{Scope: "process", Reason: "why <not>"}},
 		Cleanup:           Cleanup{OwnedProcessGroup: OwnedProcessGroupVerified, TemporaryRoot: TemporaryRootRemoved},
 	}
 }
@@ -119,8 +119,10 @@ func TestWriteJSONIsEncode(t *testing.T) {
 		m["events"] = []any{obj{"at_ms": 0, "type": "resize", "columns": 40, "rows": 10}}
 	})
 	recs["capture"] = capture(t, sc, opts)
-	// frames of several pieces (record_json.go's text), their cuts falling
-	// in and around multi-byte, invalid and escaped characters
+	// frames of several pieces (record/json.go's text encodes 64 KiB at
+	// once: textPiece), their cuts falling in and around multi-byte,
+	// invalid and escaped characters
+	const textPiece = 64 << 10
 	large := pinnedRecord()
 	parts := []string{"a", "é", "😀", "\xff", "\xe2\x80", "\xe2\x80\xa8", "<", "&", "\u2028", "\x1b[0m", "\n", "\"", "\x00", "\xf0\x9f"}
 	rng := rand.New(rand.NewPCG(16, 1))
