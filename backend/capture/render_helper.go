@@ -17,6 +17,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 	"github.com/gatehouse/gatehouse/backend/proctree"
+	"golang.org/x/sys/unix"
 )
 
 // rendererScript is the renderer helper: @xterm/headless and the frames
@@ -105,6 +106,7 @@ func startScreen(h RendererHelper, t Terminal) (*screen, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: renderer pipe: %w", err)
 	}
+	growPipe(inW, maxChunkMessage)
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		inR.Close()
@@ -153,6 +155,20 @@ func startScreen(h RendererHelper, t Terminal) (*screen, error) {
 	}
 	s.version = string(hello)
 	return s, nil
+}
+
+// growPipe asks for a pipe of size bytes behind f. The helper's input
+// pipe holds one whole batch of flush (maxChunkMessage), so the helper
+// parses a batch without waiting for the capture to be scheduled again
+// for every 64 KiB (Linux's default capacity); on a busy machine each of
+// those waits is a scheduler slice. Failing is only slower (a smaller
+// fs.pipe-max-size, or the user's pipe quota spent): the error is ignored.
+func growPipe(f *os.File, size int) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Control(func(fd uintptr) { unix.FcntlInt(fd, unix.F_SETPIPE_SZ, size) }) //nolint:errcheck // see above
 }
 
 func closeAll(fs ...*os.File) {

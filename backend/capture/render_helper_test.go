@@ -5,10 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // testNode is the Node of the tests (the one on PATH), which stands for
@@ -162,5 +165,33 @@ func TestRendererBundleIsCurrent(t *testing.T) {
 	}
 	if string(want) != rendererScript {
 		t.Fatal("render_helper.js is stale: run `make renderer`")
+	}
+}
+
+// TestRendererInputPipeHoldsABatch: the helper's input pipe holds one
+// whole batch of queued messages (maxChunkMessage), so the helper parses
+// a batch without waiting for the capture's next write (growPipe).
+func TestRendererInputPipeHoldsABatch(t *testing.T) {
+	s := startTestScreen(t, testHelper(t), Terminal{Columns: 80, Rows: 24})
+	rc, err := s.in.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := 0
+	rc.Control(func(fd uintptr) { size, err = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile("/proc/sys/fs/pipe-max-size"); size < maxChunkMessage {
+		if max, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && max < maxChunkMessage {
+			t.Skipf("fs.pipe-max-size is %d", max)
+		}
+		t.Errorf("the helper's input pipe holds %d bytes, want at least %d", size, maxChunkMessage)
+	}
+	// and the screen works through it: one batch larger than the old
+	// 64 KiB capacity, then a frame
+	s.write(bytes.Repeat([]byte("x"), maxChunkMessage-64))
+	if f := xsnap(t, s); !strings.HasPrefix(f.Lines[0], "xxxx") {
+		t.Errorf("row 0 %q", f.Lines[0])
 	}
 }
