@@ -2,9 +2,11 @@ package capture
 
 import (
 	"bytes"
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -193,5 +195,53 @@ func TestRendererInputPipeHoldsABatch(t *testing.T) {
 	s.write(bytes.Repeat([]byte("x"), maxChunkMessage-64))
 	if f := xsnap(t, s); !strings.HasPrefix(f.Lines[0], "xxxx") {
 		t.Errorf("row 0 %q", f.Lines[0])
+	}
+}
+
+// frameMessage is a binary frame message as the helper writes it
+// (helper.mjs encodeFrame, without the 5-byte header).
+func frameMessage(c, r, x, y int, a byte, texts ...string) []byte {
+	b := binary.LittleEndian.AppendUint16(nil, uint16(c))
+	b = binary.LittleEndian.AppendUint16(b, uint16(r))
+	b = binary.LittleEndian.AppendUint16(b, uint16(x))
+	b = binary.LittleEndian.AppendUint16(b, uint16(y))
+	b = append(b, a)
+	for _, t := range texts {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(t)))
+		b = append(b, t...)
+	}
+	return b
+}
+
+// TestDecodeFrame: the helper's binary frame is read exactly, and every
+// malformed one is an error naming what is wrong, never a frame.
+func TestDecodeFrame(t *testing.T) {
+	f, err := decodeFrame(frameMessage(3, 2, 3, 1, 1, "ab ", "é  ", "\x1b[?1049h\x1b[Hab"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := RenderedFrame{Columns: 3, Rows: 2, CursorX: 3, CursorY: 1, ActiveBuffer: BufferAlternate, Lines: []string{"ab ", "é  "}, SerializedState: "\x1b[?1049h\x1b[Hab"}
+	if !reflect.DeepEqual(f, want) {
+		t.Errorf("decoded %+v, want %+v", f, want)
+	}
+	long := frameMessage(3, 1, 0, 0, 0, "abc", "")
+	binary.LittleEndian.PutUint32(long[len(long)-4:], 1<<31) // the state's length past the end
+	for name, c := range map[string]struct {
+		msg  []byte
+		want string
+	}{
+		"short":          {[]byte{1, 0, 1, 0, 0, 0, 0}, "7 bytes long"},
+		"buffer 2":       {frameMessage(3, 1, 0, 0, 2, "abc", ""), "names buffer 2"},
+		"no columns":     {frameMessage(0, 1, 0, 0, 0, "", ""), "0x1"},
+		"no rows":        {frameMessage(3, 0, 0, 0, 0, ""), "3x0"},
+		"rows missing":   {frameMessage(3, 2, 0, 0, 0, "abc", ""), "ends before the serialized state"},
+		"many rows":      {frameMessage(3, 65535, 0, 0, 0, "abc", ""), "with fewer rows"},
+		"length too big": {long, "ends inside the serialized state"},
+		"trailing bytes": {append(frameMessage(3, 1, 0, 0, 0, "abc", ""), 0), "1 bytes after"},
+		"not UTF-8":      {frameMessage(3, 1, 0, 0, 0, "a\xffc", ""), "row 0 is not UTF-8"},
+	} {
+		if f, err := decodeFrame(c.msg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %+v, %v; want an error with %q", name, f, err, c.want)
+		}
 	}
 }
