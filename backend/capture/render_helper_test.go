@@ -245,3 +245,24 @@ func TestDecodeFrame(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeFrame: any message either fails or is a frame whose binary
+// form is the message itself (nothing read twice, skipped or left over).
+func FuzzDecodeFrame(f *testing.F) {
+	f.Add(frameMessage(3, 2, 3, 1, 1, "ab ", "é  ", "\x1b[?1049h\x1b[Hab"))
+	f.Add(frameMessage(1, 1, 0, 0, 0, " ", ""))
+	f.Add([]byte{1, 0, 1, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255})
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		fr, err := decodeFrame(msg)
+		if err != nil {
+			return
+		}
+		a := byte(0)
+		if fr.ActiveBuffer == BufferAlternate {
+			a = 1
+		}
+		if got := frameMessage(fr.Columns, fr.Rows, fr.CursorX, fr.CursorY, a, append(fr.Lines, fr.SerializedState)...); !bytes.Equal(got, msg) {
+			t.Fatalf("decoded %+v, which is % x, not % x", fr, got, msg)
+		}
+	})
+}
