@@ -27,6 +27,7 @@ FUZZ_TARGETS := \
 	./backend/capture:FuzzParseScenario \
 	./backend/capture:FuzzVerifyRecord \
 	./backend/capture:FuzzScreen \
+	./backend/capture:FuzzDecodeFrame \
 	./backend/loopback:FuzzReplayPlan \
 	./backend/replay:FuzzParseMachine \
 	./backend/replay:FuzzParseRun \

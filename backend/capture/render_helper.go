@@ -14,9 +14,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 	"github.com/gatehouse/gatehouse/backend/proctree"
+	"golang.org/x/sys/unix"
 )
 
 // rendererScript is the renderer helper: @xterm/headless and the frames
@@ -143,6 +145,7 @@ func startScreen(h RendererHelper, t Terminal) (*screen, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: renderer pipe: %w", err)
 	}
+	growPipe(inW, maxChunkMessage)
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		inR.Close()
@@ -196,6 +199,20 @@ func startScreen(h RendererHelper, t Terminal) (*screen, error) {
 	}
 	s.version = string(hello)
 	return s, nil
+}
+
+// growPipe asks for a pipe of size bytes behind f. The helper's input
+// pipe holds one whole batch of flush (maxChunkMessage), so the helper
+// parses a batch without waiting for the capture to be scheduled again
+// for every 64 KiB (Linux's default capacity); on a busy machine each of
+// those waits is a scheduler slice. Failing is only slower (a smaller
+// fs.pipe-max-size, or the user's pipe quota spent): the error is ignored.
+func growPipe(f *os.File, size int) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Control(func(fd uintptr) { unix.FcntlInt(fd, unix.F_SETPIPE_SZ, size) }) //nolint:errcheck // see above
 }
 
 func closeAll(fs ...*os.File) {
@@ -452,14 +469,6 @@ func (s *screen) reset(t Terminal) error {
 	return s.send('n', p[:])
 }
 
-// helperFrame is the helper's frame message.
-type helperFrame struct {
-	C, R, X, Y int
-	A          int
-	L          []string
-	S          string
-}
-
 // requestFrame asks for the screen once everything sent before is
 // parsed; the frame comes on answerC (see frameOf).
 func (s *screen) requestFrame() error { return s.request('s') }
@@ -481,18 +490,80 @@ func (s *screen) frameOf(typ byte, b []byte, err error) (RenderedFrame, error) {
 	if err != nil {
 		return RenderedFrame{}, err
 	}
-	var f helperFrame
-	if err := json.Unmarshal(b, &f); err != nil {
-		return RenderedFrame{}, s.fail(fmt.Errorf("its frame is not JSON: %v", err))
+	f, err := decodeFrame(b)
+	if err != nil {
+		return RenderedFrame{}, s.fail(err)
 	}
-	if f.C < 1 || f.R < 1 || len(f.L) != f.R {
-		return RenderedFrame{}, s.fail(fmt.Errorf("its frame is %dx%d with %d rows", f.C, f.R, len(f.L)))
+	return f, nil
+}
+
+// decodeFrame reads the helper's binary frame message (helper.mjs: the
+// size, the cursor, the active buffer, every row's text and the
+// serialized state, the texts as u32 length and UTF-8 bytes). Anything
+// else — a short or long message, a zero size, a row count that is not
+// the frame's, text that is not UTF-8 — is an error.
+func decodeFrame(b []byte) (RenderedFrame, error) {
+	if len(b) < 9 {
+		return RenderedFrame{}, fmt.Errorf("its frame is %d bytes long", len(b))
 	}
-	active := BufferNormal
-	if f.A == 1 {
-		active = BufferAlternate
+	f := RenderedFrame{
+		Columns: int(binary.LittleEndian.Uint16(b[0:])), Rows: int(binary.LittleEndian.Uint16(b[2:])),
+		CursorX: int(binary.LittleEndian.Uint16(b[4:])), CursorY: int(binary.LittleEndian.Uint16(b[6:])),
+		ActiveBuffer: BufferNormal,
 	}
-	return RenderedFrame{Columns: f.C, Rows: f.R, CursorX: f.X, CursorY: f.Y, ActiveBuffer: active, Lines: f.L, SerializedState: f.S}, nil
+	switch b[8] {
+	case 0:
+	case 1:
+		f.ActiveBuffer = BufferAlternate
+	default:
+		return RenderedFrame{}, fmt.Errorf("its frame names buffer %d", b[8])
+	}
+	if f.Columns < 1 || f.Rows < 1 {
+		return RenderedFrame{}, fmt.Errorf("its frame is %dx%d", f.Columns, f.Rows)
+	}
+	rest := b[9:]
+	// text reads the next text: row i, or the serialized state (i < 0)
+	text := func(i int) (string, error) {
+		what := "the serialized state"
+		if i >= 0 {
+			what = "row " + strconv.Itoa(i)
+		}
+		if len(rest) < 4 {
+			return "", fmt.Errorf("its frame ends before %s", what)
+		}
+		n := binary.LittleEndian.Uint32(rest)
+		if uint64(n) > uint64(len(rest)-4) {
+			return "", fmt.Errorf("its frame ends inside %s", what)
+		}
+		t := rest[4 : 4+n]
+		rest = rest[4+n:]
+		if !utf8.Valid(t) {
+			return "", fmt.Errorf("its frame's %s is not UTF-8", what)
+		}
+		return string(t), nil
+	}
+	// every row takes at least its 4-byte length: a row count the
+	// message cannot hold fails before anything is allocated for it
+	if f.Rows > len(rest)/4 {
+		return RenderedFrame{}, fmt.Errorf("its frame is %dx%d with fewer rows", f.Columns, f.Rows)
+	}
+	f.Lines = make([]string, f.Rows)
+	for i := range f.Lines {
+		l, err := text(i)
+		if err != nil {
+			return RenderedFrame{}, err
+		}
+		f.Lines[i] = l
+	}
+	st, err := text(-1)
+	if err != nil {
+		return RenderedFrame{}, err
+	}
+	if len(rest) != 0 {
+		return RenderedFrame{}, fmt.Errorf("its frame has %d bytes after the serialized state", len(rest))
+	}
+	f.SerializedState = st
+	return f, nil
 }
 
 // fastStats is what the helper's fast-forward did (frontend/renderer/

@@ -2,13 +2,18 @@ package capture
 
 import (
 	"bytes"
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // testNode is the Node of the tests (the one on PATH), which stands for
@@ -163,4 +168,101 @@ func TestRendererBundleIsCurrent(t *testing.T) {
 	if string(want) != rendererScript {
 		t.Fatal("render_helper.js is stale: run `make renderer`")
 	}
+}
+
+// TestRendererInputPipeHoldsABatch: the helper's input pipe holds one
+// whole batch of queued messages (maxChunkMessage), so the helper parses
+// a batch without waiting for the capture's next write (growPipe).
+func TestRendererInputPipeHoldsABatch(t *testing.T) {
+	s := startTestScreen(t, testHelper(t), Terminal{Columns: 80, Rows: 24})
+	rc, err := s.in.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := 0
+	rc.Control(func(fd uintptr) { size, err = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile("/proc/sys/fs/pipe-max-size"); size < maxChunkMessage {
+		if max, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && max < maxChunkMessage {
+			t.Skipf("fs.pipe-max-size is %d", max)
+		}
+		t.Errorf("the helper's input pipe holds %d bytes, want at least %d", size, maxChunkMessage)
+	}
+	// and the screen works through it: one batch larger than the old
+	// 64 KiB capacity, then a frame
+	s.write(bytes.Repeat([]byte("x"), maxChunkMessage-64))
+	if f := xsnap(t, s); !strings.HasPrefix(f.Lines[0], "xxxx") {
+		t.Errorf("row 0 %q", f.Lines[0])
+	}
+}
+
+// frameMessage is a binary frame message as the helper writes it
+// (helper.mjs encodeFrame, without the 5-byte header).
+func frameMessage(c, r, x, y int, a byte, texts ...string) []byte {
+	b := binary.LittleEndian.AppendUint16(nil, uint16(c))
+	b = binary.LittleEndian.AppendUint16(b, uint16(r))
+	b = binary.LittleEndian.AppendUint16(b, uint16(x))
+	b = binary.LittleEndian.AppendUint16(b, uint16(y))
+	b = append(b, a)
+	for _, t := range texts {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(t)))
+		b = append(b, t...)
+	}
+	return b
+}
+
+// TestDecodeFrame: the helper's binary frame is read exactly, and every
+// malformed one is an error naming what is wrong, never a frame.
+func TestDecodeFrame(t *testing.T) {
+	f, err := decodeFrame(frameMessage(3, 2, 3, 1, 1, "ab ", "é  ", "\x1b[?1049h\x1b[Hab"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := RenderedFrame{Columns: 3, Rows: 2, CursorX: 3, CursorY: 1, ActiveBuffer: BufferAlternate, Lines: []string{"ab ", "é  "}, SerializedState: "\x1b[?1049h\x1b[Hab"}
+	if !reflect.DeepEqual(f, want) {
+		t.Errorf("decoded %+v, want %+v", f, want)
+	}
+	long := frameMessage(3, 1, 0, 0, 0, "abc", "")
+	binary.LittleEndian.PutUint32(long[len(long)-4:], 1<<31) // the state's length past the end
+	for name, c := range map[string]struct {
+		msg  []byte
+		want string
+	}{
+		"short":          {[]byte{1, 0, 1, 0, 0, 0, 0}, "7 bytes long"},
+		"buffer 2":       {frameMessage(3, 1, 0, 0, 2, "abc", ""), "names buffer 2"},
+		"no columns":     {frameMessage(0, 1, 0, 0, 0, "", ""), "0x1"},
+		"no rows":        {frameMessage(3, 0, 0, 0, 0, ""), "3x0"},
+		"rows missing":   {frameMessage(3, 2, 0, 0, 0, "abc", ""), "ends before the serialized state"},
+		"many rows":      {frameMessage(3, 65535, 0, 0, 0, "abc", ""), "with fewer rows"},
+		"length too big": {long, "ends inside the serialized state"},
+		"trailing bytes": {append(frameMessage(3, 1, 0, 0, 0, "abc", ""), 0), "1 bytes after"},
+		"not UTF-8":      {frameMessage(3, 1, 0, 0, 0, "a\xffc", ""), "row 0 is not UTF-8"},
+	} {
+		if f, err := decodeFrame(c.msg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %+v, %v; want an error with %q", name, f, err, c.want)
+		}
+	}
+}
+
+// FuzzDecodeFrame: any message either fails or is a frame whose binary
+// form is the message itself (nothing read twice, skipped or left over).
+func FuzzDecodeFrame(f *testing.F) {
+	f.Add(frameMessage(3, 2, 3, 1, 1, "ab ", "é  ", "\x1b[?1049h\x1b[Hab"))
+	f.Add(frameMessage(1, 1, 0, 0, 0, " ", ""))
+	f.Add([]byte{1, 0, 1, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255})
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		fr, err := decodeFrame(msg)
+		if err != nil {
+			return
+		}
+		a := byte(0)
+		if fr.ActiveBuffer == BufferAlternate {
+			a = 1
+		}
+		if got := frameMessage(fr.Columns, fr.Rows, fr.CursorX, fr.CursorY, a, append(fr.Lines, fr.SerializedState)...); !bytes.Equal(got, msg) {
+			t.Fatalf("decoded %+v, which is % x, not % x", fr, got, msg)
+		}
+	})
 }

@@ -79,6 +79,16 @@ export function ready(term) {
   );
 }
 
+// rings is the ring buffers of the last run that ended, reused by the
+// next of the same size: a capture starts a run with nearly every chunk
+// of plain output, and allocating two typed arrays of scrollback + rows
+// entries each time cost about as much as scanning the chunk. No entry
+// of a reused ring is read before this run writes it: cut reads the entry
+// of line feed lfs - need (at least rows, so a line feed of this run),
+// written when that line feed was counted and overwritten only ring line
+// feeds later.
+let rings = null;
+
 // A PlainRun collects one plain run's bytes and writes them, cut when it
 // can be, with write (a synchronous xterm.js write).
 export class PlainRun {
@@ -92,8 +102,14 @@ export class PlainRun {
     this.total = 0; // bytes in the run
     // the last need + 1 line feeds: offset after each and the column then
     this.ring = this.need + 1;
-    this.pos = new Float64Array(this.ring);
-    this.col = new Uint16Array(this.ring);
+    if (rings !== null && rings.pos.length === this.ring) {
+      this.pos = rings.pos;
+      this.col = rings.col;
+      rings = null;
+    } else {
+      this.pos = new Float64Array(this.ring);
+      this.col = new Uint16Array(this.ring);
+    }
     this.segs = []; // bytes not dropped yet, in order
     this.segStart = 0; // run offset of segs[0]
     this.done = false; // written in full (drop, end)
@@ -174,7 +190,13 @@ export class PlainRun {
   flushAll() {
     for (const s of this.segs) this.write(s);
     this.segs = [];
+    this.release();
+  }
+
+  // release ends the run and hands its rings to the next run.
+  release() {
     this.done = true;
+    rings = { pos: this.pos, col: this.col };
   }
 
   // end writes the run: the replacement of everything up to the cut and
@@ -195,7 +217,7 @@ export class PlainRun {
       at += s.length;
     }
     this.segs = [];
-    this.done = true;
+    this.release();
     return c;
   }
 }

@@ -18,12 +18,14 @@
 //       'k' statistics: answered with one 'k' (JSON {"skipped", "cuts"}:
 //           the bytes the fast-forward skipped and how often it cut)
 //   out 'h' hello (payload: "@xterm/headless VERSION"), once, first
-//       'f' frame: JSON {c, r, x, y, a, l, s}: columns, rows, cursor
-//           column and row (the column is the column count while a wrap
-//           is pending, as xterm.js reports it), a: 1 when the alternate
-//           buffer is active, l: the visible rows as text padded to the
-//           column count (translateToString), s: the serialized state
-//           (screen.mjs)
+//       'f' frame: u16 columns, u16 rows, u16 cursor column, u16 cursor
+//           row (the column is the column count while a wrap is pending,
+//           as xterm.js reports it), u8 1 when the alternate buffer is
+//           active else 0, then for each row its text padded to the column
+//           count (translateToString) and last the serialized state
+//           (screen.mjs), each as u32 length and UTF-8 bytes; all little
+//           endian (a binary frame: JSON cost more to write here and far
+//           more to read in Go than the rest of the transport)
 //       'e' error (payload: message); the helper then exits 1
 // Input is applied in order, each message as it is read: xterm.js parses
 // a write synchronously (its write buffer's writeSync, so xterm.js's state
@@ -94,6 +96,33 @@ function output(p) {
   if (n < p.length) parse(p.subarray(n));
 }
 
+// encodeFrame is the 'f' message of frame f (screen.mjs), its header
+// included, written into one buffer.
+function encodeFrame(f) {
+  let size = 5 + 9 + 4 + Buffer.byteLength(f.s, 'utf8');
+  const lens = new Array(f.l.length);
+  for (let i = 0; i < f.l.length; i++) {
+    lens[i] = Buffer.byteLength(f.l[i], 'utf8');
+    size += 4 + lens[i];
+  }
+  const b = Buffer.allocUnsafe(size);
+  b[0] = 0x66; // 'f'
+  b.writeUInt32LE(size - 5, 1);
+  b.writeUInt16LE(f.c, 5);
+  b.writeUInt16LE(f.r, 7);
+  b.writeUInt16LE(f.x, 9);
+  b.writeUInt16LE(f.y, 11);
+  b[13] = f.a;
+  let o = 14;
+  for (let i = 0; i < f.l.length; i++) {
+    b.writeUInt32LE(lens[i], o);
+    o += 4 + b.write(f.l[i], o + 4, lens[i], 'utf8');
+  }
+  b.writeUInt32LE(size - o - 4, o);
+  b.write(f.s, o + 4, size - o - 4, 'utf8');
+  return b;
+}
+
 function send(type, payload) {
   const h = Buffer.alloc(5);
   h[0] = type;
@@ -117,7 +146,7 @@ function handle(type, payload) {
       break;
     }
     case 0x73: // 's'
-      send(0x66, Buffer.from(JSON.stringify(frame(term)), 'utf8'));
+      process.stdout.write(encodeFrame(frame(term)));
       break;
     case 0x6b: // 'k'
       send(0x6b, Buffer.from(JSON.stringify(stats), 'utf8'));
