@@ -67,7 +67,7 @@ func checkName(name string) error {
 		bad = bad || unicode.IsControl(r)
 	}
 	if bad {
-		return &Error{Issues: []Issue{{Line: 0, Path: "name", Code: CodeInvalidValue,
+		return &Error{Issues: []Issue{{Line: 0, Path: "$.name", Code: CodeInvalidValue,
 			Message: fmt.Sprintf("the file name must be 1–%d bytes of UTF-8 without control characters", maxNameBytes)}}}
 	}
 	return nil

@@ -147,7 +147,7 @@ func ParseJSON(data []byte) (*Value, *Issue) {
 
 // jsonOptions make the shared strict decoder keep this package's contract:
 // every value, scalars included, counts against the depth limit; numbers
-// are kept as written; paths use JoinPath; and the codes and messages are
+// are kept as written; and the codes and messages are
 // the ones bundle has always reported. Only the first issue is reported.
 func jsonOptions(maxDepth, maxNodes int) strictjson.Options {
 	return strictjson.Options{
@@ -156,7 +156,6 @@ func jsonOptions(maxDepth, maxNodes int) strictjson.Options {
 		ScalarDepth:    true,
 		LiteralNumbers: true,
 		ForbiddenKeys:  []string{protoKey},
-		KeyPath:        func(key string) string { return JoinPath("", key) },
 		Codes:          strictjson.Codes{Truncated: "truncated_json", Trailing: "trailing_data", TooLarge: "too_many_nodes"},
 		Wording: strictjson.Wording{
 			Syntax:          "not valid JSON near offset %d: %v",
@@ -213,27 +212,7 @@ func fromNode(n *strictjson.Node) *Value {
 	return &Value{Kind: Null}
 }
 
-// JoinPath appends an object key to a JSON path: $.name for identifier-like
-// keys, $["odd key"] otherwise.
-func JoinPath(path, key string) string {
-	if isIdent(key) {
-		return path + "." + key
-	}
-	q, _ := json.Marshal(key)
-	return path + "[" + string(q) + "]"
-}
-
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r == '_' || r == '$' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'):
-		case i > 0 && ((r >= '0' && r <= '9') || r == '-'):
-		default:
-			return false
-		}
-	}
-	return true
-}
+// JoinPath appends an object key to a JSON path in the one path syntax of
+// every Gatehouse parser (strictjson.KeyPath): $.name for identifier keys,
+// $["odd key"] otherwise.
+func JoinPath(path, key string) string { return strictjson.JoinPath(path, key) }

@@ -276,13 +276,13 @@ func Compare(left, right *evidence.Envelope, opts Options) (Result, error) {
 			issues = append(issues, Issue{Side: "right", Path: "$", Code: "missing", Message: "no right envelope"})
 		}
 		if opts.MaxCaptureAgeMS < 0 {
-			issues = append(issues, Issue{Path: "max_capture_age_ms", Code: "out_of_range", Message: "must not be negative"})
+			issues = append(issues, Issue{Path: "$.max_capture_age_ms", Code: "out_of_range", Message: "must not be negative"})
 		}
 		if !okMode {
-			issues = append(issues, Issue{Path: "mode", Code: "invalid_value", Message: fmt.Sprintf("%q is not a comparison mode; use behavior or exact", strictjson.Truncate(string(opts.Mode), 40))})
+			issues = append(issues, Issue{Path: "$.mode", Code: "invalid_value", Message: fmt.Sprintf("%q is not a comparison mode; use behavior or exact", strictjson.Truncate(string(opts.Mode), 40))})
 		}
 		if opts.DiffOffset < 0 {
-			issues = append(issues, Issue{Path: "diff_offset", Code: "out_of_range", Message: "must not be negative"})
+			issues = append(issues, Issue{Path: "$.diff_offset", Code: "out_of_range", Message: "must not be negative"})
 		}
 		return Result{}, newError(CodeInvalidRequest, issues)
 	}

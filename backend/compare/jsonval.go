@@ -190,21 +190,8 @@ func kindName(v any) string {
 	return "an unknown value"
 }
 
-// keyPath is the JSON path segment for member key: ".key" for simple keys,
-// otherwise a bracketed, quoted and shortened name.
-func keyPath(key string) string {
-	simple := key != ""
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
-			simple = false
-			break
-		}
-	}
-	if simple {
-		return "." + key
-	}
-	return "[" + strconv.Quote(strictjson.Truncate(key, 64)) + "]"
-}
+// keyPath and indexPath are the JSON path steps of a member and of an
+// array element (strictjson's one path syntax).
+func keyPath(key string) string { return strictjson.KeyPath(key) }
 
-func indexPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
+func indexPath(path string, i int) string { return path + strictjson.IndexPath(i) }

@@ -330,7 +330,7 @@ func TestIssuePathsAreBounded(t *testing.T) {
 	m[long] = 1
 	m["é"] = 1
 	_, issues := Parse(encode(t, m))
-	want := `$.` + strings.Repeat("k", 64) + "…"
+	want := `$["` + strings.Repeat("k", 64) + `…"]`
 	if !hasIssue(issues, CodeUnknownField, want) {
 		t.Fatalf("issues %v lack a shortened path", issues)
 	}

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // Where the process-capture operator policy is stored.
@@ -140,14 +142,9 @@ func (c *captureIssues) add(field, code, format string, args ...any) {
 	}
 }
 
-// captureFieldPath renders the JSON path of a top-level key.
-func captureFieldPath(key string) string {
-	if captureEnvNamePattern.MatchString(key) {
-		return "$." + key
-	}
-	quoted, _ := json.Marshal(key)
-	return "$[" + string(quoted) + "]"
-}
+// captureFieldPath renders the JSON path of a top-level key
+// (strictjson's one path syntax).
+func captureFieldPath(key string) string { return strictjson.JoinPath("$", key) }
 
 // ParseCaptureSettings strictly parses a stored settings document. Missing
 // fields take their defaults. Unknown or duplicated fields, wrong types

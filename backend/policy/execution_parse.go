@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // parseExecution is ParseExecution; with stored, receipts are kept (a
@@ -299,14 +301,6 @@ func objectMembers(raw json.RawMessage) (members []member, ok bool) {
 	return members, true
 }
 
-var plainName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// memberPath is the JSONPath of member name under path: $.name, or
-// $["odd name"] when the name is not a plain identifier.
-func memberPath(path, name string) string {
-	if plainName.MatchString(name) {
-		return path + "." + name
-	}
-	quoted, _ := json.Marshal(name)
-	return path + "[" + string(quoted) + "]"
-}
+// memberPath is the JSON path of member name under path: $.name, or
+// $["odd name"] (strictjson's one path syntax).
+func memberPath(path, name string) string { return strictjson.JoinPath(path, name) }

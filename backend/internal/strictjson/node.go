@@ -147,25 +147,6 @@ func Equal(a, b *Node) bool {
 	return true
 }
 
-// KeyPath renders one member step of a JSON path: ".name" for
-// identifier-like names, `["…"]` otherwise, with long names shortened.
-func KeyPath(key string) string {
-	ident := key != ""
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
-			ident = false
-			break
-		}
-	}
-	k := Truncate(key, 64)
-	if ident {
-		return "." + k
-	}
-	q, _ := json.Marshal(k)
-	return "[" + string(q) + "]"
-}
-
 // Truncate shortens s to at most n bytes on a rune boundary, marking the cut.
 func Truncate(s string, n int) string {
 	if len(s) <= n {
