@@ -42,12 +42,9 @@ type EvidenceVerifyResult struct {
 	Attestation *attest.Result `json:"attestation,omitempty"`
 }
 
-// evidenceIssue is one failing path of `evidence verify`.
-type evidenceIssue struct {
-	Code    string `json:"code"`
-	Path    string `json:"path"`
-	Message string `json:"message"`
-}
+// evidenceIssue is one failing path of `evidence verify`: the issue every
+// Gatehouse parser reports.
+type evidenceIssue = evidence.Issue
 
 func runEvidence(ctx context.Context, io IO, args []string) error {
 	if handled, err := subcommandHelp(io, "evidence", evidenceUsage, "verify", args); handled {

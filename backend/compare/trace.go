@@ -155,7 +155,7 @@ func (s *TraceSpec) EventIDs() []string {
 // never panics.
 func ParseTraceSpec(data []byte) (*TraceSpec, error) {
 	fail := func(code, msg string) (*TraceSpec, error) {
-		return nil, newError(CodeInvalidTraceSpec, []Issue{{Path: "$", Code: code, Message: msg}})
+		return nil, newError(CodeInvalidTraceSpec, []Issue{{Issue: strictjson.Issue{Path: "$", Code: code, Message: msg}}})
 	}
 	if len(data) > MaxTraceSpecBytes {
 		return fail(TraceCodeTooLarge, fmt.Sprintf("trace spec is %d bytes; the limit is %d bytes", len(data), MaxTraceSpecBytes))
@@ -191,12 +191,11 @@ func (p *specParser) add(path, code, format string, args ...any) {
 		return
 	}
 	if len(p.issues) == MaxTraceIssues-1 {
-		p.issues = append(p.issues, Issue{Path: "$", Code: TraceCodeTooManyIssues,
-			Message: fmt.Sprintf("more than %d issues; the rest are not reported", MaxTraceIssues-1)})
+		p.issues = append(p.issues, Issue{Issue: strictjson.Issue{Path: "$", Code: TraceCodeTooManyIssues, Message: fmt.Sprintf("more than %d issues; the rest are not reported", MaxTraceIssues-1)}})
 		p.full = true
 		return
 	}
-	p.issues = append(p.issues, Issue{Path: path, Code: code, Message: fmt.Sprintf(format, args...)})
+	p.issues = append(p.issues, Issue{Issue: strictjson.Issue{Path: path, Code: code, Message: fmt.Sprintf(format, args...)}})
 }
 
 // object checks that v is an object with every required member and no

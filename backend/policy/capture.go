@@ -94,18 +94,11 @@ func DefaultCaptureSettings() CaptureSettings {
 	}
 }
 
-// CaptureIssue is one reason a settings document or override was rejected.
-// Field is a JSON path such as "$.executableRoots[2]"; Code is one of the
-// CaptureIssue* constants; Message is for people.
-type CaptureIssue struct {
-	Field   string `json:"field"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-func (i CaptureIssue) String() string {
-	return fmt.Sprintf("%s at %s: %s", i.Code, i.Field, i.Message)
-}
+// CaptureIssue is one reason a settings document or override was rejected:
+// the issue every Gatehouse parser reports. Path is a JSON path such as
+// "$.executableRoots[2]"; Code is one of the CaptureIssue* constants;
+// Message is for people.
+type CaptureIssue = Issue
 
 // CaptureSettingsError carries the issues of a rejected settings document.
 type CaptureSettingsError struct{ Issues []CaptureIssue }
@@ -138,7 +131,7 @@ type captureIssues struct{ list []CaptureIssue }
 
 func (c *captureIssues) add(field, code, format string, args ...any) {
 	if len(c.list) < captureMaxIssues {
-		c.list = append(c.list, CaptureIssue{Field: field, Code: code, Message: fmt.Sprintf(format, args...)})
+		c.list = append(c.list, CaptureIssue{Path: field, Code: code, Message: fmt.Sprintf(format, args...)})
 	}
 }
 
