@@ -18,10 +18,12 @@ package compare
 //     strictjson), so repeating the strict checks would only cost time.
 //   - Its results are the map[string]any / []any / json.Number values that
 //     equalJSON, canonKey and the trace evaluator work on, and its errors
-//     are byte offsets (ParseTraceSpec reports them at "$"), not a tree of
-//     Nodes with per-path issues.
+//     are byte offsets, not a tree of Nodes with per-path issues.
 //
-// The strict mode (ParseTraceSpec) shares the depth limit of evidence.Parse.
+// Trace specs, which people write and whose errors need paths, are read by
+// strictjson (ParseTraceSpec). The strict mode here is what FuzzParseJSON's
+// round trip holds this decoder to; it shares the depth limit of
+// evidence.Parse.
 
 import (
 	"encoding/json"

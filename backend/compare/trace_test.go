@@ -84,7 +84,7 @@ func TestParseTraceSpecRejectsEachRule(t *testing.T) {
 		name, spec, code, path string
 	}{
 		{"not json", `{"version":1`, TraceCodeInvalidJSON, "$"},
-		{"duplicate member", `{"version":1,"version":1,"events":[],"language":{}}`, TraceCodeInvalidJSON, "$"},
+		{"duplicate member", `{"version":1,"version":1,"events":[],"language":{}}`, TraceCodeInvalidJSON, "$.version"},
 		{"invalid utf-8", "{\"version\":1,\"x\":\"\xff\"}", TraceCodeInvalidUTF8, "$"},
 		{"not an object", `[]`, TraceCodeWrongType, "$"},
 		{"unknown top field", `{"version":1,"events":[` + evHello + `],"language":{"kind":"partial_order"},"extra":1}`, TraceCodeUnknownField, "$.extra"},
