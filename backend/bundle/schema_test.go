@@ -95,9 +95,9 @@ func TestSchemaProtoKeyRejected(t *testing.T) {
 		t.Fatalf("got %v", iss)
 	}
 	// A Value built without ParseJSON is still checked.
-	v := &Value{Kind: Object, Members: []Member{
-		{Key: "type", Value: &Value{Kind: String, Str: "object"}},
-		{Key: "properties", Value: &Value{Kind: Object, Members: []Member{{Key: "__proto__", Value: &Value{Kind: Object}}}}},
+	v := &Value{Kind: Object, Keys: []string{"type", "properties"}, Vals: []*Value{
+		{Kind: String, Str: "object"},
+		{Kind: Object, Keys: []string{"__proto__"}, Vals: []*Value{{Kind: Object}}},
 	}}
 	expectIssue(t, CheckSchema(v, "$", true), "forbidden_key", "$.properties.__proto__")
 }

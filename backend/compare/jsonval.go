@@ -195,30 +195,3 @@ func kindName(v any) string {
 func keyPath(key string) string { return strictjson.KeyPath(key) }
 
 func indexPath(path string, i int) string { return path + strictjson.IndexPath(i) }
-
-// nodeValue converts a strictly decoded value to this package's values, the
-// form journal records are decoded into, so that a trace spec's exact
-// payloads are keyed (canonKey) and compared (equalJSON) as records are.
-func nodeValue(n *strictjson.Node) any {
-	switch n.Kind {
-	case strictjson.Bool:
-		return n.Bool
-	case strictjson.Number:
-		return json.Number(n.Str)
-	case strictjson.String:
-		return n.Str
-	case strictjson.Array:
-		out := make([]any, len(n.Elems))
-		for i, e := range n.Elems {
-			out[i] = nodeValue(e)
-		}
-		return out
-	case strictjson.Object:
-		out := make(map[string]any, len(n.Keys))
-		for i, k := range n.Keys {
-			out[k] = nodeValue(n.Vals[i])
-		}
-		return out
-	}
-	return nil
-}

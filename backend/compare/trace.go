@@ -405,7 +405,7 @@ func (p *specParser) events(v *strictjson.Node) bool {
 			}
 			if xv, has := em["exact"]; has {
 				if xv.Kind == strictjson.Object {
-					exact = nodeValue(xv).(map[string]any)
+					exact = xv.Interface().(map[string]any) // the values journal records decode into
 				} else {
 					p.add(ip+".exact", TraceCodeWrongType, "must be an object (the exact payload), not %s", xv.Kind)
 				}

@@ -1,6 +1,15 @@
 // Package strictjson is the strict JSON reader shared by the scenario
 // (capture), replay machine (replay), reactive scenario (reactive),
-// asciicast, Evidence envelope (evidence) and bundle JSON (bundle) parsers.
+// asciicast, Evidence envelope (evidence), trace spec (compare), attestation
+// (attest) and bundle JSON (bundle: execution.json, schemas, invocations)
+// parsers, and the one JSON path syntax and issue type of every Gatehouse
+// parser's structured errors.
+//
+// Node is the one tree of strictly decoded JSON (bundle.Value is Node).
+// The only other JSON values in the code are compare's map[string]any /
+// []any / json.Number, from its fast lenient decoder of already-verified
+// records (backend/compare/jsonparse.go says why it stays); Node.Interface
+// converts to that form.
 //
 // It guarantees that:
 //

@@ -101,6 +101,40 @@ func (n *Node) AppendJSON(buf []byte) []byte {
 	return append(buf, "null"...)
 }
 
+// MarshalJSON writes n back as compact JSON (AppendJSON): member order and
+// number literals are kept.
+func (n *Node) MarshalJSON() ([]byte, error) { return n.AppendJSON(nil), nil }
+
+// Interface converts n to the plain Go values encoding/json decodes into
+// any with UseNumber (nil, bool, json.Number, string, []any,
+// map[string]any), which schema validators and value comparisons consume.
+// Of repeated member names (Options.KeepDuplicates) the first is kept.
+func (n *Node) Interface() any {
+	switch n.Kind {
+	case Bool:
+		return n.Bool
+	case Number:
+		return json.Number(n.Str)
+	case String:
+		return n.Str
+	case Array:
+		out := make([]any, len(n.Elems))
+		for i, e := range n.Elems {
+			out[i] = e.Interface()
+		}
+		return out
+	case Object:
+		out := make(map[string]any, len(n.Keys))
+		for i, k := range n.Keys {
+			if _, dup := out[k]; !dup {
+				out[k] = n.Vals[i].Interface()
+			}
+		}
+		return out
+	}
+	return nil
+}
+
 // Raw returns the compact JSON encoding of n.
 func (n *Node) Raw() json.RawMessage { return n.AppendJSON(nil) }
 
