@@ -218,7 +218,7 @@ type SetSkillRootsArgs struct {
 func (f *Facade) SetSkillRoots(a SetSkillRootsArgs) (SkillRootsResult, error) {
 	var details []policy.FieldError
 	if len(a.Roots) > MaxSkillRoots {
-		details = append(details, policy.FieldError{Code: "too_many_roots", Path: "$.roots", Message: fmt.Sprintf("at most %d roots", MaxSkillRoots)})
+		details = append(details, policy.FieldError{Issue: policy.Issue{Code: "too_many_roots", Path: "$.roots", Message: fmt.Sprintf("at most %d roots", MaxSkillRoots)}})
 	}
 	seen := map[string]bool{}
 	for i, r := range a.Roots {
@@ -226,13 +226,13 @@ func (f *Facade) SetSkillRoots(a SetSkillRootsArgs) (SkillRootsResult, error) {
 		fi, err := os.Lstat(r)
 		switch {
 		case !filepath.IsAbs(r) || filepath.Clean(r) != r:
-			details = append(details, policy.FieldError{Code: "invalid_path", Path: path, Message: "must be an absolute, clean path"})
+			details = append(details, policy.FieldError{Issue: policy.Issue{Code: "invalid_path", Path: path, Message: "must be an absolute, clean path"}})
 		case err != nil:
-			details = append(details, policy.FieldError{Code: "missing", Path: path, Message: err.Error()})
+			details = append(details, policy.FieldError{Issue: policy.Issue{Code: "missing", Path: path, Message: err.Error()}})
 		case !fi.IsDir():
-			details = append(details, policy.FieldError{Code: "not_directory", Path: path, Message: "not a directory (symlinks are not followed)"})
+			details = append(details, policy.FieldError{Issue: policy.Issue{Code: "not_directory", Path: path, Message: "not a directory (symlinks are not followed)"}})
 		case seen[r]:
-			details = append(details, policy.FieldError{Code: "duplicate", Path: path, Message: "listed twice"})
+			details = append(details, policy.FieldError{Issue: policy.Issue{Code: "duplicate", Path: path, Message: "listed twice"}})
 		}
 		seen[r] = true
 	}

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatehouse/gatehouse/backend/bundle"
 )
 
 // One error shape (docs/mcp.md "Results and errors"): every tool failure is
@@ -16,12 +19,9 @@ import (
 // toolError or toolIssues, or hand a failed result to jsonResult, which
 // completes it into this shape; nothing else sets isError.
 
-// mcpIssue is one problem at a JSON path of the arguments.
-type mcpIssue struct {
-	Path    string `json:"path"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
+// mcpIssue is one problem at a JSON path of the arguments: the issue every
+// Gatehouse parser reports (bundle.Issue is that type).
+type mcpIssue = bundle.Issue
 
 // advice is what an agent can do about a failure code.
 type advice struct {
@@ -116,15 +116,23 @@ func argsError(err error) *mcp.CallToolResult {
 	var se *json.SyntaxError
 	switch {
 	case errors.As(err, &te):
-		if te.Field != "" {
-			path = "$." + te.Field
+		if te.Field != "" { // the dotted Go field path of fixed argument names
+			for _, name := range strings.Split(te.Field, ".") {
+				path = bundle.JoinPath(path, name)
+			}
 		}
 		msg = fmt.Sprintf("must be %s, not %s", jsonKind(te.Type.Kind().String()), te.Value)
 	case errors.As(err, &se):
 		msg = "the arguments are not valid JSON"
 	case strings.HasPrefix(msg, "json: unknown field "):
-		name := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
-		path, msg = "$."+name, "unknown argument"
+		// The agent's own name, Go-quoted by encoding/json: unquoted and
+		// written in the one path syntax, so its characters stay escaped.
+		quoted := strings.TrimPrefix(msg, "json: unknown field ")
+		name, uerr := strconv.Unquote(quoted)
+		if uerr != nil {
+			name = quoted
+		}
+		path, msg = bundle.JoinPath("$", name), "unknown argument"
 	}
 	return toolIssues("invalid_arguments", "the arguments are invalid", mcpIssue{Path: path, Code: "invalid_arguments", Message: msg})
 }

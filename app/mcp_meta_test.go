@@ -115,6 +115,8 @@ func TestMCPToolMetadata(t *testing.T) {
 		{"run_skill", map[string]any{"name": "text-metrics", "input": "x", "workspace": ws}, "$.input"},
 		{"run_skill", map[string]any{"name": "text-metrics", "input": map[string]any{}, "workspace": "rel"}, "$.workspace"},
 		{"list_skills", map[string]any{"x": 1}, "$.x"},
+		{"list_skills", map[string]any{"x-y": 1}, `$["x-y"]`},
+		{"list_skills", map[string]any{"\x1b[2J\u202e": 1}, `$["\u001b[2J\u202e"]`},
 	} {
 		out := check(c.tool, c.args, true)
 		issues, _ := out["issues"].([]any)

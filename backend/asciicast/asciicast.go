@@ -43,6 +43,8 @@ import (
 	"strings"
 
 	"github.com/gatehouse/gatehouse/backend/capture"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // Limits of Import. They match the largest Process Capture limits
@@ -113,14 +115,13 @@ const (
 )
 
 // Issue is one reason an asciicast file was rejected: the 1-based Line
-// (0 for the file as a whole), the JSON Path inside that line ("$" is the
-// line's value: "$.term.cols", "$[0]"), a stable Code and a Message for
-// people that never echoes more than a short excerpt of the input.
+// (0 for the file as a whole) and the issue every Gatehouse parser reports,
+// whose Path is the JSON path inside that line ("$" is the line's value:
+// "$.term.cols", "$[0]"), with a stable Code and a Message for people that
+// never echoes more than a short excerpt of the input.
 type Issue struct {
-	Line    int    `json:"line"`
-	Path    string `json:"path"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Line int `json:"line"`
+	strictjson.Issue
 }
 
 // String formats the issue as "line N: code at path: message".

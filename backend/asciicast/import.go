@@ -11,6 +11,8 @@ import (
 
 	"github.com/gatehouse/gatehouse/backend/capture"
 	"github.com/gatehouse/gatehouse/backend/evidence"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // maxNameBytes bounds the file name recorded with an import.
@@ -67,8 +69,7 @@ func checkName(name string) error {
 		bad = bad || unicode.IsControl(r)
 	}
 	if bad {
-		return &Error{Issues: []Issue{{Line: 0, Path: "name", Code: CodeInvalidValue,
-			Message: fmt.Sprintf("the file name must be 1–%d bytes of UTF-8 without control characters", maxNameBytes)}}}
+		return &Error{Issues: []Issue{{Line: 0, Issue: strictjson.Issue{Path: "$.name", Code: CodeInvalidValue, Message: fmt.Sprintf("the file name must be 1–%d bytes of UTF-8 without control characters", maxNameBytes)}}}}
 	}
 	return nil
 }
@@ -100,8 +101,7 @@ func (rec *Recording) render(h capture.RendererHelper, events []event) error {
 			return nil
 		}
 		if stride > screens { // not even the last screen fits (cannot happen within 1000×1000)
-			return &Error{Issues: []Issue{{Line: 0, Path: "$", Code: CodeRenderedTooLarge,
-				Message: fmt.Sprintf("a single rebuilt screen exceeds %d bytes", MaxRenderedBytes)}}}
+			return &Error{Issues: []Issue{{Line: 0, Issue: strictjson.Issue{Path: "$", Code: CodeRenderedTooLarge, Message: fmt.Sprintf("a single rebuilt screen exceeds %d bytes", MaxRenderedBytes)}}}}
 		}
 	}
 }
@@ -129,7 +129,7 @@ func (rec *Recording) renderEvery(h capture.RendererHelper, events []event, stri
 	rec.InteractionEvents, rec.Markers = rec.InteractionEvents[:0], rec.Markers[:0]
 	r, err := capture.NewRenderer(h, capture.Terminal{Columns: rec.Terminal.Columns, Rows: rec.Terminal.Rows, Scrollback: 1000})
 	if err != nil {
-		return false, &Error{Issues: []Issue{{Line: 0, Path: "$", Code: CodeUnrenderable, Message: err.Error() + "; nothing was imported"}}}
+		return false, &Error{Issues: []Issue{{Line: 0, Issue: strictjson.Issue{Path: "$", Code: CodeUnrenderable, Message: err.Error() + "; nothing was imported"}}}}
 	}
 	defer r.Close()
 	renderedBytes, seen := 0, 0
@@ -190,8 +190,7 @@ func (rec *Recording) renderEvery(h capture.RendererHelper, events []event, stri
 // unrenderable is the import error for an event the terminal emulator
 // failed on.
 func unrenderable(ev event, err error) error {
-	return &Error{Issues: []Issue{{Line: ev.line, Path: "$", Code: CodeUnrenderable,
-		Message: err.Error() + "; this recording cannot be imported"}}}
+	return &Error{Issues: []Issue{{Line: ev.line, Issue: strictjson.Issue{Path: "$", Code: CodeUnrenderable, Message: err.Error() + "; this recording cannot be imported"}}}}
 }
 
 func (rec *Recording) interaction(ev event, typ, data string) {
@@ -238,8 +237,7 @@ func Evidence(rec *Recording) (*evidence.Envelope, []byte, error) {
 		return nil, nil, fmt.Errorf("asciicast: encode the Evidence: %w", err)
 	}
 	if len(out) > evidence.MaxEnvelopeBytes {
-		return nil, nil, &Error{Issues: []Issue{{Line: 0, Path: "$", Code: CodeRenderedTooLarge,
-			Message: fmt.Sprintf("the imported recording would be %d bytes of Evidence; above %d bytes no reader accepts it", len(out), evidence.MaxEnvelopeBytes)}}}
+		return nil, nil, &Error{Issues: []Issue{{Line: 0, Issue: strictjson.Issue{Path: "$", Code: CodeRenderedTooLarge, Message: fmt.Sprintf("the imported recording would be %d bytes of Evidence; above %d bytes no reader accepts it", len(out), evidence.MaxEnvelopeBytes)}}}}
 	}
 	return e, out, nil
 }
@@ -266,7 +264,7 @@ func ParseRecording(raw json.RawMessage) (*Recording, error) {
 	dec.DisallowUnknownFields()
 	var rec Recording
 	if err := dec.Decode(&rec); err != nil {
-		return nil, &Error{Issues: []Issue{{Path: "$.normalized_result", Code: CodeInvalidJSON, Message: err.Error()}}}
+		return nil, &Error{Issues: []Issue{{Issue: strictjson.Issue{Path: "$.normalized_result", Code: CodeInvalidJSON, Message: err.Error()}}}}
 	}
 	var list issues
 	if rec.SchemaVersion != RecordingSchemaVersion {

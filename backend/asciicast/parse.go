@@ -47,10 +47,10 @@ func (l *issues) add(line int, path, code, format string, args ...any) {
 		return
 	}
 	if len(l.list) == MaxIssues-1 {
-		l.list = append(l.list, Issue{Line: 0, Path: "$", Code: CodeTooManyIssues, Message: "too many issues; the rest are not reported"})
+		l.list = append(l.list, Issue{Line: 0, Issue: strictjson.Issue{Path: "$", Code: CodeTooManyIssues, Message: "too many issues; the rest are not reported"}})
 		return
 	}
-	l.list = append(l.list, Issue{Line: line, Path: path, Code: code, Message: fmt.Sprintf(format, args...)})
+	l.list = append(l.list, Issue{Line: line, Issue: strictjson.Issue{Path: path, Code: code, Message: fmt.Sprintf(format, args...)}})
 }
 
 func (l *issues) full() bool { return len(l.list) >= MaxIssues }

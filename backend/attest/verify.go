@@ -42,11 +42,9 @@ const (
 // Issue is one reason an attestation was rejected: a Code above, the JSON
 // path of the problem in the attestation ($ the envelope, $.payload.… the
 // signed statement) and a message for people.
-type Issue struct {
-	Code    string `json:"code"`
-	Path    string `json:"path"`
-	Message string `json:"message"`
-}
+//
+// It is the issue every Gatehouse parser reports.
+type Issue = strictjson.Issue
 
 // Trust is what a verification accepts as a signer.
 type Trust struct {
@@ -86,10 +84,10 @@ type Result struct {
 // sig}. The payload is returned decoded.
 func ParseEnvelope(data []byte) (*dsse.Envelope, []byte, []Issue) {
 	if len(data) > MaxAttestationBytes {
-		return nil, nil, []Issue{{CodeTooLarge, "$", fmt.Sprintf("the attestation is %d bytes; the limit is %d", len(data), MaxAttestationBytes)}}
+		return nil, nil, []Issue{{Code: CodeTooLarge, Path: "$", Message: fmt.Sprintf("the attestation is %d bytes; the limit is %d", len(data), MaxAttestationBytes)}}
 	}
 	if !utf8.Valid(data) {
-		return nil, nil, []Issue{{CodeMalformed, "$", "the attestation is not UTF-8 text"}}
+		return nil, nil, []Issue{{Code: CodeMalformed, Path: "$", Message: "the attestation is not UTF-8 text"}}
 	}
 	var col strictjson.Collector
 	root := strictjson.Decode(data, "$", strictjson.Options{MaxDepth: 8, MaxValues: 256, Surrogates: true, RootObject: true}, &col)
@@ -126,10 +124,10 @@ func ParseEnvelope(data []byte) (*dsse.Envelope, []byte, []Issue) {
 	}
 	payload, err := b64(env.Payload)
 	if err != nil {
-		return nil, nil, []Issue{{CodeMalformed, "$.payload", "the payload is not base64"}}
+		return nil, nil, []Issue{{Code: CodeMalformed, Path: "$.payload", Message: "the payload is not base64"}}
 	}
 	if env.PayloadType != PayloadType {
-		return nil, nil, []Issue{{CodePayloadType, "$.payloadType", fmt.Sprintf("payloadType is %q; an in-toto attestation has %q", truncate(env.PayloadType, 80), PayloadType)}}
+		return nil, nil, []Issue{{Code: CodePayloadType, Path: "$.payloadType", Message: fmt.Sprintf("payloadType is %q; an in-toto attestation has %q", truncate(env.PayloadType, 80), PayloadType)}}
 	}
 	return env, payload, nil
 }
@@ -137,7 +135,7 @@ func ParseEnvelope(data []byte) (*dsse.Envelope, []byte, []Issue) {
 func malformed(l []strictjson.Issue) []Issue {
 	out := make([]Issue, 0, len(l))
 	for _, is := range l {
-		out = append(out, Issue{CodeMalformed, is.Path, is.Message})
+		out = append(out, Issue{Code: CodeMalformed, Path: is.Path, Message: is.Message})
 	}
 	return out
 }
@@ -186,28 +184,26 @@ func VerifySignature(ctx context.Context, env *dsse.Envelope, trust Trust) (Publ
 			one := &dsse.Envelope{PayloadType: env.PayloadType, Payload: env.Payload, Signatures: []dsse.Signature{s}}
 			v, err := dsse.NewEnvelopeVerifier(verifier{c.key})
 			if err != nil {
-				return PublicKey{}, "", []Issue{{CodeSignatureInvalid, at, err.Error()}}
+				return PublicKey{}, "", []Issue{{Code: CodeSignatureInvalid, Path: at, Message: err.Error()}}
 			}
 			if _, err := v.Verify(ctx, one); err == nil {
 				return c.key, c.kind, nil
 			}
 			if s.KeyID != "" {
-				issues = append(issues, Issue{CodeSignatureInvalid, at + ".sig",
-					fmt.Sprintf("the signature by %s does not verify: the signed statement or the signature was changed", c.key.Fingerprint)})
+				issues = append(issues, Issue{Code: CodeSignatureInvalid, Path: at + ".sig", Message: fmt.Sprintf("the signature by %s does not verify: the signed statement or the signature was changed", c.key.Fingerprint)})
 			}
 		}
 		switch {
 		case !matched:
 			unknown = append(unknown, displayKeyID(s.KeyID))
 		case s.KeyID == "":
-			issues = append(issues, Issue{CodeSignatureInvalid, at + ".sig", "the signature (without keyid) verifies with no trusted key: the signed statement or the signature was changed, or the signer is not trusted"})
+			issues = append(issues, Issue{Code: CodeSignatureInvalid, Path: at + ".sig", Message: "the signature (without keyid) verifies with no trusted key: the signed statement or the signature was changed, or the signer is not trusted"})
 		}
 	}
 	if len(issues) > 0 {
 		return PublicKey{}, "", issues
 	}
-	return PublicKey{}, "", []Issue{{CodeUntrustedKey, "$.signatures",
-		fmt.Sprintf("signed by %s, which is neither a key of this installation nor a trusted key; add the signer's public key as trusted or pass it with --key", strings.Join(unknown, ", "))}}
+	return PublicKey{}, "", []Issue{{Code: CodeUntrustedKey, Path: "$.signatures", Message: fmt.Sprintf("signed by %s, which is neither a key of this installation nor a trusted key; add the signer's public key as trusted or pass it with --key", strings.Join(unknown, ", "))}}
 }
 
 // ParseStatement reads the signed payload as an in-toto Statement v1 with
@@ -216,10 +212,10 @@ func VerifySignature(ctx context.Context, env *dsse.Envelope, trust Trust) (Publ
 func ParseStatement(payload []byte) (*ita.Statement, []Issue) {
 	st := &ita.Statement{}
 	if err := protojson.Unmarshal(payload, st); err != nil {
-		return nil, []Issue{{CodeStatementInvalid, "$.payload", "the signed payload is not an in-toto Statement: " + truncate(err.Error(), 200)}}
+		return nil, []Issue{{Code: CodeStatementInvalid, Path: "$.payload", Message: "the signed payload is not an in-toto Statement: " + truncate(err.Error(), 200)}}
 	}
 	if err := st.Validate(); err != nil {
-		return nil, []Issue{{CodeStatementInvalid, "$.payload", "the signed payload is not a valid in-toto Statement v1: " + err.Error()}}
+		return nil, []Issue{{Code: CodeStatementInvalid, Path: "$.payload", Message: "the signed payload is not a valid in-toto Statement v1: " + err.Error()}}
 	}
 	return st, nil
 }
@@ -244,18 +240,15 @@ func CheckStatement(st *ita.Statement, data []byte, e *evidence.Envelope) (strin
 		}
 	}
 	if !found {
-		issues = append(issues, Issue{CodeSubjectMismatch, "$.payload.subject",
-			fmt.Sprintf("the Evidence file has sha256 %s, which is not a subject of the attestation (%s): the file was changed after it was attested, or the attestation is of another file", want, strings.Join(listed, "; "))})
+		issues = append(issues, Issue{Code: CodeSubjectMismatch, Path: "$.payload.subject", Message: fmt.Sprintf("the Evidence file has sha256 %s, which is not a subject of the attestation (%s): the file was changed after it was attested, or the attestation is of another file", want, strings.Join(listed, "; "))})
 	}
 	if xname, xsum, ok := executableOf(e); ok && !slices.ContainsFunc(st.GetSubject(), func(s *ita.ResourceDescriptor) bool {
 		return s.GetDigest()["sha256"] == xsum
 	}) {
-		issues = append(issues, Issue{CodeSubjectMismatch, "$.payload.subject",
-			fmt.Sprintf("the Evidence's subject %q (sha256 %s) is not a subject of the attestation", truncate(xname, 60), xsum)})
+		issues = append(issues, Issue{Code: CodeSubjectMismatch, Path: "$.payload.subject", Message: fmt.Sprintf("the Evidence's subject %q (sha256 %s) is not a subject of the attestation", truncate(xname, 60), xsum)})
 	}
 	if st.GetPredicateType() != e.PredicateType {
-		issues = append(issues, Issue{CodePredicateMismatch, "$.payload.predicateType",
-			fmt.Sprintf("the attestation's predicate type is %q; the Evidence's is %q", truncate(st.GetPredicateType(), 80), e.PredicateType)})
+		issues = append(issues, Issue{Code: CodePredicateMismatch, Path: "$.payload.predicateType", Message: fmt.Sprintf("the attestation's predicate type is %q; the Evidence's is %q", truncate(st.GetPredicateType(), 80), e.PredicateType)})
 	}
 	var got Predicate
 	raw, err := protojson.Marshal(st.GetPredicate())
@@ -263,16 +256,14 @@ func CheckStatement(st *ita.Statement, data []byte, e *evidence.Envelope) (strin
 		err = strictUnmarshal(raw, &got)
 	}
 	if err != nil {
-		issues = append(issues, Issue{CodePredicateMismatch, "$.payload.predicate", "the predicate is not a Gatehouse Evidence summary: " + truncate(err.Error(), 200)})
+		issues = append(issues, Issue{Code: CodePredicateMismatch, Path: "$.payload.predicate", Message: "the predicate is not a Gatehouse Evidence summary: " + truncate(err.Error(), 200)})
 		return name, got, issues
 	}
 	wantP := SummaryOf(e)
 	if got.EvidenceID != wantP.EvidenceID {
-		issues = append(issues, Issue{CodePredicateMismatch, "$.payload.predicate.evidence_id",
-			fmt.Sprintf("the attestation is of %q; the file holds %s", truncate(got.EvidenceID, 80), wantP.EvidenceID)})
+		issues = append(issues, Issue{Code: CodePredicateMismatch, Path: "$.payload.predicate.evidence_id", Message: fmt.Sprintf("the attestation is of %q; the file holds %s", truncate(got.EvidenceID, 80), wantP.EvidenceID)})
 	} else if !reflect.DeepEqual(normalize(got), normalize(wantP)) {
-		issues = append(issues, Issue{CodePredicateMismatch, "$.payload.predicate",
-			"the predicate's summary differs from what the Evidence says"})
+		issues = append(issues, Issue{Code: CodePredicateMismatch, Path: "$.payload.predicate", Message: "the predicate's summary differs from what the Evidence says"})
 	}
 	return name, got, issues
 }
@@ -356,7 +347,7 @@ func VerifyDigest(ctx context.Context, att []byte, fileSHA256, evidenceID string
 	}
 	i := slices.IndexFunc(st.GetSubject(), func(s *ita.ResourceDescriptor) bool { return s.GetDigest()["sha256"] == fileSHA256 })
 	if i < 0 {
-		return Result{}, "", []Issue{{CodeSubjectMismatch, "$.payload.subject", fmt.Sprintf("the Evidence file has sha256 %s, which is not a subject of the attestation", fileSHA256)}}
+		return Result{}, "", []Issue{{Code: CodeSubjectMismatch, Path: "$.payload.subject", Message: fmt.Sprintf("the Evidence file has sha256 %s, which is not a subject of the attestation", fileSHA256)}}
 	}
 	var pred Predicate
 	raw, err := protojson.Marshal(st.GetPredicate())
@@ -364,7 +355,7 @@ func VerifyDigest(ctx context.Context, att []byte, fileSHA256, evidenceID string
 		err = strictUnmarshal(raw, &pred)
 	}
 	if err != nil || pred.EvidenceID != evidenceID {
-		return Result{}, "", []Issue{{CodePredicateMismatch, "$.payload.predicate.evidence_id", fmt.Sprintf("the attestation is not of %s", evidenceID)}}
+		return Result{}, "", []Issue{{Code: CodePredicateMismatch, Path: "$.payload.predicate.evidence_id", Message: fmt.Sprintf("the attestation is not of %s", evidenceID)}}
 	}
 	return Result{Fingerprint: key.Fingerprint, SignedBy: kind, PredicateType: st.GetPredicateType(), Subject: st.GetSubject()[i].GetName(), Predicate: pred}, "", nil
 }

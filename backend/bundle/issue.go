@@ -5,20 +5,16 @@
 // executes, imports or resolves bundle code.
 package bundle
 
-import "fmt"
+import "github.com/gatehouse/gatehouse/backend/internal/strictjson"
 
 // Issue is one problem found while checking a manifest, a schema, an
-// invocation, a result or a bundle file. Code is stable and machine readable;
-// Path locates the problem (a JSON path such as "$.files[2]" for JSON
+// invocation, a result or a bundle file: the issue every Gatehouse parser
+// reports. Code is stable and machine readable; Path locates the problem (a
+// JSON path in the one path syntax, such as "$.files[2]", for JSON
 // documents, or a bundle-relative file path with an optional ":line:col" for
 // source files); Message is for people and never echoes script output.
-type Issue struct {
-	Code    string `json:"code"`
-	Path    string `json:"path"`
-	Message string `json:"message"`
-}
-
-func (i Issue) String() string { return fmt.Sprintf("%s at %s: %s", i.Code, i.Path, i.Message) }
+// String formats it as "code at path: message".
+type Issue = strictjson.Issue
 
 // MaxIssues is the most issues a single validation reports.
 const MaxIssues = 20

@@ -2,9 +2,7 @@ package bundle
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
@@ -21,112 +19,29 @@ const (
 )
 
 // Kind is the JSON type of a Value.
-type Kind int
+type Kind = strictjson.Kind
 
 // The JSON kinds.
 const (
-	Null Kind = iota
-	Bool
-	Number
-	String
-	Array
-	Object
+	Null   = strictjson.Null
+	Bool   = strictjson.Bool
+	Number = strictjson.Number
+	String = strictjson.String
+	Array  = strictjson.Array
+	Object = strictjson.Object
 )
 
-// Value is a parsed JSON value that keeps object member order and the exact
-// number literal, so checks can report deterministic paths and never round
-// numbers.
-type Value struct {
-	Kind    Kind
-	Bool    bool
-	Num     json.Number
-	Str     string
-	Items   []*Value
-	Members []Member
-}
+// Value is a parsed JSON value: the shared strict decoder's tree, which
+// keeps object member order (Keys, Vals) and the exact number literal
+// (Str), so checks report deterministic paths and never round numbers.
+// Interface gives the plain Go form the schema validator consumes and
+// MarshalJSON writes it back with member order preserved.
+type Value = strictjson.Node
 
-// Member is one object member.
-type Member struct {
-	Key   string
-	Value *Value
-}
-
-// Get returns the member named key, or nil.
-func (v *Value) Get(key string) *Value {
-	for _, m := range v.Members {
-		if m.Key == key {
-			return m.Value
-		}
-	}
-	return nil
-}
-
-// Interface converts v to the plain Go form (map[string]any, []any,
-// json.Number, string, bool, nil) that the schema validator consumes.
-func (v *Value) Interface() any {
-	switch v.Kind {
-	case Bool:
-		return v.Bool
-	case Number:
-		return v.Num
-	case String:
-		return v.Str
-	case Array:
-		out := make([]any, len(v.Items))
-		for i, it := range v.Items {
-			out[i] = it.Interface()
-		}
-		return out
-	case Object:
-		out := make(map[string]any, len(v.Members))
-		for _, m := range v.Members {
-			out[m.Key] = m.Value.Interface()
-		}
-		return out
-	}
-	return nil
-}
-
-// MarshalJSON writes v back as compact JSON with member order preserved.
-func (v *Value) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	v.write(&b)
-	return b.Bytes(), nil
-}
-
-func (v *Value) write(b *bytes.Buffer) {
-	switch v.Kind {
-	case Null:
-		b.WriteString("null")
-	case Bool:
-		b.WriteString(strconv.FormatBool(v.Bool))
-	case Number:
-		b.WriteString(string(v.Num))
-	case String:
-		s, _ := json.Marshal(v.Str)
-		b.Write(s)
-	case Array:
-		b.WriteByte('[')
-		for i, it := range v.Items {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			it.write(b)
-		}
-		b.WriteByte(']')
-	case Object:
-		b.WriteByte('{')
-		for i, m := range v.Members {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			k, _ := json.Marshal(m.Key)
-			b.Write(k)
-			b.WriteByte(':')
-			m.Value.write(b)
-		}
-		b.WriteByte('}')
-	}
+// get returns the member of v named key, or nil.
+func get(v *Value, key string) *Value {
+	m, _ := v.Member(key)
+	return m
 }
 
 // Forbidden object keys: a script that copies parsed JSON onto an object
@@ -147,7 +62,7 @@ func ParseJSON(data []byte) (*Value, *Issue) {
 
 // jsonOptions make the shared strict decoder keep this package's contract:
 // every value, scalars included, counts against the depth limit; numbers
-// are kept as written; paths use JoinPath; and the codes and messages are
+// are kept as written; and the codes and messages are
 // the ones bundle has always reported. Only the first issue is reported.
 func jsonOptions(maxDepth, maxNodes int) strictjson.Options {
 	return strictjson.Options{
@@ -156,7 +71,6 @@ func jsonOptions(maxDepth, maxNodes int) strictjson.Options {
 		ScalarDepth:    true,
 		LiteralNumbers: true,
 		ForbiddenKeys:  []string{protoKey},
-		KeyPath:        func(key string) string { return JoinPath("", key) },
 		Codes:          strictjson.Codes{Truncated: "truncated_json", Trailing: "trailing_data", TooLarge: "too_many_nodes"},
 		Wording: strictjson.Wording{
 			Syntax:          "not valid JSON near offset %d: %v",
@@ -183,57 +97,10 @@ func parseJSON(data []byte, maxDepth, maxNodes int) (*Value, *Issue) {
 		is := issues.List[0]
 		return nil, &Issue{Code: is.Code, Path: is.Path, Message: is.Message}
 	}
-	return fromNode(n), nil
+	return n, nil
 }
 
-// fromNode converts the shared decoder's tree, whose depth it has bounded,
-// to Value, which stays this package's exported tree (Manifest and the
-// schema and invocation checks use it).
-func fromNode(n *strictjson.Node) *Value {
-	switch n.Kind {
-	case strictjson.Bool:
-		return &Value{Kind: Bool, Bool: n.Bool}
-	case strictjson.Number:
-		return &Value{Kind: Number, Num: json.Number(n.Str)}
-	case strictjson.String:
-		return &Value{Kind: String, Str: n.Str}
-	case strictjson.Array:
-		v := &Value{Kind: Array}
-		for _, e := range n.Elems {
-			v.Items = append(v.Items, fromNode(e))
-		}
-		return v
-	case strictjson.Object:
-		v := &Value{Kind: Object}
-		for i, k := range n.Keys {
-			v.Members = append(v.Members, Member{Key: k, Value: fromNode(n.Vals[i])})
-		}
-		return v
-	}
-	return &Value{Kind: Null}
-}
-
-// JoinPath appends an object key to a JSON path: $.name for identifier-like
-// keys, $["odd key"] otherwise.
-func JoinPath(path, key string) string {
-	if isIdent(key) {
-		return path + "." + key
-	}
-	q, _ := json.Marshal(key)
-	return path + "[" + string(q) + "]"
-}
-
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r == '_' || r == '$' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'):
-		case i > 0 && ((r >= '0' && r <= '9') || r == '-'):
-		default:
-			return false
-		}
-	}
-	return true
-}
+// JoinPath appends an object key to a JSON path in the one path syntax of
+// every Gatehouse parser (strictjson.KeyPath): $.name for identifier keys,
+// $["odd key"] otherwise.
+func JoinPath(path, key string) string { return strictjson.JoinPath(path, key) }

@@ -82,25 +82,25 @@ func ParseManifest(data []byte) (m *Manifest, issues []Issue, unsupported []stri
 		return nil, []Issue{{Code: "not_object", Path: "$", Message: "execution.json must be one JSON object"}}, nil
 	}
 	var c collector
-	for _, mem := range root.Members {
-		if !contains(manifestFields, mem.Key) {
-			c.add("unknown_field", JoinPath("$", mem.Key), fmt.Sprintf("unknown field %q (allowed: %s)", mem.Key, strings.Join(manifestFields, ", ")))
+	for _, key := range root.Keys {
+		if !contains(manifestFields, key) {
+			c.add("unknown_field", JoinPath("$", key), fmt.Sprintf("unknown field %q (allowed: %s)", key, strings.Join(manifestFields, ", ")))
 		}
 	}
 	for _, f := range manifestFields {
-		if root.Get(f) == nil {
+		if get(root, f) == nil {
 			c.add("missing_field", JoinPath("$", f), fmt.Sprintf("required field %q is missing", f))
 		}
 	}
 	m = &Manifest{}
-	if v := root.Get("schemaVersion"); v != nil {
+	if v := get(root, "schemaVersion"); v != nil {
 		n, ok := intValue(v)
 		if !ok || n != 1 {
 			c.add("unsupported_version", "$.schemaVersion", fmt.Sprintf("schemaVersion must be the integer 1, got %s", literal(v)))
 		}
 		m.SchemaVersion = int(n)
 	}
-	if v := root.Get("entrypoint"); v != nil {
+	if v := get(root, "entrypoint"); v != nil {
 		if v.Kind != String {
 			c.add("wrong_type", "$.entrypoint", "entrypoint must be a string")
 		} else {
@@ -118,16 +118,16 @@ func ParseManifest(data []byte) (m *Manifest, issues []Issue, unsupported []stri
 			}
 		}
 	}
-	if v := root.Get("files"); v != nil {
+	if v := get(root, "files"); v != nil {
 		m.Files = checkFiles(&c, v, m.Entrypoint)
 	}
-	m.TimeoutMs = checkIntRange(&c, root.Get("timeoutMs"), "$.timeoutMs", MinTimeoutMs, MaxTimeoutMs)
-	m.MaxOutputBytes = checkIntRange(&c, root.Get("maxOutputBytes"), "$.maxOutputBytes", MinOutputBytes, MaxOutputBytesLimit)
-	if v := root.Get("inputSchema"); v != nil {
+	m.TimeoutMs = checkIntRange(&c, get(root, "timeoutMs"), "$.timeoutMs", MinTimeoutMs, MaxTimeoutMs)
+	m.MaxOutputBytes = checkIntRange(&c, get(root, "maxOutputBytes"), "$.maxOutputBytes", MinOutputBytes, MaxOutputBytesLimit)
+	if v := get(root, "inputSchema"); v != nil {
 		c.addAll(CheckSchema(v, "$.inputSchema", true))
 		m.InputSchema = v
 	}
-	if v := root.Get("outputSchema"); v != nil {
+	if v := get(root, "outputSchema"); v != nil {
 		c.addAll(CheckSchema(v, "$.outputSchema", false))
 		m.OutputSchema = v
 	}
@@ -142,12 +142,12 @@ func checkFiles(c *collector, v *Value, entrypoint string) []string {
 		c.add("wrong_type", "$.files", "files must be an array of relative paths")
 		return nil
 	}
-	if len(v.Items) > MaxFiles {
-		c.add("too_many_files", "$.files", fmt.Sprintf("files lists %d paths; the limit is %d", len(v.Items), MaxFiles))
+	if len(v.Elems) > MaxFiles {
+		c.add("too_many_files", "$.files", fmt.Sprintf("files lists %d paths; the limit is %d", len(v.Elems), MaxFiles))
 	}
 	var files []string
 	seen := map[string]int{}
-	for i, it := range v.Items {
+	for i, it := range v.Elems {
 		p := fmt.Sprintf("$.files[%d]", i)
 		if it.Kind != String {
 			c.add("wrong_type", p, "each file must be a string")
@@ -237,7 +237,7 @@ func intValue(v *Value) (int64, bool) {
 	if v.Kind != Number {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(string(v.Num), 10, 64)
+	n, err := strconv.ParseInt(v.Str, 10, 64)
 	return n, err == nil
 }
 

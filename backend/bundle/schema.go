@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -37,7 +38,7 @@ func CheckSchema(v *Value, path string, inputRoot bool) []Issue {
 		return c.issues
 	}
 	if inputRoot {
-		if v.Kind != Object || v.Get("anyOf") != nil || v.Get("type") == nil || v.Get("type").Kind != String || v.Get("type").Str != "object" {
+		if v.Kind != Object || get(v, "anyOf") != nil || get(v, "type") == nil || get(v, "type").Kind != String || get(v, "type").Str != "object" {
 			c.add("root_not_object", path, `the input schema's root must be an explicit {"type": "object"}`)
 		}
 	}
@@ -48,10 +49,8 @@ func CheckSchema(v *Value, path string, inputRoot bool) []Issue {
 // measure returns the depth and value count of v (v itself at depth d).
 func measure(v *Value, d int) (depth, nodes int) {
 	depth, nodes = d, 1
-	kids := v.Items
-	for _, m := range v.Members {
-		kids = append(kids[:len(kids):len(kids)], m.Value)
-	}
+	kids := v.Elems
+	kids = append(kids[:len(kids):len(kids)], v.Vals...)
 	for _, k := range kids {
 		kd, kn := measure(k, d+1)
 		if kd > depth {
@@ -67,33 +66,33 @@ func checkSchemaNode(c *collector, v *Value, path string) {
 		c.add("schema_not_object", path, "a schema must be a JSON object")
 		return
 	}
-	for _, m := range v.Members {
-		if _, ok := schemaKeywords[m.Key]; !ok {
-			c.add("unsupported_keyword", JoinPath(path, m.Key), fmt.Sprintf("keyword %q is outside the supported schema subset", m.Key))
+	for _, key := range v.Keys {
+		if _, ok := schemaKeywords[key]; !ok {
+			c.add("unsupported_keyword", JoinPath(path, key), fmt.Sprintf("keyword %q is outside the supported schema subset", key))
 		}
 	}
 	for _, k := range []string{"description", "title"} {
-		if d := v.Get(k); d != nil && d.Kind != String {
+		if d := get(v, k); d != nil && d.Kind != String {
 			c.add("wrong_type", JoinPath(path, k), k+" must be a string")
 		}
 	}
-	if any := v.Get("anyOf"); any != nil {
-		for _, m := range v.Members {
-			if m.Key != "anyOf" {
-				c.add("anyof_sibling", JoinPath(path, m.Key), fmt.Sprintf("%q is not allowed beside anyOf; put it inside each branch", m.Key))
+	if any := get(v, "anyOf"); any != nil {
+		for _, key := range v.Keys {
+			if key != "anyOf" {
+				c.add("anyof_sibling", JoinPath(path, key), fmt.Sprintf("%q is not allowed beside anyOf; put it inside each branch", key))
 			}
 		}
 		ap := JoinPath(path, "anyOf")
-		if any.Kind != Array || len(any.Items) < 2 || len(any.Items) > 4 {
+		if any.Kind != Array || len(any.Elems) < 2 || len(any.Elems) > 4 {
 			c.add("anyof_branches", ap, "anyOf must be an array of 2 to 4 schemas")
 			return
 		}
-		for i, b := range any.Items {
+		for i, b := range any.Elems {
 			checkSchemaNode(c, b, fmt.Sprintf("%s[%d]", ap, i))
 		}
 		return
 	}
-	t := v.Get("type")
+	t := get(v, "type")
 	if t == nil {
 		c.add("missing_type", path, `every schema needs a "type" (or anyOf)`)
 		return
@@ -103,19 +102,19 @@ func checkSchemaNode(c *collector, v *Value, path string) {
 		return
 	}
 	typ := t.Str
-	for _, m := range v.Members {
-		if applies, ok := schemaKeywords[m.Key]; ok && applies != "" && !contains(strings.Fields(applies), typ) {
-			c.add("keyword_not_applicable", JoinPath(path, m.Key), fmt.Sprintf("%q does not apply to type %q", m.Key, typ))
+	for _, key := range v.Keys {
+		if applies, ok := schemaKeywords[key]; ok && applies != "" && !contains(strings.Fields(applies), typ) {
+			c.add("keyword_not_applicable", JoinPath(path, key), fmt.Sprintf("%q does not apply to type %q", key, typ))
 		}
 	}
-	if e := v.Get("enum"); e != nil {
+	if e := get(v, "enum"); e != nil {
 		checkEnum(c, e, JoinPath(path, "enum"))
 	}
 	switch typ {
 	case "object":
 		checkObjectSchema(c, v, path)
 	case "array":
-		items := v.Get("items")
+		items := get(v, "items")
 		if items == nil {
 			c.add("missing_items", path, `array schemas must declare "items"`)
 		} else {
@@ -130,7 +129,7 @@ func checkSchemaNode(c *collector, v *Value, path string) {
 }
 
 func checkObjectSchema(c *collector, v *Value, path string) {
-	props := v.Get("properties")
+	props := get(v, "properties")
 	declared := map[string]bool{}
 	switch {
 	case props == nil:
@@ -139,26 +138,26 @@ func checkObjectSchema(c *collector, v *Value, path string) {
 		c.add("wrong_type", JoinPath(path, "properties"), "properties must be an object mapping names to schemas")
 	default:
 		pp := JoinPath(path, "properties")
-		for _, m := range props.Members {
-			if m.Key == protoKey {
-				c.add("forbidden_key", JoinPath(pp, m.Key), `the key "__proto__" is not allowed`)
+		for i, key := range props.Keys {
+			if key == protoKey {
+				c.add("forbidden_key", JoinPath(pp, key), `the key "__proto__" is not allowed`)
 				continue
 			}
-			declared[m.Key] = true
-			checkSchemaNode(c, m.Value, JoinPath(pp, m.Key))
+			declared[key] = true
+			checkSchemaNode(c, props.Vals[i], JoinPath(pp, key))
 		}
 	}
-	if ap := v.Get("additionalProperties"); ap != nil && ap.Kind != Bool {
+	if ap := get(v, "additionalProperties"); ap != nil && ap.Kind != Bool {
 		c.add("invalid_additional_properties", JoinPath(path, "additionalProperties"), "additionalProperties must be true or false")
 	}
-	if r := v.Get("required"); r != nil {
+	if r := get(v, "required"); r != nil {
 		rp := JoinPath(path, "required")
 		if r.Kind != Array {
 			c.add("invalid_required", rp, "required must be an array of property names")
 			return
 		}
 		seen := map[string]bool{}
-		for i, it := range r.Items {
+		for i, it := range r.Elems {
 			ip := fmt.Sprintf("%s[%d]", rp, i)
 			switch {
 			case it.Kind != String:
@@ -176,12 +175,12 @@ func checkObjectSchema(c *collector, v *Value, path string) {
 }
 
 func checkEnum(c *collector, e *Value, path string) {
-	if e.Kind != Array || len(e.Items) == 0 {
+	if e.Kind != Array || len(e.Elems) == 0 {
 		c.add("invalid_enum", path, "enum must be a non-empty array")
 		return
 	}
 	seen := map[string]bool{}
-	for i, it := range e.Items {
+	for i, it := range e.Elems {
 		ip := fmt.Sprintf("%s[%d]", path, i)
 		if it.Kind == Array || it.Kind == Object {
 			c.add("invalid_enum", ip, "enum values must be scalars (string, number, boolean or null)")
@@ -199,7 +198,7 @@ func checkCountBounds(c *collector, v *Value, path, lo, hi string) {
 	var vals [2]int64
 	var ok [2]bool
 	for i, k := range []string{lo, hi} {
-		b := v.Get(k)
+		b := get(v, k)
 		if b == nil {
 			continue
 		}
@@ -219,7 +218,7 @@ func checkNumberBounds(c *collector, v *Value, path string) {
 	var vals [2]float64
 	var ok [2]bool
 	for i, k := range []string{"minimum", "maximum"} {
-		b := v.Get(k)
+		b := get(v, k)
 		if b == nil {
 			continue
 		}
@@ -227,7 +226,7 @@ func checkNumberBounds(c *collector, v *Value, path string) {
 			c.add("invalid_bound", JoinPath(path, k), k+" must be a number")
 			continue
 		}
-		f, err := b.Num.Float64()
+		f, err := json.Number(b.Str).Float64()
 		if err != nil {
 			c.add("invalid_bound", JoinPath(path, k), k+" is not a finite number")
 			continue

@@ -49,7 +49,7 @@ func TestSchemaSubsetRejectsEachRule(t *testing.T) {
 		{obj(`{"type":"array","items":[{"type":"string"}]}`), "schema_not_object", "$.properties.p.items"},
 		{obj(`{"type":"string","pattern":"^a"}`), "unsupported_keyword", "$.properties.p.pattern"},
 		{obj(`{"type":"string","format":"email"}`), "unsupported_keyword", "$.properties.p.format"},
-		{obj(`{"$ref":"#/x"}`), "unsupported_keyword", "$.properties.p.$ref"},
+		{obj(`{"$ref":"#/x"}`), "unsupported_keyword", `$.properties.p["$ref"]`},
 		{obj(`{"oneOf":[{"type":"string"},{"type":"null"}]}`), "unsupported_keyword", "$.properties.p.oneOf"},
 		{obj(`{"allOf":[{"type":"string"}]}`), "unsupported_keyword", "$.properties.p.allOf"},
 		{obj(`{"not":{"type":"string"}}`), "unsupported_keyword", "$.properties.p.not"},
@@ -95,9 +95,9 @@ func TestSchemaProtoKeyRejected(t *testing.T) {
 		t.Fatalf("got %v", iss)
 	}
 	// A Value built without ParseJSON is still checked.
-	v := &Value{Kind: Object, Members: []Member{
-		{Key: "type", Value: &Value{Kind: String, Str: "object"}},
-		{Key: "properties", Value: &Value{Kind: Object, Members: []Member{{Key: "__proto__", Value: &Value{Kind: Object}}}}},
+	v := &Value{Kind: Object, Keys: []string{"type", "properties"}, Vals: []*Value{
+		{Kind: String, Str: "object"},
+		{Kind: Object, Keys: []string{"__proto__"}, Vals: []*Value{{Kind: Object}}},
 	}}
 	expectIssue(t, CheckSchema(v, "$", true), "forbidden_key", "$.properties.__proto__")
 }

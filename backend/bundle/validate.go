@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // MaxInvocationBytes bounds one invocation document (excluding framing).
@@ -99,22 +101,22 @@ func (s *Schema) Validate(v *Value) []Issue {
 		return []Issue{{Code: "validation_error", Path: "$", Message: err.Error()}}
 	}
 	var c collector
-	collectLeaves(&c, ve)
+	collectLeaves(&c, v, ve)
 	if len(c.issues) == 0 {
-		c.add(keywordCode(ve.KeywordLocation), pointerToPath(ve.InstanceLocation), ve.Message)
+		c.add(keywordCode(ve.KeywordLocation), pointerToPath(v, ve.InstanceLocation), ve.Message)
 	}
 	return c.issues
 }
 
-func collectLeaves(c *collector, ve *jsonschema.ValidationError) {
+func collectLeaves(c *collector, v *Value, ve *jsonschema.ValidationError) {
 	if len(ve.Causes) == 0 {
 		if ve.KeywordLocation != "" {
-			c.add(keywordCode(ve.KeywordLocation), pointerToPath(ve.InstanceLocation), ve.Message)
+			c.add(keywordCode(ve.KeywordLocation), pointerToPath(v, ve.InstanceLocation), ve.Message)
 		}
 		return
 	}
 	for _, cause := range ve.Causes {
-		collectLeaves(c, cause)
+		collectLeaves(c, v, cause)
 	}
 }
 
@@ -135,21 +137,27 @@ func keywordCode(loc string) string {
 }
 
 // pointerToPath converts a JSON pointer ("/facts/3/id") into the JSON path
-// form used in issues ("$.facts[3].id"). Array indexes are recognised as
-// all-digit segments; an object key made of digits therefore shows as an
-// index, which is unambiguous next to the document itself.
-func pointerToPath(ptr string) string {
+// of the one path syntax ("$.facts[3].id"), following the pointer through
+// the document v so that an array element is an index and an object member
+// a name even when the name is made of digits (`$["0"]`, not "$[0]").
+func pointerToPath(v *Value, ptr string) string {
 	out := "$"
 	if ptr == "" {
 		return out
 	}
 	for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
 		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
-		if _, err := strconv.Atoi(seg); err == nil && seg != "" {
-			out += "[" + seg + "]"
-			continue
+		if v != nil && v.Kind == Array {
+			if i, err := strconv.Atoi(seg); err == nil && i >= 0 && i < len(v.Elems) {
+				out += strictjson.IndexPath(i)
+				v = v.Elems[i]
+				continue
+			}
 		}
 		out = JoinPath(out, seg)
+		if v != nil {
+			v = get(v, seg)
+		}
 	}
 	return out
 }

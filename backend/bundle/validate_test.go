@@ -136,11 +136,28 @@ func TestValidationReportsAtMostTwentyIssues(t *testing.T) {
 	}
 }
 
+// TestDigitMemberPath: an invocation member named with digits is reported
+// as a name, never as an array index it is not.
+func TestDigitMemberPath(t *testing.T) {
+	s := compile(t, `{"type":"object","properties":{"0":{"type":"string"},"l":{"type":"array","items":{"type":"string"}}}}`, true)
+	_, is := ValidateInvocation(s, []byte(`{"0":5,"l":["a",7]}`))
+	got := map[string]bool{}
+	for _, i := range is {
+		got[i.Path] = true
+	}
+	if len(is) != 2 || !got[`$["0"]`] || !got["$.l[1]"] {
+		t.Fatalf("issues %v", is)
+	}
+}
+
 func TestPointerToPath(t *testing.T) {
+	doc := parse(t, `{"a":[{"b":1}],"0":{"1":[0,[2]]}}`)
 	for in, want := range map[string]string{
 		"": "$", "/a": "$.a", "/a/0/b": "$.a[0].b", "/a~1b": `$["a/b"]`, "/x~0y": `$["x~y"]`, "/with space": `$["with space"]`,
+		// digits name a member of an object and an element of an array
+		"/0": `$["0"]`, "/0/1/1/0": `$["0"]["1"][1][0]`,
 	} {
-		if got := pointerToPath(in); got != want {
+		if got := pointerToPath(doc, in); got != want {
 			t.Errorf("pointerToPath(%q) = %s, want %s", in, got, want)
 		}
 	}

@@ -188,7 +188,7 @@ func TestBehaviorCheckpointsByName(t *testing.T) {
 func TestModeArgument(t *testing.T) {
 	e := env(t, baseRecord())
 	_, err := Compare(e, e, Options{Mode: "fuzzy"})
-	if ce := wantError(t, err, CodeInvalidRequest); !hasIssue(ce, "", "mode", "invalid_value") {
+	if ce := wantError(t, err, CodeInvalidRequest); !hasIssue(ce, "", "$.mode", "invalid_value") {
 		t.Errorf("issues %+v", ce.Issues)
 	}
 	for _, m := range []Mode{"", ModeBehavior, ModeExact} {

@@ -273,19 +273,19 @@ func Compare(left, right *evidence.Envelope, opts Options) (Result, error) {
 	if left == nil || right == nil || opts.MaxCaptureAgeMS < 0 || !okMode || opts.DiffOffset < 0 {
 		var issues []Issue
 		if left == nil {
-			issues = append(issues, Issue{Side: "left", Path: "$", Code: "missing", Message: "no left envelope"})
+			issues = append(issues, Issue{Side: "left", Issue: strictjson.Issue{Path: "$", Code: "missing", Message: "no left envelope"}})
 		}
 		if right == nil {
-			issues = append(issues, Issue{Side: "right", Path: "$", Code: "missing", Message: "no right envelope"})
+			issues = append(issues, Issue{Side: "right", Issue: strictjson.Issue{Path: "$", Code: "missing", Message: "no right envelope"}})
 		}
 		if opts.MaxCaptureAgeMS < 0 {
-			issues = append(issues, Issue{Path: "max_capture_age_ms", Code: "out_of_range", Message: "must not be negative"})
+			issues = append(issues, Issue{Issue: strictjson.Issue{Path: "$.max_capture_age_ms", Code: "out_of_range", Message: "must not be negative"}})
 		}
 		if !okMode {
-			issues = append(issues, Issue{Path: "mode", Code: "invalid_value", Message: fmt.Sprintf("%q is not a comparison mode; use behavior or exact", strictjson.Truncate(string(opts.Mode), 40))})
+			issues = append(issues, Issue{Issue: strictjson.Issue{Path: "$.mode", Code: "invalid_value", Message: fmt.Sprintf("%q is not a comparison mode; use behavior or exact", strictjson.Truncate(string(opts.Mode), 40))}})
 		}
 		if opts.DiffOffset < 0 {
-			issues = append(issues, Issue{Path: "diff_offset", Code: "out_of_range", Message: "must not be negative"})
+			issues = append(issues, Issue{Issue: strictjson.Issue{Path: "$.diff_offset", Code: "out_of_range", Message: "must not be negative"}})
 		}
 		return Result{}, newError(CodeInvalidRequest, issues)
 	}
@@ -332,8 +332,8 @@ func checkContracts(lr, rr *record) error {
 	}
 	const p = root + ".manifest.comparison_contract_sha256"
 	return newError(CodeIncompatibleContracts, []Issue{
-		{Side: "left", Path: p, Code: "contract", Message: "left commits to comparison contract " + lr.contractSHA},
-		{Side: "right", Path: p, Code: "contract", Message: "right commits to comparison contract " + rr.contractSHA},
+		{Side: "left", Issue: strictjson.Issue{Path: p, Code: "contract", Message: "left commits to comparison contract " + lr.contractSHA}},
+		{Side: "right", Issue: strictjson.Issue{Path: p, Code: "contract", Message: "right commits to comparison contract " + rr.contractSHA}},
 	})
 }
 
@@ -360,13 +360,13 @@ func readPair(left, right *evidence.Envelope) (*record, *record, error) {
 	if lv != rv {
 		const p = root + ".schema_version"
 		return nil, nil, newError(CodeIncompatibleSchemaVersions, []Issue{
-			{Side: "left", Path: p, Code: "schema_version", Message: fmt.Sprintf("left record has schema_version %d", lv)},
-			{Side: "right", Path: p, Code: "schema_version", Message: fmt.Sprintf("right record has schema_version %d", rv)},
+			{Side: "left", Issue: strictjson.Issue{Path: p, Code: "schema_version", Message: fmt.Sprintf("left record has schema_version %d", lv)}},
+			{Side: "right", Issue: strictjson.Issue{Path: p, Code: "schema_version", Message: fmt.Sprintf("right record has schema_version %d", rv)}},
 		})
 	}
 	if lv != crecord.SchemaVersion {
-		return nil, nil, newError(CodeUnsupportedSchemaVersion, []Issue{{Path: root + ".schema_version", Code: "schema_version",
-			Message: fmt.Sprintf("both records have schema_version %d; this Gatehouse reads %d", lv, crecord.SchemaVersion)}})
+		return nil, nil, newError(CodeUnsupportedSchemaVersion, []Issue{{Issue: strictjson.Issue{Path: root + ".schema_version", Code: "schema_version",
+			Message: fmt.Sprintf("both records have schema_version %d; this Gatehouse reads %d", lv, crecord.SchemaVersion)}}})
 	}
 	var rr *record
 	done = make(chan struct{})
@@ -387,8 +387,7 @@ func checkAge(now time.Time, maxMS int64, sides ...*record) error {
 	for i, r := range sides {
 		age := now.Sub(r.completedAt).Milliseconds()
 		if age > maxMS {
-			issues = append(issues, Issue{Side: sideName(i), Path: root + ".manifest.completed_at", Code: "too_old",
-				Message: fmt.Sprintf("completed %d ms before the comparison; max_capture_age_ms is %d", age, maxMS)})
+			issues = append(issues, Issue{Side: sideName(i), Issue: strictjson.Issue{Path: root + ".manifest.completed_at", Code: "too_old", Message: fmt.Sprintf("completed %d ms before the comparison; max_capture_age_ms is %d", age, maxMS)}})
 		}
 	}
 	if issues != nil {

@@ -1,6 +1,10 @@
 package compare
 
-import "github.com/gatehouse/gatehouse/backend/evidence"
+import (
+	"github.com/gatehouse/gatehouse/backend/evidence"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
+)
 
 // DiffItem is one index at which a dimension's observations differ: both
 // sides' items (nil when that side has none at Index), their times
@@ -43,7 +47,7 @@ type DimensionDiff struct {
 // Compare's Result. limit bounds the items kept per dimension (at least 1).
 func Diffs(left, right *evidence.Envelope, limit int) ([]DimensionDiff, error) {
 	if left == nil || right == nil {
-		return nil, newError(CodeInvalidRequest, []Issue{{Path: "$", Code: "missing", Message: "both envelopes are required"}})
+		return nil, newError(CodeInvalidRequest, []Issue{{Issue: strictjson.Issue{Path: "$", Code: "missing", Message: "both envelopes are required"}}})
 	}
 	limit = max(limit, 1)
 	lr, rr, err := readPair(left, right)

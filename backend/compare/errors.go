@@ -3,6 +3,8 @@ package compare
 import (
 	"fmt"
 	"strings"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // Error codes of the structured errors Compare and ParseTraceSpec return.
@@ -49,16 +51,16 @@ type Error struct {
 	Issues      []Issue `json:"issues,omitempty"`
 }
 
-// Issue is one reason behind an Error. Side is "left", "right" or ""
-// (the trace spec, the request); Path is a JSON path from the root of the
-// input ("$.normalized_result.frames[2].at_ms" for an envelope, "$.events[0].id"
-// for a trace spec); Code is stable; Message is for people and never
-// echoes more than a short excerpt of the input.
+// Issue is one reason behind an Error: the issue every Gatehouse parser
+// reports (Path, a JSON path from the root of the input in the one path
+// syntax, "$.normalized_result.frames[2].at_ms" for an envelope,
+// "$.events[0].id" for a trace spec; Code, stable; Message, for people and
+// never echoing more than a short excerpt of the input) and the Side of
+// the comparison it is about: "left", "right" or "" (the trace spec, the
+// request).
 type Issue struct {
-	Side    string `json:"side,omitempty"`
-	Path    string `json:"path"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Side string `json:"side,omitempty"`
+	strictjson.Issue
 }
 
 // String formats the issue as "[side] code at path: message".

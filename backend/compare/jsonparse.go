@@ -18,10 +18,11 @@ package compare
 //     strictjson), so repeating the strict checks would only cost time.
 //   - Its results are the map[string]any / []any / json.Number values that
 //     equalJSON, canonKey and the trace evaluator work on, and its errors
-//     are byte offsets (ParseTraceSpec reports them at "$"), not a tree of
-//     Nodes with per-path issues.
+//     are byte offsets, not a tree of Nodes with per-path issues.
 //
-// The strict mode (ParseTraceSpec) shares the depth limit of evidence.Parse.
+// Trace specs, which people write and whose errors need paths, are read by
+// strictjson (ParseTraceSpec), so this decoder has no strict mode. It shares
+// the depth limit of evidence.Parse.
 
 import (
 	"encoding/json"
@@ -29,14 +30,12 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // maxJSONDepth is the deepest nesting parseJSON admits (as evidence.Parse).
 const maxJSONDepth = 512
 
-// jsonError is a syntax or strictness error at a byte offset.
+// jsonError is a syntax error at a byte offset.
 type jsonError struct {
 	offset int
 	msg    string
@@ -47,23 +46,21 @@ func (e *jsonError) Error() string { return fmt.Sprintf("%s at offset %d", e.msg
 // jsonParser decodes one JSON document into the values encoding/json
 // produces for any with UseNumber (nil, bool, string, json.Number, []any,
 // map[string]any), several times faster than encoding/json because it makes
-// a single pass without reflection. In strict mode it also rejects
-// duplicate member names and unpaired surrogate escapes; otherwise the last
-// duplicate wins and a bad surrogate becomes U+FFFD, as in encoding/json.
+// a single pass without reflection. As in encoding/json, the last duplicate
+// member wins and an unpaired surrogate escape becomes U+FFFD.
 // Invalid UTF-8 inside strings is kept as is (callers that care check
 // utf8.Valid first).
 type jsonParser struct {
-	data   []byte
-	pos    int
-	depth  int
-	strict bool
-	keys   map[string]string // interned member names
+	data  []byte
+	pos   int
+	depth int
+	keys  map[string]string // interned member names
 }
 
 // parseJSON decodes exactly one JSON value (surrounded by optional
 // whitespace) from data.
-func parseJSON(data []byte, strict bool) (any, error) {
-	p := &jsonParser{data: data, strict: strict, keys: make(map[string]string, 64)}
+func parseJSON(data []byte) (any, error) {
+	p := &jsonParser{data: data, keys: make(map[string]string, 64)}
 	v, err := p.value()
 	if err != nil {
 		return nil, err
@@ -175,7 +172,6 @@ func (p *jsonParser) object() (any, error) {
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 			return nil, p.fail("expected a member name")
 		}
-		at := p.pos
 		k, err := p.key()
 		if err != nil {
 			return nil, err
@@ -188,9 +184,6 @@ func (p *jsonParser) object() (any, error) {
 		v, err := p.value()
 		if err != nil {
 			return nil, err
-		}
-		if _, dup := m[k]; dup && p.strict {
-			return nil, &jsonError{at, fmt.Sprintf("member name %q appears more than once in an object", strictjson.Truncate(k, 64))}
 		}
 		m[k] = v
 		if more, err = p.next('}', "an object"); err != nil {
@@ -315,9 +308,6 @@ func (p *jsonParser) escaped(start int) (string, error) {
 					}
 				}
 				if r2 < 0 {
-					if p.strict {
-						return "", p.fail("string escapes an unpaired UTF-16 surrogate")
-					}
 					r = utf8.RuneError
 				} else {
 					r = utf16.DecodeRune(r, r2)

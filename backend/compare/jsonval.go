@@ -14,7 +14,7 @@ import (
 // UseNumber: nil, bool, string, json.Number, []any and map[string]any.
 
 // decodeJSON decodes exactly one JSON value from raw (see jsonParser).
-func decodeJSON(raw []byte) (any, error) { return parseJSON(raw, false) }
+func decodeJSON(raw []byte) (any, error) { return parseJSON(raw) }
 
 // equalJSON reports whether a and b are the same JSON value under RFC 8785
 // canonicalization: member order is irrelevant and numbers compare as
@@ -190,21 +190,8 @@ func kindName(v any) string {
 	return "an unknown value"
 }
 
-// keyPath is the JSON path segment for member key: ".key" for simple keys,
-// otherwise a bracketed, quoted and shortened name.
-func keyPath(key string) string {
-	simple := key != ""
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
-			simple = false
-			break
-		}
-	}
-	if simple {
-		return "." + key
-	}
-	return "[" + strconv.Quote(strictjson.Truncate(key, 64)) + "]"
-}
+// keyPath and indexPath are the JSON path steps of a member and of an
+// array element (strictjson's one path syntax).
+func keyPath(key string) string { return strictjson.KeyPath(key) }
 
-func indexPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
+func indexPath(path string, i int) string { return path + strictjson.IndexPath(i) }

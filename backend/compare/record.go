@@ -59,11 +59,10 @@ func (c *recordChecker) add(path, code, format string, args ...any) {
 		return
 	}
 	if len(c.issues) == maxIssuesPerSide {
-		c.issues = append(c.issues, Issue{Side: c.side, Path: root, Code: "too_many_issues",
-			Message: fmt.Sprintf("more than %d issues; the rest are not reported", maxIssuesPerSide)})
+		c.issues = append(c.issues, Issue{Side: c.side, Issue: strictjson.Issue{Path: root, Code: "too_many_issues", Message: fmt.Sprintf("more than %d issues; the rest are not reported", maxIssuesPerSide)}})
 		return
 	}
-	c.issues = append(c.issues, Issue{Side: c.side, Path: path, Code: code, Message: fmt.Sprintf(format, args...)})
+	c.issues = append(c.issues, Issue{Side: c.side, Issue: strictjson.Issue{Path: path, Code: code, Message: fmt.Sprintf(format, args...)}})
 }
 
 // decodeRecord decodes the normalized_result of a capture envelope to a

@@ -143,7 +143,9 @@ func (s *TraceSpec) EventIDs() []string {
 // unordered token list at least two events.
 //
 // Input above MaxTraceSpecBytes, invalid UTF-8, malformed JSON, duplicate
-// member names and unknown members are refused; then every rule is
+// member names, unpaired surrogate escapes and nesting deeper than
+// evidence.MaxDepth (all invalid_json, at their path, read by the shared
+// strict decoder) and unknown members are refused; then every rule is
 // checked and each violation reported with its own code (the TraceCode
 // constants) and JSON path: duplicate ids, inconsistent ignore sets,
 // ignored fields in exact, overlapping predicates, unknown references,
@@ -155,7 +157,7 @@ func (s *TraceSpec) EventIDs() []string {
 // never panics.
 func ParseTraceSpec(data []byte) (*TraceSpec, error) {
 	fail := func(code, msg string) (*TraceSpec, error) {
-		return nil, newError(CodeInvalidTraceSpec, []Issue{{Path: "$", Code: code, Message: msg}})
+		return nil, newError(CodeInvalidTraceSpec, []Issue{{Issue: strictjson.Issue{Path: "$", Code: code, Message: msg}}})
 	}
 	if len(data) > MaxTraceSpecBytes {
 		return fail(TraceCodeTooLarge, fmt.Sprintf("trace spec is %d bytes; the limit is %d bytes", len(data), MaxTraceSpecBytes))
@@ -163,9 +165,19 @@ func ParseTraceSpec(data []byte) (*TraceSpec, error) {
 	if !utf8.Valid(data) {
 		return fail(TraceCodeInvalidUTF8, "trace spec is not valid UTF-8")
 	}
-	v, err := parseJSON(data, true)
-	if err != nil {
-		return fail(TraceCodeInvalidJSON, strictjson.Truncate(err.Error(), 200))
+	var decoded strictjson.Collector
+	v := strictjson.Decode(data, "$", traceDecodeOptions, &decoded)
+	if !decoded.Empty() {
+		// Every document-level problem keeps the one code trace specs have
+		// always given it; its path now says where it is.
+		issues := make([]Issue, len(decoded.List))
+		for i, is := range decoded.List {
+			if is.Code != strictjson.CodeTooManyIssues {
+				is.Code = TraceCodeInvalidJSON
+			}
+			issues[i] = Issue{Issue: is}
+		}
+		return nil, newError(CodeInvalidTraceSpec, issues)
 	}
 	p := &specParser{spec: &TraceSpec{byID: map[string]int{}, ignore: map[string]map[string]bool{}, index: map[string]map[string]int{}}}
 	p.parse(v)
@@ -180,6 +192,16 @@ func ParseTraceSpec(data []byte) (*TraceSpec, error) {
 	return p.spec, nil
 }
 
+// traceDecodeOptions read a trace spec strictly: nesting as deep as
+// evidence.Parse admits, no duplicate member names, no unpaired surrogate
+// escapes, and numbers kept as written for the rules below to judge.
+var traceDecodeOptions = strictjson.Options{
+	MaxDepth:       evidence.MaxDepth,
+	Surrogates:     true,
+	LiteralNumbers: true,
+	Wording:        strictjson.Wording{Detailed: true, Trailing: "data follows the JSON value at byte offset %d"},
+}
+
 type specParser struct {
 	spec   *TraceSpec
 	issues []Issue
@@ -191,20 +213,19 @@ func (p *specParser) add(path, code, format string, args ...any) {
 		return
 	}
 	if len(p.issues) == MaxTraceIssues-1 {
-		p.issues = append(p.issues, Issue{Path: "$", Code: TraceCodeTooManyIssues,
-			Message: fmt.Sprintf("more than %d issues; the rest are not reported", MaxTraceIssues-1)})
+		p.issues = append(p.issues, Issue{Issue: strictjson.Issue{Path: "$", Code: TraceCodeTooManyIssues, Message: fmt.Sprintf("more than %d issues; the rest are not reported", MaxTraceIssues-1)}})
 		p.full = true
 		return
 	}
-	p.issues = append(p.issues, Issue{Path: path, Code: code, Message: fmt.Sprintf(format, args...)})
+	p.issues = append(p.issues, Issue{Issue: strictjson.Issue{Path: path, Code: code, Message: fmt.Sprintf(format, args...)}})
 }
 
 // object checks that v is an object with every required member and no
 // member outside required and optional.
-func (p *specParser) object(v any, path string, required, optional []string) (map[string]any, bool) {
-	m, ok := v.(map[string]any)
+func (p *specParser) object(v *strictjson.Node, path string, required, optional []string) (strictjson.Members, bool) {
+	m, ok := members(v)
 	if !ok {
-		p.add(path, TraceCodeWrongType, "must be an object, not %s", kindName(v))
+		p.add(path, TraceCodeWrongType, "must be an object, not %s", v.Kind)
 		return nil, false
 	}
 	var unknown []string
@@ -225,12 +246,27 @@ func (p *specParser) object(v any, path string, required, optional []string) (ma
 	return m, true
 }
 
-func (p *specParser) array(v any, path string, min, max int) ([]any, bool) {
-	a, ok := v.([]any)
-	if !ok {
-		p.add(path, TraceCodeWrongType, "must be an array, not %s", kindName(v))
+// members returns the members of object v by name (the first of each name;
+// Decode has refused any repeated one).
+func members(v *strictjson.Node) (strictjson.Members, bool) {
+	if v.Kind != strictjson.Object {
 		return nil, false
 	}
+	m := make(strictjson.Members, len(v.Keys))
+	for i, k := range v.Keys {
+		if _, dup := m[k]; !dup {
+			m[k] = v.Vals[i]
+		}
+	}
+	return m, true
+}
+
+func (p *specParser) array(v *strictjson.Node, path string, min, max int) ([]*strictjson.Node, bool) {
+	if v.Kind != strictjson.Array {
+		p.add(path, TraceCodeWrongType, "must be an array, not %s", v.Kind)
+		return nil, false
+	}
+	a := v.Elems
 	if len(a) < min || len(a) > max {
 		p.add(path, TraceCodeOutOfRange, "has %d items; allowed are %d–%d", len(a), min, max)
 		return nil, false
@@ -238,18 +274,26 @@ func (p *specParser) array(v any, path string, min, max int) ([]any, bool) {
 	return a, true
 }
 
-func (p *specParser) str(v any, path string) (string, bool) {
-	s, ok := v.(string)
-	if !ok {
-		p.add(path, TraceCodeWrongType, "must be a string, not %s", kindName(v))
+func (p *specParser) str(v *strictjson.Node, path string) (string, bool) {
+	if v.Kind != strictjson.String {
+		p.add(path, TraceCodeWrongType, "must be a string, not %s", v.Kind)
+		return "", false
 	}
-	return s, ok
+	return v.Str, true
 }
 
-func (p *specParser) count(v any, path string, min, max int) (int, bool) {
-	n, ok := integer(v)
+// nodeInteger is integer for a decoded number.
+func nodeInteger(v *strictjson.Node) (int64, bool) {
+	if v.Kind != strictjson.Number {
+		return 0, false
+	}
+	return integer(json.Number(v.Str))
+}
+
+func (p *specParser) count(v *strictjson.Node, path string, min, max int) (int, bool) {
+	n, ok := nodeInteger(v)
 	if !ok {
-		p.add(path, TraceCodeWrongType, "must be an integer, not %s", kindName(v))
+		p.add(path, TraceCodeWrongType, "must be an integer, not %s", v.Kind)
 		return 0, false
 	}
 	if n < int64(min) || n > int64(max) {
@@ -274,7 +318,7 @@ func validID(s string) bool {
 	return true
 }
 
-func (p *specParser) id(v any, path string) (string, bool) {
+func (p *specParser) id(v *strictjson.Node, path string) (string, bool) {
 	s, ok := p.str(v, path)
 	if !ok {
 		return "", false
@@ -287,7 +331,7 @@ func (p *specParser) id(v any, path string) (string, bool) {
 }
 
 // ref resolves an event id reference.
-func (p *specParser) ref(v any, path string) (int, bool) {
+func (p *specParser) ref(v *strictjson.Node, path string) (int, bool) {
 	s, ok := p.str(v, path)
 	if !ok {
 		return 0, false
@@ -299,13 +343,13 @@ func (p *specParser) ref(v any, path string) (int, bool) {
 	return i, ok
 }
 
-func (p *specParser) parse(v any) {
+func (p *specParser) parse(v *strictjson.Node) {
 	m, ok := p.object(v, "$", []string{"version", "events", "language"}, nil)
 	if !ok {
 		return
 	}
 	if ver, ok := m["version"]; ok {
-		if n, isInt := integer(ver); !isInt || n != 1 {
+		if n, isInt := nodeInteger(ver); !isInt || n != 1 {
 			p.add("$.version", TraceCodeUnsupportedVersion, "version must be 1")
 		}
 	}
@@ -320,7 +364,7 @@ func (p *specParser) parse(v any) {
 
 // events parses the event declarations; it reports whether they are
 // usable for checking the language (every id parsed and unique).
-func (p *specParser) events(v any) bool {
+func (p *specParser) events(v *strictjson.Node) bool {
 	const path = "$.events"
 	items, ok := p.array(v, path, 1, MaxTraceEvents)
 	if !ok {
@@ -360,10 +404,10 @@ func (p *specParser) events(v any) bool {
 				}
 			}
 			if xv, has := em["exact"]; has {
-				if xm, good := xv.(map[string]any); good {
-					exact = xm
+				if xv.Kind == strictjson.Object {
+					exact = xv.Interface().(map[string]any) // the values journal records decode into
 				} else {
-					p.add(ip+".exact", TraceCodeWrongType, "must be an object (the exact payload), not %s", kindName(xv))
+					p.add(ip+".exact", TraceCodeWrongType, "must be an object (the exact payload), not %s", xv.Kind)
 				}
 			}
 			ignore := p.ignoreFields(em, ip)
@@ -421,7 +465,7 @@ func sameSet(a, b map[string]bool) bool {
 	return true
 }
 
-func (p *specParser) ignoreFields(em map[string]any, ip string) []string {
+func (p *specParser) ignoreFields(em strictjson.Members, ip string) []string {
 	v, has := em["ignore_fields"]
 	if !has {
 		return nil
@@ -449,10 +493,10 @@ func (p *specParser) ignoreFields(em map[string]any, ip string) []string {
 	return out
 }
 
-func (p *specParser) cardinality(v any, path string) (int, int) {
-	m, ok := v.(map[string]any)
+func (p *specParser) cardinality(v *strictjson.Node, path string) (int, int) {
+	m, ok := members(v)
 	if !ok {
-		p.add(path, TraceCodeWrongType, "must be an object, not %s", kindName(v))
+		p.add(path, TraceCodeWrongType, "must be an object, not %s", v.Kind)
 		return 1, 1
 	}
 	kv, has := m["kind"]
@@ -502,11 +546,11 @@ func (p *specParser) cardinality(v any, path string) (int, int) {
 	return 1, 1
 }
 
-func (p *specParser) language(v any) {
+func (p *specParser) language(v *strictjson.Node) {
 	const path = "$.language"
-	m, ok := v.(map[string]any)
+	m, ok := members(v)
 	if !ok {
-		p.add(path, TraceCodeWrongType, "must be an object, not %s", kindName(v))
+		p.add(path, TraceCodeWrongType, "must be an object, not %s", v.Kind)
 		return
 	}
 	kv, has := m["kind"]
@@ -537,7 +581,7 @@ func (p *specParser) language(v any) {
 }
 
 // pairs parses a list of {a, b} reference objects.
-func (p *specParser) pairs(v any, path, a, b string) []pair {
+func (p *specParser) pairs(v *strictjson.Node, path, a, b string) []pair {
 	items, ok := p.array(v, path, 0, MaxTraceEvents*MaxTraceEvents)
 	if !ok {
 		return nil
@@ -576,7 +620,7 @@ func (p *specParser) pairs(v any, path, a, b string) []pair {
 }
 
 // refs parses a list of event references.
-func (p *specParser) refs(v any, path string, min, max int) ([]int, bool) {
+func (p *specParser) refs(v *strictjson.Node, path string, min, max int) ([]int, bool) {
 	items, ok := p.array(v, path, min, max)
 	if !ok {
 		return nil, false
@@ -605,7 +649,7 @@ func (b *bitset) or(o *bitset) {
 	}
 }
 
-func (p *specParser) partialOrder(m map[string]any) {
+func (p *specParser) partialOrder(m strictjson.Members) {
 	const path = "$.language"
 	s := p.spec
 	n := len(s.events)
@@ -720,7 +764,7 @@ func (p *specParser) partialOrder(m map[string]any) {
 
 // anchored parses prefix or suffix: references whose order agrees with
 // happens_before and whose counts fit the cardinalities.
-func (p *specParser) anchored(m map[string]any, name string, reach []bitset) []int {
+func (p *specParser) anchored(m strictjson.Members, name string, reach []bitset) []int {
 	v, ok := m[name]
 	if !ok {
 		return nil
@@ -750,7 +794,7 @@ func (p *specParser) anchored(m map[string]any, name string, reach []bitset) []i
 	return list
 }
 
-func (p *specParser) finiteTraces(v any) {
+func (p *specParser) finiteTraces(v *strictjson.Node) {
 	const path = "$.language.variants"
 	items, ok := p.array(v, path, 1, MaxTraceVariants)
 	if !ok {
@@ -789,7 +833,7 @@ func (p *specParser) finiteTraces(v any) {
 		counts := make([]int, len(s.events))
 		for j, tk := range toks {
 			jp := indexPath(tp, j)
-			if _, isObj := tk.(map[string]any); isObj {
+			if tk.Kind == strictjson.Object {
 				um, _ := p.object(tk, jp, []string{"unordered"}, nil)
 				uv, has := um["unordered"]
 				if !has {

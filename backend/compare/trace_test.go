@@ -84,7 +84,9 @@ func TestParseTraceSpecRejectsEachRule(t *testing.T) {
 		name, spec, code, path string
 	}{
 		{"not json", `{"version":1`, TraceCodeInvalidJSON, "$"},
-		{"duplicate member", `{"version":1,"version":1,"events":[],"language":{}}`, TraceCodeInvalidJSON, "$"},
+		{"duplicate member", `{"version":1,"version":1,"events":[],"language":{}}`, TraceCodeInvalidJSON, "$.version"},
+		{"unpaired surrogate", `{"version":1,"events":[{"id":"x","source":"shim","exact":{"a":"\ud800"}}],"language":{"kind":"partial_order"}}`, TraceCodeInvalidJSON, "$.events[0].exact.a"},
+		{"repeated member below", `{"version":1,"events":[{"id":"x","source":"shim","exact":{"a":1,"\u0061":2}}],"language":{"kind":"partial_order"}}`, TraceCodeInvalidJSON, "$.events[0].exact.a"},
 		{"invalid utf-8", "{\"version\":1,\"x\":\"\xff\"}", TraceCodeInvalidUTF8, "$"},
 		{"not an object", `[]`, TraceCodeWrongType, "$"},
 		{"unknown top field", `{"version":1,"events":[` + evHello + `],"language":{"kind":"partial_order"},"extra":1}`, TraceCodeUnknownField, "$.extra"},

@@ -5,6 +5,7 @@ import (
 
 	crecord "github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // VerifyRecords checks the capture record of each Process Capture
@@ -25,7 +26,7 @@ func VerifyRecords(left, right *evidence.Envelope) error {
 			continue
 		}
 		for _, is := range crecord.Verify(e.NormalizedResult) {
-			issues = append(issues, Issue{Side: sideName(i), Path: root + strings.TrimPrefix(is.Path, "$"), Code: is.Code, Message: is.Message})
+			issues = append(issues, Issue{Side: sideName(i), Issue: strictjson.Issue{Path: root + strings.TrimPrefix(is.Path, "$"), Code: is.Code, Message: is.Message}})
 		}
 	}
 	if len(issues) > 0 {

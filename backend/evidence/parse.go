@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"math"
 	"strconv"
 	"unicode/utf8"
 
@@ -123,8 +123,10 @@ var decodeOptions = strictjson.Options{
 // checked by the shared strict decoder (backend/internal/strictjson) while
 // it reads a token stream, so nesting beyond MaxDepth stops decoding before
 // it recurses further, and no tree is built below the envelope's members
-// (only the canonicalization that recomputes the evidence_id builds one,
-// after those checks pass).
+// but for the small ones read field by field (subject, provider,
+// environment and the three lists), which strictjson's Checker then reads;
+// the canonicalization that recomputes the evidence_id builds its own,
+// after those checks pass.
 //
 // Parse returns either the envelope and no issues, or nil and every issue
 // found (at most MaxIssues), each naming its JSON path. A malformed document
@@ -144,13 +146,14 @@ func parse(data []byte, checkID bool) (*Envelope, []Issue) {
 		return nil, []Issue{{Code: CodeInvalidUTF8, Path: "$", Message: fmt.Sprintf("input is not valid UTF-8 (first bad byte at offset %d)", strictjson.FirstInvalidUTF8(data))}}
 	}
 	p := &parser{issues: strictjson.Collector{Max: MaxIssues, MarkOnOverflow: true}}
+	p.check.Issues = &p.issues
 	root := strictjson.Decode(data, "$", decodeOptions, &p.issues)
 	if root == nil || p.issues.Full() {
 		return nil, p.issues.List
 	}
 	for i, k := range root.Keys {
 		v := root.Vals[i]
-		p.members = append(p.members, member{k, data[v.Off:v.End]})
+		p.members = append(p.members, member{k, v, data[v.Off:v.End]})
 	}
 	e := p.envelope()
 	if !p.issues.Empty() {
@@ -174,11 +177,13 @@ func parse(data []byte, checkID bool) (*Envelope, []Issue) {
 
 type member struct {
 	key string
+	val *strictjson.Node // no children when it is a container (TreeDepth)
 	raw []byte
 }
 
 type parser struct {
 	issues  strictjson.Collector
+	check   strictjson.Checker
 	members []member // the envelope's members in document order
 }
 
@@ -203,48 +208,49 @@ func (p *parser) envelope() *Envelope {
 	for _, f := range names {
 		known[f] = true
 	}
-	fields := make(map[string][]byte, len(p.members))
+	fields := make(map[string]member, len(p.members))
 	for _, m := range p.members {
 		if !known[m.key] {
 			p.addAt("$"+strictjson.KeyPath(m.key), CodeUnknownField, "not an Evidence v2 envelope field")
 			continue
 		}
 		if _, dup := fields[m.key]; !dup {
-			fields[m.key] = m.raw
+			fields[m.key] = m
 		}
 	}
 	e := &Envelope{}
 	for _, name := range names {
-		raw, ok := fields[name]
+		m, ok := fields[name]
 		path := "$." + name
 		if !ok {
 			p.addAt(path, CodeMissingField, "required field is missing")
 			continue
 		}
+		v, raw := m.val, m.raw
 		switch name {
 		case "schema_version":
-			e.SchemaVersion = p.schemaVersion(path, raw)
+			e.SchemaVersion = p.schemaVersion(path, v)
 		case "evidence_id":
-			if s, ok := p.str(path, raw, true); ok {
+			if s, ok := p.str(path, v, true); ok {
 				if !ValidID(s) {
 					p.addAt(path, CodeInvalidValue, `must be "ev_" followed by 64 lowercase hexadecimal characters`)
 				}
 				e.EvidenceID = s
 			}
 		case "subject":
-			e.Subject = p.subject(path, raw)
+			e.Subject = p.subject(path, p.tree(path, m))
 		case "provider":
-			if m, ok := p.fields(path, raw, "id", "name", "version"); ok {
-				e.Provider.ID, _ = p.str(path+".id", m["id"], true)
-				e.Provider.Name, _ = p.str(path+".name", m["name"], true)
-				e.Provider.Version, _ = p.str(path+".version", m["version"], true)
+			if f, ok := p.fields(path, p.tree(path, m), "id", "name", "version"); ok {
+				e.Provider.ID, _ = p.str(path+".id", f["id"], true)
+				e.Provider.Name, _ = p.str(path+".name", f["name"], true)
+				e.Provider.Version, _ = p.str(path+".version", f["version"], true)
 			}
 		case "predicate_type":
-			e.PredicateType, _ = p.str(path, raw, true)
+			e.PredicateType, _ = p.str(path, v, true)
 		case "operation":
-			e.Operation, _ = p.str(path, raw, true)
+			e.Operation, _ = p.str(path, v, true)
 		case "parameters":
-			if p.kind(path, raw, "object") {
+			if p.kind(path, v, strictjson.Object) {
 				e.Parameters = raw
 			}
 		case "raw_result":
@@ -252,37 +258,37 @@ func (p *parser) envelope() *Envelope {
 		case "normalized_result":
 			e.NormalizedResult = raw
 		case "confidence":
-			if s, ok := p.str(path, raw, false); ok {
+			if s, ok := p.str(path, v, false); ok {
 				e.Confidence = Confidence(s)
 				if !e.Confidence.Valid() {
 					p.addAt(path, CodeInvalidValue, "must be observed, derived or inferred")
 				}
 			}
 		case "authority":
-			if s, ok := p.str(path, raw, false); ok {
+			if s, ok := p.str(path, v, false); ok {
 				e.Authority = Authority(s)
 				if !e.Authority.Valid() {
 					p.addAt(path, CodeInvalidValue, "must be shipped-artifact, controlled-replay, historical-reference, external-service or analyst-inference")
 				}
 			}
 		case "environment":
-			e.Environment = p.environment(path, raw)
+			e.Environment = p.environment(path, p.tree(path, m))
 		case "limitations":
 			e.Limitations = []string{}
-			for i, it := range p.array(path, raw) {
-				s, _ := p.str(fmt.Sprintf("%s[%d]", path, i), it, true)
+			for i, it := range p.array(path, p.tree(path, m)) {
+				s, _ := p.str(path+strictjson.IndexPath(i), it, true)
 				e.Limitations = append(e.Limitations, s)
 			}
 		case "locations":
 			e.Locations = []json.RawMessage{}
-			for i, it := range p.array(path, raw) {
-				p.kind(fmt.Sprintf("%s[%d]", path, i), it, "object")
-				e.Locations = append(e.Locations, it)
+			for i, it := range p.array(path, p.tree(path, m)) {
+				p.kind(path+strictjson.IndexPath(i), it, strictjson.Object)
+				e.Locations = append(e.Locations, raw[it.Off:it.End])
 			}
 		case "evidence_links":
 			e.EvidenceLinks = []string{}
-			for i, it := range p.array(path, raw) {
-				ip := fmt.Sprintf("%s[%d]", path, i)
+			for i, it := range p.array(path, p.tree(path, m)) {
+				ip := path + strictjson.IndexPath(i)
 				if s, ok := p.str(ip, it, false); ok {
 					if !ValidID(s) {
 						p.addAt(ip, CodeInvalidValue, `an evidence link is an evidence_id: "ev_" followed by 64 lowercase hexadecimal characters`)
@@ -320,11 +326,11 @@ func (p *parser) predicate(e *Envelope) {
 	}
 }
 
-func (p *parser) schemaVersion(path string, raw []byte) int {
-	if !p.kind(path, raw, "number") {
+func (p *parser) schemaVersion(path string, v *strictjson.Node) int {
+	if !p.kind(path, v, strictjson.Number) {
 		return 0
 	}
-	f, err := strconv.ParseFloat(string(raw), 64)
+	f, err := strconv.ParseFloat(v.Str, 64)
 	if err != nil || f != SchemaVersion {
 		p.addAt(path, CodeUnsupportedVersion, fmt.Sprintf("schema_version must be %d", SchemaVersion))
 		return 0
@@ -332,11 +338,11 @@ func (p *parser) schemaVersion(path string, raw []byte) int {
 	return SchemaVersion
 }
 
-func (p *parser) subject(path string, raw []byte) *Subject {
-	if kindOf(raw) == "null" {
+func (p *parser) subject(path string, v *strictjson.Node) *Subject {
+	if v.Kind == strictjson.Null {
 		return nil
 	}
-	m, ok := p.fields(path, raw, "name", "digest", "format", "architecture", "local_path")
+	m, ok := p.fields(path, v, "name", "digest", "format", "architecture", "local_path")
 	if !ok {
 		return nil
 	}
@@ -357,11 +363,11 @@ func (p *parser) subject(path string, raw []byte) *Subject {
 	return s
 }
 
-func (p *parser) environment(path string, raw []byte) *Environment {
-	if kindOf(raw) == "null" {
+func (p *parser) environment(path string, v *strictjson.Node) *Environment {
+	if v.Kind == strictjson.Null {
 		return nil
 	}
-	m, ok := p.fields(path, raw, "id", "platform", "architecture", "isolation")
+	m, ok := p.fields(path, v, "id", "platform", "architecture", "isolation")
 	if !ok {
 		return nil
 	}
@@ -378,66 +384,59 @@ func (p *parser) environment(path string, raw []byte) *Environment {
 	return env
 }
 
-// fields checks that raw is an object with exactly the named members and
-// returns them. Missing members are reported and absent from the map;
-// callers pass nil raw values on to the typed checks, which ignore them.
-func (p *parser) fields(path string, raw []byte, names ...string) (map[string][]byte, bool) {
-	if !p.kind(path, raw, "object") {
+// tree returns the whole value of an envelope member. The envelope's own
+// decoding keeps no children below its members, so that a large
+// raw_result or normalized_result builds no tree; the few members read
+// field by field are decoded again from their text, which the first pass
+// has already checked in full (nothing new can be reported).
+func (p *parser) tree(path string, m member) *strictjson.Node {
+	if m.val.Kind != strictjson.Object && m.val.Kind != strictjson.Array {
+		return m.val
+	}
+	opt := decodeOptions
+	opt.TreeDepth, opt.RootObject = 0, false
+	opt.MaxDepth = MaxDepth - 1
+	var again strictjson.Collector // what the first pass reported already
+	if n := strictjson.Decode(m.raw, path, opt, &again); n != nil {
+		return n
+	}
+	return &strictjson.Node{Kind: strictjson.Null}
+}
+
+// fields checks that v is an object with exactly the named members and
+// returns them (strictjson.Checker.Object). Missing members are reported
+// and absent from the map; callers pass nil values on to the typed checks,
+// which ignore them.
+func (p *parser) fields(path string, v *strictjson.Node, names ...string) (strictjson.Members, bool) {
+	if v == nil {
 		return nil, false
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil { // already validated by the walk
-		p.addAt(path, CodeInvalidJSON, strictjson.Truncate(err.Error(), 200))
+	m, _ := p.check.Object(v, path, names...)
+	if m == nil {
 		return nil, false
 	}
-	want := make(map[string]bool, len(names))
 	for _, n := range names {
-		want[n] = true
-	}
-	var unknown []string
-	for k := range m {
-		if !want[k] {
-			unknown = append(unknown, k)
-		}
-	}
-	sort.Strings(unknown)
-	for _, k := range unknown {
-		p.addAt(path+strictjson.KeyPath(k), CodeUnknownField, "not a field of this object")
-	}
-	out := make(map[string][]byte, len(names))
-	for _, n := range names {
-		v, ok := m[n]
-		if !ok {
+		if _, ok := m[n]; !ok {
 			p.addAt(path+"."+n, CodeMissingField, "required field is missing")
-			continue
 		}
-		out[n] = v
 	}
-	return out, true
+	return m, true
 }
 
-// array checks that raw is an array and returns its elements.
-func (p *parser) array(path string, raw []byte) []json.RawMessage {
-	if !p.kind(path, raw, "array") {
-		return nil
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		p.addAt(path, CodeInvalidJSON, strictjson.Truncate(err.Error(), 200))
-		return nil
-	}
-	return items
+// array checks that v is an array and returns its elements.
+func (p *parser) array(path string, v *strictjson.Node) []*strictjson.Node {
+	elems, _ := p.check.Array(v, path, 0, math.MaxInt)
+	return elems
 }
 
-// str checks that raw (when present) is a string, non-empty if required,
+// str checks that v (when present) is a string, non-empty if required,
 // and returns it.
-func (p *parser) str(path string, raw []byte, nonEmpty bool) (string, bool) {
-	if raw == nil || !p.kind(path, raw, "string") {
+func (p *parser) str(path string, v *strictjson.Node, nonEmpty bool) (string, bool) {
+	if v == nil {
 		return "", false
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		p.addAt(path, CodeInvalidJSON, strictjson.Truncate(err.Error(), 200))
+	s, ok := p.check.Str(v, path)
+	if !ok {
 		return "", false
 	}
 	if nonEmpty && s == "" {
@@ -447,33 +446,13 @@ func (p *parser) str(path string, raw []byte, nonEmpty bool) (string, bool) {
 	return s, true
 }
 
-// kind checks the JSON type of raw and reports a mismatch.
-func (p *parser) kind(path string, raw []byte, want string) bool {
-	if got := kindOf(raw); got != want {
-		p.addAt(path, CodeWrongType, fmt.Sprintf("must be %s %s, not %s", strictjson.Article(want), want, got))
+// kind checks the JSON type of v and reports a mismatch.
+func (p *parser) kind(path string, v *strictjson.Node, want strictjson.Kind) bool {
+	if v.Kind != want {
+		p.addAt(path, CodeWrongType, fmt.Sprintf("must be %s, not %s", want, v.Kind))
 		return false
 	}
 	return true
-}
-
-// kindOf names the JSON type of a well-formed raw value.
-func kindOf(raw []byte) string {
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
 }
 
 // cloneRaw gives the envelope's raw messages their own memory.

@@ -330,11 +330,39 @@ func TestIssuePathsAreBounded(t *testing.T) {
 	m[long] = 1
 	m["é"] = 1
 	_, issues := Parse(encode(t, m))
-	want := `$.` + strings.Repeat("k", 64) + "…"
+	want := `$["` + strings.Repeat("k", 64) + `…"]`
 	if !hasIssue(issues, CodeUnknownField, want) {
 		t.Fatalf("issues %v lack a shortened path", issues)
 	}
 	if !hasIssue(issues, CodeUnknownField, `$["é"]`) {
 		t.Fatalf("issues %v lack a quoted path", issues)
+	}
+}
+
+// TestNestedIssuesReportedOnce: each problem inside a member read field by
+// field is reported once, where it is — a missing object is missing, not
+// also of the wrong type, and a repeated name below the envelope is not
+// reported again when the member is read.
+func TestNestedIssuesReportedOnce(t *testing.T) {
+	m := envelopeMap(t)
+	m["subject"] = map[string]any{"name": "n", "format": "f", "architecture": "a", "local_path": ""}
+	_, issues := Parse(encode(t, m))
+	if len(issues) != 1 || issues[0].Code != CodeMissingField || issues[0].Path != "$.subject.digest" {
+		t.Fatalf("missing digest: %v", issues)
+	}
+	doc := sealedString(t)
+	dup := strings.Replace(doc, `"provider":{`, `"provider":{"id":"x",`, 1)
+	_, issues = Parse([]byte(dup))
+	n := 0
+	for _, is := range issues {
+		if is.Code == CodeDuplicateKey {
+			n++
+			if is.Path != "$.provider.id" {
+				t.Errorf("duplicate at %s", is.Path)
+			}
+		}
+	}
+	if n != 1 {
+		t.Fatalf("duplicate reported %d times: %v", n, issues)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // Where the process-capture operator policy is stored.
@@ -92,18 +94,11 @@ func DefaultCaptureSettings() CaptureSettings {
 	}
 }
 
-// CaptureIssue is one reason a settings document or override was rejected.
-// Field is a JSON path such as "$.executableRoots[2]"; Code is one of the
-// CaptureIssue* constants; Message is for people.
-type CaptureIssue struct {
-	Field   string `json:"field"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-func (i CaptureIssue) String() string {
-	return fmt.Sprintf("%s at %s: %s", i.Code, i.Field, i.Message)
-}
+// CaptureIssue is one reason a settings document or override was rejected:
+// the issue every Gatehouse parser reports. Path is a JSON path such as
+// "$.executableRoots[2]"; Code is one of the CaptureIssue* constants;
+// Message is for people.
+type CaptureIssue = Issue
 
 // CaptureSettingsError carries the issues of a rejected settings document.
 type CaptureSettingsError struct{ Issues []CaptureIssue }
@@ -136,18 +131,13 @@ type captureIssues struct{ list []CaptureIssue }
 
 func (c *captureIssues) add(field, code, format string, args ...any) {
 	if len(c.list) < captureMaxIssues {
-		c.list = append(c.list, CaptureIssue{Field: field, Code: code, Message: fmt.Sprintf(format, args...)})
+		c.list = append(c.list, CaptureIssue{Path: field, Code: code, Message: fmt.Sprintf(format, args...)})
 	}
 }
 
-// captureFieldPath renders the JSON path of a top-level key.
-func captureFieldPath(key string) string {
-	if captureEnvNamePattern.MatchString(key) {
-		return "$." + key
-	}
-	quoted, _ := json.Marshal(key)
-	return "$[" + string(quoted) + "]"
-}
+// captureFieldPath renders the JSON path of a top-level key
+// (strictjson's one path syntax).
+func captureFieldPath(key string) string { return strictjson.JoinPath("$", key) }
 
 // ParseCaptureSettings strictly parses a stored settings document. Missing
 // fields take their defaults. Unknown or duplicated fields, wrong types

@@ -251,7 +251,7 @@ func TestCaptureParseValid(t *testing.T) {
 	}
 	var serr *CaptureSettingsError
 	if err := json.Unmarshal([]byte(`{"x":1}`), &viaJSON); !errors.As(err, &serr) ||
-		len(serr.Issues) != 1 || serr.Issues[0].Field != "$.x" || !strings.Contains(err.Error(), "unknown_field at $.x") {
+		len(serr.Issues) != 1 || serr.Issues[0].Path != "$.x" || !strings.Contains(err.Error(), "unknown_field at $.x") {
 		t.Fatalf("json.Unmarshal of unknown field: %v", err)
 	}
 }
@@ -344,7 +344,7 @@ func TestCaptureParseRejects(t *testing.T) {
 			got, issues := ParseCaptureSettings([]byte(tt.doc))
 			var gotIssues []issue
 			for _, is := range issues {
-				gotIssues = append(gotIssues, issue{is.Field, is.Code})
+				gotIssues = append(gotIssues, issue{is.Path, is.Code})
 				if is.Message == "" {
 					t.Errorf("issue %v has no message", is)
 				}
@@ -552,7 +552,7 @@ func FuzzParseCaptureSettings(f *testing.F) {
 				t.Fatalf("%d issues", len(issues))
 			}
 			for _, is := range issues {
-				if !strings.HasPrefix(is.Field, "$") || is.Code == "" || is.Message == "" {
+				if !strings.HasPrefix(is.Path, "$") || is.Code == "" || is.Message == "" {
 					t.Fatalf("malformed issue %+v", is)
 				}
 			}

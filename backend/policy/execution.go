@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/backend/store"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // Where the execution policy is stored.
@@ -74,16 +76,18 @@ type Execution struct {
 // DefaultExecution is the policy before the person changes anything.
 func DefaultExecution() Execution { return Execution{Mode: ModeAsk, Trusted: []Scope{}} }
 
-// FieldError is one reason a submitted policy was rejected: a code, the
-// JSONPath of the member at fault and a message. An out_of_range error also
-// carries the allowed bounds, inclusive, so a caller can say the range
-// without knowing it.
+// Issue is the issue every Gatehouse parser reports: a stable Code, the
+// JSON Path of the offending value and a Message for people.
+type Issue = strictjson.Issue
+
+// FieldError is one reason a submitted policy was rejected: the issue every
+// Gatehouse parser reports (a code, the JSON path of the member at fault
+// and a message). An out_of_range error also carries the allowed bounds,
+// inclusive, so a caller can say the range without knowing it.
 type FieldError struct {
-	Code    string `json:"code"`
-	Path    string `json:"path"`
-	Message string `json:"message"`
-	Min     *int   `json:"min,omitempty"`
-	Max     *int   `json:"max,omitempty"`
+	Issue
+	Min *int `json:"min,omitempty"`
+	Max *int `json:"max,omitempty"`
 }
 
 // ValidationError rejects a whole submission; nothing was stored.
@@ -177,7 +181,7 @@ func (s *Store) decodeStored(raw []byte) (Execution, error) {
 			if len(s.key) == 0 {
 				msg = "the receipt cannot be verified: the receipt key is unavailable"
 			}
-			bad = append(bad, FieldError{Code: "unverified_receipt", Path: fmt.Sprintf("$.trusted[%d].receiptId", i), Message: msg})
+			bad = append(bad, FieldError{Issue: strictjson.Issue{Code: "unverified_receipt", Path: fmt.Sprintf("$.trusted[%d].receiptId", i), Message: msg}})
 		}
 	}
 	if len(bad) > 0 {

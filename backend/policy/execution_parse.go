@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // parseExecution is ParseExecution; with stored, receipts are kept (a
@@ -82,14 +84,14 @@ func (v *validator) top(data []byte, p *Execution) ([]json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var whole json.RawMessage
 	if err := dec.Decode(&whole); err != nil {
-		return nil, &ValidationError{[]FieldError{{Code: "invalid_json", Path: "$", Message: err.Error()}}}
+		return nil, &ValidationError{[]FieldError{{Issue: strictjson.Issue{Code: "invalid_json", Path: "$", Message: err.Error()}}}}
 	}
 	if !alone(dec) {
-		return nil, &ValidationError{[]FieldError{{Code: "trailing_data", Path: "$", Message: "more than one JSON value"}}}
+		return nil, &ValidationError{[]FieldError{{Issue: strictjson.Issue{Code: "trailing_data", Path: "$", Message: "more than one JSON value"}}}}
 	}
 	top, ok := objectMembers(whole)
 	if !ok {
-		return nil, &ValidationError{[]FieldError{{Code: "invalid_json", Path: "$", Message: "the policy must be a JSON object"}}}
+		return nil, &ValidationError{[]FieldError{{Issue: strictjson.Issue{Code: "invalid_json", Path: "$", Message: "the policy must be a JSON object"}}}}
 	}
 	var mode, safeMode, trusted json.RawMessage
 	for _, m := range top {
@@ -134,7 +136,7 @@ func knownMode(m Mode) bool {
 type validator struct{ errs []FieldError }
 
 func (v *validator) add(code, path, format string, args ...any) {
-	v.errs = append(v.errs, FieldError{Code: code, Path: path, Message: fmt.Sprintf(format, args...)})
+	v.errs = append(v.errs, FieldError{Issue: strictjson.Issue{Code: code, Path: path, Message: fmt.Sprintf(format, args...)}})
 }
 
 // decode unmarshals raw into dst; a JSON null or a value of another type
@@ -261,7 +263,7 @@ func (v *validator) integer(raw json.RawMessage, path string, lo, hi int) int {
 		if n < lo {
 			msg = fmt.Sprintf("must be at least %d", lo)
 		}
-		v.errs = append(v.errs, FieldError{Code: "out_of_range", Path: path, Message: msg, Min: &lo, Max: &hi})
+		v.errs = append(v.errs, FieldError{Issue: strictjson.Issue{Code: "out_of_range", Path: path, Message: msg}, Min: &lo, Max: &hi})
 		return 0
 	}
 	return n
@@ -299,14 +301,6 @@ func objectMembers(raw json.RawMessage) (members []member, ok bool) {
 	return members, true
 }
 
-var plainName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// memberPath is the JSONPath of member name under path: $.name, or
-// $["odd name"] when the name is not a plain identifier.
-func memberPath(path, name string) string {
-	if plainName.MatchString(name) {
-		return path + "." + name
-	}
-	quoted, _ := json.Marshal(name)
-	return path + "[" + string(quoted) + "]"
-}
+// memberPath is the JSON path of member name under path: $.name, or
+// $["odd name"] (strictjson's one path syntax).
+func memberPath(path, name string) string { return strictjson.JoinPath(path, name) }

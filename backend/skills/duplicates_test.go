@@ -14,7 +14,7 @@ func TestNestedDuplicateKeysRejected(t *testing.T) {
 		{"name: s\ndescription: d\nmetadata:\n  author: alice\n  author: mallory\n", "$.metadata.author"},
 		{"name: s\ndescription: d\nmetadata: {version: \"1\", version: \"2\"}\n", "$.metadata.version"},
 		{"name: s\ndescription: d\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      matcher: Read\n", "$.hooks.PreToolUse[0].matcher"},
-		{"name: s\ndescription: d\nx-host:\n  a:\n    b: 1\n    b: 2\n", "$.x-host.a.b"},
+		{"name: s\ndescription: d\nx-host:\n  a:\n    b: 1\n    b: 2\n", `$["x-host"].a.b`},
 	}
 	for _, c := range cases {
 		p := parseDocument(doc(c.fm), "s")

@@ -65,7 +65,7 @@ func (d *decoder) path() string {
 	b.WriteString(d.root)
 	for _, s := range d.steps {
 		if s.isKey {
-			b.WriteString(d.keyPath(s.key))
+			b.WriteString(KeyPath(s.key))
 		} else {
 			b.WriteByte('[')
 			b.WriteString(strconv.Itoa(s.index))

@@ -101,6 +101,40 @@ func (n *Node) AppendJSON(buf []byte) []byte {
 	return append(buf, "null"...)
 }
 
+// MarshalJSON writes n back as compact JSON (AppendJSON): member order and
+// number literals are kept.
+func (n *Node) MarshalJSON() ([]byte, error) { return n.AppendJSON(nil), nil }
+
+// Interface converts n to the plain Go values encoding/json decodes into
+// any with UseNumber (nil, bool, json.Number, string, []any,
+// map[string]any), which schema validators and value comparisons consume.
+// Of repeated member names (Options.KeepDuplicates) the first is kept.
+func (n *Node) Interface() any {
+	switch n.Kind {
+	case Bool:
+		return n.Bool
+	case Number:
+		return json.Number(n.Str)
+	case String:
+		return n.Str
+	case Array:
+		out := make([]any, len(n.Elems))
+		for i, e := range n.Elems {
+			out[i] = e.Interface()
+		}
+		return out
+	case Object:
+		out := make(map[string]any, len(n.Keys))
+		for i, k := range n.Keys {
+			if _, dup := out[k]; !dup {
+				out[k] = n.Vals[i].Interface()
+			}
+		}
+		return out
+	}
+	return nil
+}
+
 // Raw returns the compact JSON encoding of n.
 func (n *Node) Raw() json.RawMessage { return n.AppendJSON(nil) }
 
@@ -145,25 +179,6 @@ func Equal(a, b *Node) bool {
 		}
 	}
 	return true
-}
-
-// KeyPath renders one member step of a JSON path: ".name" for
-// identifier-like names, `["…"]` otherwise, with long names shortened.
-func KeyPath(key string) string {
-	ident := key != ""
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
-			ident = false
-			break
-		}
-	}
-	k := Truncate(key, 64)
-	if ident {
-		return "." + k
-	}
-	q, _ := json.Marshal(k)
-	return "[" + string(q) + "]"
 }
 
 // Truncate shortens s to at most n bytes on a rune boundary, marking the cut.

@@ -35,12 +35,8 @@ type Options struct {
 	// RootObject reports a root value other than an object
 	// (CodeNotObject, Wording.NotObject) without decoding it further.
 	RootObject bool
-	// KeyPath renders one member step of a JSON path; the package's
-	// KeyPath when nil.
-	KeyPath func(key string) string
-
-	Codes   Codes
-	Wording Wording
+	Codes      Codes
+	Wording    Wording
 }
 
 // Codes replaces the codes of some document-level issues; an empty field
@@ -90,11 +86,4 @@ func or(s, def string) string {
 		return def
 	}
 	return s
-}
-
-func (d *decoder) keyPath(key string) string {
-	if d.opt.KeyPath != nil {
-		return d.opt.KeyPath(key)
-	}
-	return KeyPath(key)
 }

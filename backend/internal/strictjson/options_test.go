@@ -41,8 +41,7 @@ func TestDecodeScalarDepth(t *testing.T) {
 func TestDecodeCodesAndWording(t *testing.T) {
 	opt := Options{
 		MaxDepth: 8, MaxValues: 4, LiteralNumbers: true, RootObject: true, ForbiddenKeys: []string{"__proto__"},
-		KeyPath: func(k string) string { return "/" + k },
-		Codes:   Codes{Truncated: "truncated", Trailing: CodeTrailingData, TooLarge: "too_many"},
+		Codes: Codes{Truncated: "truncated", Trailing: CodeTrailingData, TooLarge: "too_many"},
 		Wording: Wording{Syntax: "bad near %d: %v", EOF: "eof", Trailing: "trailing at %d", DuplicateFormat: "%q twice",
 			Forbidden: "%q forbidden", TooLarge: "over %d", NotObject: "want an object"},
 	}
@@ -50,10 +49,10 @@ func TestDecodeCodesAndWording(t *testing.T) {
 		`{"a":1e999}`:              {},
 		`[1]`:                      {CodeNotObject, "$", "want an object"},
 		`{"a":1} x`:                {CodeTrailingData, "$", "trailing at 8"},
-		`{"a":`:                    {"truncated", "$/a", "eof"},
-		`{"a":[1,2,3]}`:            {"too_many", "$/a[2]", "over 4"},
-		`{"a":1,"a":2}`:            {CodeDuplicateKey, "$/a", `"a" twice`},
-		`{"x":{"__proto__":null}}`: {CodeForbiddenKey, "$/x/__proto__", `"__proto__" forbidden`},
+		`{"a":`:                    {"truncated", "$.a", "eof"},
+		`{"a":[1,2,3]}`:            {"too_many", "$.a[2]", "over 4"},
+		`{"a":1,"a":2}`:            {CodeDuplicateKey, "$.a", `"a" twice`},
+		`{"x":{"__proto__":null}}`: {CodeForbiddenKey, "$.x.__proto__", `"__proto__" forbidden`},
 	} {
 		_, l := decodeOne(t, doc, opt)
 		if want == (Issue{}) && len(l) == 0 {
@@ -64,7 +63,7 @@ func TestDecodeCodesAndWording(t *testing.T) {
 		}
 	}
 	_, l := decodeOne(t, `{"a" 1}`, opt)
-	if len(l) != 1 || l[0].Code != CodeInvalidJSON || l[0].Path != "$/a" || !strings.HasPrefix(l[0].Message, "bad near 5: invalid character") {
+	if len(l) != 1 || l[0].Code != CodeInvalidJSON || l[0].Path != "$.a" || !strings.HasPrefix(l[0].Message, "bad near 5: invalid character") {
 		t.Errorf("syntax: %+v", l)
 	}
 }

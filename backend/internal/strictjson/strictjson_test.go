@@ -1,6 +1,11 @@
 package strictjson
 
-import "testing"
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
 
 func TestCollectorBound(t *testing.T) {
 	var l Collector
@@ -44,5 +49,30 @@ func TestDecodeLimits(t *testing.T) {
 	l = Collector{}
 	if Decode([]byte(`[1,2,3]`), "$", Options{MaxDepth: 2, MaxValues: 3}, &l) != nil || l.List[0].Code != CodeTooLarge {
 		t.Fatalf("values: %+v", l.List)
+	}
+}
+
+// TestNodeInterfaceAndMarshal: a Node converts to exactly what encoding/json
+// decodes with UseNumber and marshals back in document order with its
+// number literals.
+func TestNodeInterfaceAndMarshal(t *testing.T) {
+	doc := `{"z":[1.50,true,null,"s"],"a":{"b":-0,"c":1e400}}`
+	var l Collector
+	n := Decode([]byte(doc), "$", Options{MaxDepth: 8, LiteralNumbers: true}, &l)
+	if n == nil || !l.Empty() {
+		t.Fatalf("decode: %+v", l.List)
+	}
+	out, err := json.Marshal(n)
+	if err != nil || string(out) != doc {
+		t.Fatalf("MarshalJSON = %s, %v", out, err)
+	}
+	dec := json.NewDecoder(strings.NewReader(doc))
+	dec.UseNumber()
+	var want any
+	if err := dec.Decode(&want); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.Interface(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Interface = %#v, want %#v", got, want)
 	}
 }

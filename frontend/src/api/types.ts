@@ -396,7 +396,7 @@ export interface SecurityView {
 
 /** Field error of SetCapturePolicy (`invalid_capture_policy`). */
 export interface CaptureFieldError {
-  field: string;
+  path: string;
   code: string;
   message: string;
 }

@@ -22,8 +22,19 @@ describe('normalizePath', () => {
     expect(normalizePath('$.roots[12]')).toBe('roots.12');
     expect(normalizePath('$["weird key"]')).toBe('weird key');
     expect(normalizePath('$.executableRoots[1]')).toBe('executableRoots.1');
-    expect(normalizePath('/trusted/0/revision')).toBe('trusted.0.revision');
-    expect(normalizePath('safeMode')).toBe('safeMode');
+    expect(normalizePath('$["x-host"].a')).toBe('x-host.a');
+    expect(normalizePath('$.properties["$ref"]')).toBe('properties.$ref');
+    expect(normalizePath('$["q\\"\\\\"]')).toBe('q"\\');
+    expect(normalizePath('$["\\u001b[2J"][0]')).toBe('\u001b[2J.0');
+    expect(normalizePath('$[""]')).toBe('');
+  });
+
+  it('reads only the one path syntax the backend writes', () => {
+    // JSON pointers, bare names and malformed steps are not paths of that
+    // syntax: they come back as written, never as some field.
+    for (const p of ['/trusted/0/revision', 'safeMode', '$.', '$..a', '$.a-b', '$[01]', '$[-1]', '$["a"', '$["\\x"]', '$[\'a\']', '$.trusted[0]junk']) {
+      expect(normalizePath(p)).toBe(p);
+    }
   });
 
   it('groups messages by field', () => {

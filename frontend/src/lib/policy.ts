@@ -4,21 +4,30 @@
 
 import type { Policy, PolicyMode, Scope } from '../api/types';
 
-/** Normalizes an error path to dotted form without the root:
- * "$.trusted[0].workspace" → "trusted.0.workspace", "$" → "",
- * "$[\"odd key\"]" → "odd key", "/trusted/0" → "trusted.0". */
+/** Normalizes an error path to dotted form without the root. Every
+ * backend parser writes paths in one syntax (docs/formats/README.md): "$",
+ * then ".name" (an identifier), "[3]" (an array index) or "[\"…\"]" (any
+ * other name as a JSON string): "$.trusted[0].workspace" →
+ * "trusted.0.workspace", "$" → "", "$[\"odd key\"]" → "odd key". A string
+ * outside that syntax is returned as written, so it is never mistaken for a
+ * field. */
 export function normalizePath(path: string): string {
-  let p = path.trim();
-  if (p.startsWith('/')) return p.slice(1).split('/').filter(Boolean).join('.');
-  if (p.startsWith('$')) p = p.slice(1);
+  if (!path.startsWith('$')) return path;
   const parts: string[] = [];
-  const re = /\.([^.[\]]+)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]|^([^.[\]]+)/g;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(p)) !== null) {
-    if (m[1] !== undefined) parts.push(m[1]);
-    else if (m[2] !== undefined) parts.push(m[2]);
-    else if (m[3] !== undefined) parts.push(JSON.parse(`"${m[3]}"`) as string);
-    else if (m[4] !== undefined) parts.push(m[4]);
+  const re = /\.([A-Za-z_][A-Za-z0-9_]*)|\[(0|[1-9][0-9]*)\]|\[("(?:[^"\\]|\\.)*")\]/y;
+  let at = 1;
+  while (at < path.length) {
+    re.lastIndex = at;
+    const m = re.exec(path);
+    if (m === null) return path;
+    if (m[3] !== undefined) {
+      try {
+        parts.push(JSON.parse(m[3]) as string);
+      } catch {
+        return path;
+      }
+    } else parts.push(m[1] ?? m[2]);
+    at = re.lastIndex;
   }
   return parts.join('.');
 }
@@ -148,7 +157,7 @@ const SCOPE_FIELD_LABEL: Record<string, string> = {
   approvedAt: 'Approval time',
 };
 
-/** The human label of a policy error path (any form normalizePath reads):
+/** The human label of a policy error path:
  * "$.trusted[1].timeoutMsCeiling" → "Scope 2 · Time ceiling". A member the
  * form does not know is named as written. */
 export function policyFieldLabel(path: string): string {

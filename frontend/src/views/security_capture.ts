@@ -78,17 +78,17 @@ export function captureSection(root: HTMLElement) {
         errorCount = d.length;
         errors = new Map();
         for (const x of d) {
-          const p = normalizePath(x.field);
+          const p = normalizePath(x.path);
           const [field, index] = p.split('.');
           const list = errors.get(field) ?? [];
           list.push(index !== undefined ? `Line ${Number(index) + 1}: ${x.message}` : x.message);
           errors.set(field, list);
         }
         problems = d.map((x) => {
-          const [field, index] = normalizePath(x.field).split('.');
+          const [field, index] = normalizePath(x.path).split('.');
           const name = field in CAPTURE_LABEL ? CAPTURE_LABEL[field as keyof CaptureSettings] : field || 'Capture policy';
           const label = name.charAt(0).toUpperCase() + name.slice(1);
-          return { label: index !== undefined ? `${label}, line ${Number(index) + 1}` : label, text: x.message, path: x.field };
+          return { label: index !== undefined ? `${label}, line ${Number(index) + 1}` : label, text: x.message, path: x.path };
         });
         return true;
       },
