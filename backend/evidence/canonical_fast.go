@@ -51,14 +51,19 @@ type canonicalizer struct {
 
 // canonicalize is the RFC 8785 form of the single JSON value in data, the
 // same bytes jcs.Transform returns, and fails exactly when it fails.
-func canonicalize(data []byte) ([]byte, error) {
+func canonicalize(data []byte) ([]byte, error) { return canonicalizeAt(data, 0) }
+
+// canonicalizeAt is canonicalize of a value nested depth arrays or
+// objects deep in a larger document: it refuses the nesting the whole
+// document would be refused for.
+func canonicalizeAt(data []byte, depth int) ([]byte, error) {
 	if data == nil {
 		return nil, errors.New("no JSON data provided")
 	}
 	if len(data) > maxCanonicalBytes {
 		return nil, fmt.Errorf("JSON of %d bytes is beyond the %d bytes canonicalized", len(data), maxCanonicalBytes)
 	}
-	c := &canonicalizer{in: data, text: make([]byte, 0, len(data)), nodes: make([]cnode, 0, len(data)/32+8)}
+	c := &canonicalizer{in: data, depth: depth, text: make([]byte, 0, len(data)), nodes: make([]cnode, 0, len(data)/32+8)}
 	root, err := c.value()
 	if err != nil {
 		return nil, err
