@@ -136,7 +136,9 @@ func Parse(data []byte) (*Envelope, []Issue) { return parse(data, true, nil) }
 
 // parse is Parse; without checkID it does not recompute the evidence_id
 // (SealJSON has just computed it from the same envelope). memo, when set,
-// may hold the canonical form of the normalized result's bytes (id.go).
+// may hold the canonical form of the normalized result's bytes (id.go);
+// data is then seal's own, and the envelope's raw messages share it
+// instead of copying megabytes.
 func parse(data []byte, checkID bool, memo *canonicalMemo) (*Envelope, []Issue) {
 	if len(data) > MaxEnvelopeBytes {
 		return nil, []Issue{{Code: CodeTooLarge, Path: "$", Message: fmt.Sprintf("envelope is %d bytes; the limit is %d bytes", len(data), MaxEnvelopeBytes)}}
@@ -169,7 +171,9 @@ func parse(data []byte, checkID bool, memo *canonicalMemo) (*Envelope, []Issue) 
 		p.addAt("$.evidence_id", CodeIDMismatch, fmt.Sprintf("evidence_id %s does not match the envelope, which hashes to %s", e.EvidenceID, id))
 		return nil, p.issues.List
 	}
-	cloneRaw(e)
+	if memo == nil {
+		cloneRaw(e)
+	}
 	return e, nil
 }
 
