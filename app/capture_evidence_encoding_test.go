@@ -31,7 +31,7 @@ func referenceCaptureEvidence(t *testing.T, rec *capture.Record) []byte {
 	})
 	ev := evidence.Envelope{
 		SchemaVersion:    evidence.SchemaVersion,
-		Provider:         evidence.Provider{ID: evidence.ProcessProviderID, Name: captureProviderName, Version: Version},
+		Provider:         evidence.Provider{ID: evidence.ProcessProviderID, Name: "Gatehouse Process Capture", Version: Version},
 		PredicateType:    evidence.PredicateProcessCapture,
 		Operation:        evidence.OperationCaptureProcess,
 		Parameters:       params,

@@ -206,10 +206,6 @@ func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, checkedEv
 	if err != nil {
 		return nil, nil, checkedEvidence{}, errorf("internal", CategoryInternal, "encode the capture record: %v", err)
 	}
-	// Without the encoder's final newline the record is compact JSON, which
-	// the seal writes as it is instead of compacting 10 MB again through
-	// encoding/json (which drops the newline too: the bytes are the same).
-	result = bytes.TrimSuffix(result, []byte("\n"))
 	params, err := json.Marshal(map[string]string{
 		"full_scenario_sha256":       rec.Manifest.FullScenarioSHA256,
 		"comparison_contract_sha256": rec.Manifest.ComparisonContractSHA256,
@@ -230,6 +226,11 @@ func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, checkedEv
 	// The file is the JSON the seal checked (compact, as an asciicast
 	// import saves it): indenting a 10 MB record again would cost as much
 	// as sealing it.
+	//
+	// Without the encoder's final newline the record is compact JSON, which
+	// the seal writes as it is instead of compacting 10 MB again through
+	// encoding/json (which drops the newline too: the bytes are the same).
+	ev.NormalizedResult = bytes.TrimSuffix(ev.NormalizedResult, []byte("\n"))
 	out, parsed, err := evidence.SealParsed(ev)
 	if err != nil {
 		return nil, nil, checkedEvidence{}, errorf("evidence", CategoryInternal, "the capture record cannot be sealed as Evidence: %v", err)
