@@ -235,10 +235,6 @@ func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, checkedEv
 	if err != nil {
 		return nil, nil, checkedEvidence{}, errorf("evidence", CategoryInternal, "the capture record cannot be sealed as Evidence: %v", err)
 	}
-	// The record's bytes in out are the ones encoded (the seal checked
-	// them): the envelope shares them, and the encoding's 10 MB are freed
-	// before the record's check.
-	ev.NormalizedResult = parsed.NormalizedResult
 	checked, err := checkParsedForSave(out, parsed, ev.EvidenceID)
 	if err != nil {
 		return nil, nil, checkedEvidence{}, err

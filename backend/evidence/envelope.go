@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -222,8 +223,8 @@ func SealJSON(e *Envelope) ([]byte, error) {
 // returns the envelope Parse gives for them. A caller that must verify
 // what it saves can take (bytes, parsed) as Parse's result without
 // parsing the bytes a second time. The parsed envelope's raw messages
-// share the returned bytes (no copy of a 10 MB result): neither may be
-// modified.
+// share the returned bytes (no copy of a 10 MB result), and so does e's
+// normalized result when it is the same bytes: none may be modified.
 func SealParsed(e *Envelope) ([]byte, *Envelope, error) {
 	return seal(e, true)
 }
@@ -266,6 +267,11 @@ func seal(e *Envelope, checkID bool) ([]byte, *Envelope, error) {
 	if len(issues) > 0 {
 		e.EvidenceID = ""
 		return nil, nil, fmt.Errorf("evidence: seal: invalid envelope: %w", IssueList(issues))
+	}
+	if checkID && bytes.Equal(parsed.NormalizedResult, e.NormalizedResult) {
+		// The same bytes: e shares the written ones, so a caller's copy
+		// of a large result is not kept alive beside them.
+		e.NormalizedResult = parsed.NormalizedResult
 	}
 	return b, parsed, nil
 }
