@@ -69,7 +69,7 @@ var journalCollections = []string{"frames", "rendered_frames", "interaction_even
 // a reactive graph and otherwise a run reactive.VerifyRun accepts.
 func VerifyRecord(raw json.RawMessage) []Issue {
 	v := &verifier{}
-	if _, err := evidence.Canonicalize(raw); err != nil {
+	if err := evidence.CheckCanonical(raw); err != nil {
 		v.add("$", CodeInvalidJSON, "the record is not canonicalizable JSON: %s", strictjson.Truncate(err.Error(), 200))
 		return v.issues.List
 	}
