@@ -212,6 +212,11 @@ func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, library.C
 	// The file is the JSON the seal checked (compact, as an asciicast
 	// import saves it): indenting a 10 MB record again would cost as much
 	// as sealing it.
+	//
+	// Without the encoder's final newline the record is compact JSON, which
+	// the seal writes as it is instead of compacting 10 MB again through
+	// encoding/json (which drops the newline too: the bytes are the same).
+	ev.NormalizedResult = bytes.TrimSuffix(ev.NormalizedResult, []byte("\n"))
 	out, parsed, err := evidence.SealParsed(ev)
 	if err != nil {
 		return nil, nil, library.Checked{}, errorf("evidence", CategoryInternal, "the capture record cannot be sealed as Evidence: %v", err)
@@ -227,7 +232,7 @@ func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, library.C
 // "<redacted>" stay readable), indented when indent is set, ending with a
 // newline.
 func marshalPlain(v any, indent string) ([]byte, error) {
-	var b bytes.Buffer
+	var b exactBuffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if indent != "" {
@@ -236,7 +241,22 @@ func marshalPlain(v any, indent string) ([]byte, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	return b.b, nil
+}
+
+// exactBuffer keeps what is written to it in a slice of exactly that
+// size: json.Encoder writes a whole encoding in one Write, which a
+// bytes.Buffer would copy into doublings of its capacity (~40 MB
+// allocated for a 10 MB capture record).
+type exactBuffer struct{ b []byte }
+
+func (w *exactBuffer) Write(p []byte) (int, error) {
+	if w.b == nil {
+		w.b = bytes.Clone(p)
+	} else {
+		w.b = append(w.b, p...)
+	}
+	return len(p), nil
 }
 
 // progress reports a running capture on a terminal stderr.

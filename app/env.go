@@ -25,6 +25,9 @@ const (
 	nsApp          = "app-settings"
 	keySkillRoots  = "skill_roots"
 	keyNodeRuntime = "node_runtime"
+	// keyNodeKnown is the identity the pinned runtime had when it last
+	// hashed to its pin (runner.KnownIdentity).
+	keyNodeKnown = "node_runtime_known_identity"
 )
 
 // IO is the process's standard streams, environment and terminal, passed
@@ -154,16 +157,43 @@ func (e *Env) ensurePin(ctx context.Context) (*runner.Pin, error) {
 	return &p, nil
 }
 
-// RuntimeCheck reports whether the pinned runtime still checks out (its
-// SHA-256 is recomputed once per process); nil when nothing is pinned.
+// RuntimeCheck reports whether the pinned runtime still checks out, once
+// per process; nil when nothing is pinned. Its SHA-256 is recomputed
+// unless the file still has the identity (device, inode, size,
+// modification and change time) it had when it last hashed to the pin,
+// kept in the database (runner.Pin.CheckKnown): hashing the ~100 MB
+// binary on every command cost ~110 ms.
 func (e *Env) RuntimeCheck() func() error {
 	if e.Pin == nil {
 		return nil
 	}
 	return func() error {
-		e.runtimeOnce.Do(func() { e.runtimeErr = e.Pin.Check() })
+		e.runtimeOnce.Do(func() { e.runtimeErr = e.checkPinKnown(context.Background()) })
 		return e.runtimeErr
 	}
+}
+
+// checkPinKnown is e.Pin.CheckKnown with the identity kept in the
+// database; an unreadable kept identity only means hashing again.
+func (e *Env) checkPinKnown(ctx context.Context) error {
+	var known *runner.KnownIdentity
+	if raw, err := e.DB.Get(ctx, nsApp, keyNodeKnown); err == nil {
+		var k runner.KnownIdentity
+		if json.Unmarshal(raw, &k) == nil {
+			known = &k
+		}
+	}
+	next, err := e.Pin.CheckKnown(known)
+	if err != nil {
+		return err
+	}
+	if next != nil && (known == nil || *next != *known) {
+		b, _ := json.Marshal(next)
+		if err := e.DB.Put(ctx, nsApp, keyNodeKnown, b); err != nil && e.Stderr != nil {
+			fmt.Fprintf(e.Stderr, "gatehouse: warning: keeping the runtime's identity: %v\n", err)
+		}
+	}
+	return nil
 }
 
 // UserRoots returns the skill roots added in settings, in order.

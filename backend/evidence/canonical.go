@@ -38,6 +38,17 @@ func Canonicalize(jsonBytes []byte) ([]byte, error) {
 	return out, nil
 }
 
+// CheckCanonical reports whether Canonicalize accepts jsonBytes, with
+// the error Canonicalize would return, without writing the canonical form
+// (a reader that only needs to know a 10 MB record canonicalizes saves
+// that copy).
+func CheckCanonical(jsonBytes []byte) error {
+	if err := canonicalCheck(jsonBytes); err != nil {
+		return fmt.Errorf("evidence: canonicalize JSON (RFC 8785): %w", err)
+	}
+	return nil
+}
+
 // DigestJSON returns the lowercase hexadecimal SHA-256 of the RFC 8785
 // canonical form of raw, a single JSON value. Two inputs that differ only in
 // member order, whitespace, escaping or number spelling have the same digest.

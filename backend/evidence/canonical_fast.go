@@ -51,24 +51,46 @@ type canonicalizer struct {
 
 // canonicalize is the RFC 8785 form of the single JSON value in data, the
 // same bytes jcs.Transform returns, and fails exactly when it fails.
-func canonicalize(data []byte) ([]byte, error) {
-	if data == nil {
-		return nil, errors.New("no JSON data provided")
-	}
-	if len(data) > maxCanonicalBytes {
-		return nil, fmt.Errorf("JSON of %d bytes is beyond the %d bytes canonicalized", len(data), maxCanonicalBytes)
-	}
-	c := &canonicalizer{in: data, text: make([]byte, 0, len(data)), nodes: make([]cnode, 0, len(data)/32+8)}
-	root, err := c.value()
+func canonicalize(data []byte) ([]byte, error) { return canonicalizeAt(data, 0) }
+
+// canonicalizeAt is canonicalize of a value nested depth arrays or
+// objects deep in a larger document: it refuses the nesting the whole
+// document would be refused for.
+func canonicalizeAt(data []byte, depth int) ([]byte, error) {
+	c, root, err := canonicalRead(data, depth)
 	if err != nil {
 		return nil, err
 	}
-	c.skipSpace()
-	if c.i < len(c.in) {
-		return nil, fmt.Errorf("unexpected content after the JSON value at offset %d", c.i)
-	}
 	out := make([]byte, 0, len(c.text)+len(c.text)/8+16)
 	return c.write(out, root), nil
+}
+
+// canonicalCheck is canonicalize that stops before writing the form: it
+// fails exactly when canonicalize fails.
+func canonicalCheck(data []byte) error {
+	_, _, err := canonicalRead(data, 0)
+	return err
+}
+
+// canonicalRead reads data into a canonicalizer (every check made) and
+// returns it with the root node, ready to write.
+func canonicalRead(data []byte, depth int) (*canonicalizer, int32, error) {
+	if data == nil {
+		return nil, 0, errors.New("no JSON data provided")
+	}
+	if len(data) > maxCanonicalBytes {
+		return nil, 0, fmt.Errorf("JSON of %d bytes is beyond the %d bytes canonicalized", len(data), maxCanonicalBytes)
+	}
+	c := &canonicalizer{in: data, depth: depth, text: make([]byte, 0, len(data)), nodes: make([]cnode, 0, len(data)/32+8)}
+	root, err := c.value()
+	if err != nil {
+		return nil, 0, err
+	}
+	c.skipSpace()
+	if c.i < len(c.in) {
+		return nil, 0, fmt.Errorf("unexpected content after the JSON value at offset %d", c.i)
+	}
+	return c, root, nil
 }
 
 func (c *canonicalizer) skipSpace() {

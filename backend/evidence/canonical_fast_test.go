@@ -21,6 +21,9 @@ func checkMatchesJCS(t *testing.T, data []byte) {
 	if (err == nil) != (werr == nil) || !bytes.Equal(got, want) {
 		t.Fatalf("Canonicalize(%.300q) = %.300q, %v; jcs.Transform = %.300q, %v", data, got, err, want, werr)
 	}
+	if cerr := CheckCanonical(data); (cerr == nil) != (err == nil) || (err != nil && cerr.Error() != err.Error()) {
+		t.Fatalf("CheckCanonical(%.300q) = %v; Canonicalize: %v", data, cerr, err)
+	}
 }
 
 // randomJSON writes a random JSON value: objects with keys that need

@@ -1,10 +1,10 @@
 package evidence
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
@@ -186,65 +186,7 @@ type subjectIdentity struct {
 // slices count as empty arrays and nil raw messages as JSON null, matching
 // what Seal writes. It fails when a raw message is not valid JSON or the
 // projection cannot be canonicalized.
-func ComputeID(e *Envelope) (string, error) {
-	if e == nil {
-		return "", errors.New("evidence: compute evidence_id: nil envelope")
-	}
-	// The projection is the envelope itself, as JSON, without evidence_id
-	// and with the subject reduced to its identity.
-	// The raw messages (a capture's result can be megabytes) go into the
-	// projection as they are, not through the marshal-and-split round
-	// trip of the small fields; Digest still checks they are JSON.
-	c := *e
-	c.EvidenceID = ""
-	c.Parameters, c.RawResult, c.NormalizedResult = nil, nil, nil
-	c.Limitations, c.Locations, c.EvidenceLinks = strictjson.NonNil(e.Limitations), strictjson.NonNil(e.Locations), strictjson.NonNil(e.EvidenceLinks)
-	c.Subject = nil
-	raw, err := json.Marshal(c)
-	if err != nil {
-		return "", fmt.Errorf("evidence: compute evidence_id: %w", err)
-	}
-	var p map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return "", fmt.Errorf("evidence: compute evidence_id: %w", err)
-	}
-	delete(p, "evidence_id")
-	p["parameters"], p["raw_result"], p["normalized_result"] = rawOrNull(e.Parameters), rawOrNull(e.RawResult), rawOrNull(e.NormalizedResult)
-	if e.Subject != nil {
-		p["subject"], _ = json.Marshal(subjectIdentity{Digest: e.Subject.Digest, Format: e.Subject.Format, Architecture: e.Subject.Architecture})
-	}
-	// The projection is written as one JSON object around the raw messages
-	// as they are (not through json.Marshal, which would compact and
-	// HTML-escape megabytes once more); DigestJSON checks it is JSON and
-	// hashes its canonical form, the same digest Digest(p) gives.
-	keys := make([]string, 0, len(p))
-	for k, v := range p {
-		if !json.Valid(v) { // one value each, or it could add members
-			return "", fmt.Errorf("evidence: compute evidence_id: %s is not one JSON value", k)
-		}
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	size := 2
-	for _, k := range keys {
-		size += len(k) + len(p[k]) + 4
-	}
-	obj := make([]byte, 0, size)
-	obj = append(obj, '{')
-	for i, k := range keys {
-		if i > 0 {
-			obj = append(obj, ',')
-		}
-		name, _ := json.Marshal(k) // a string always encodes
-		obj = append(append(append(obj, name...), ':'), p[k]...)
-	}
-	obj = append(obj, '}')
-	d, err := DigestJSON(obj)
-	if err != nil {
-		return "", fmt.Errorf("evidence: compute evidence_id: %w", err)
-	}
-	return IDPrefix + d, nil
-}
+func ComputeID(e *Envelope) (string, error) { return computeID(e, nil) } // id.go
 
 // ValidID reports whether id has the evidence_id form "ev_" followed by 64
 // lowercase hexadecimal characters. It does not say whether id matches any
@@ -280,7 +222,9 @@ func SealJSON(e *Envelope) ([]byte, error) {
 // Parse does, the evidence_id recomputed from them included, and also
 // returns the envelope Parse gives for them. A caller that must verify
 // what it saves can take (bytes, parsed) as Parse's result without
-// parsing the bytes a second time.
+// parsing the bytes a second time. The parsed envelope's raw messages
+// share the returned bytes (no copy of a 10 MB result), and so does e's
+// normalized result when it is the same bytes: none may be modified.
 func SealParsed(e *Envelope) ([]byte, *Envelope, error) {
 	return seal(e, true)
 }
@@ -301,7 +245,11 @@ func seal(e *Envelope, checkID bool) ([]byte, *Envelope, error) {
 	e.RawResult = rawOrNull(e.RawResult)
 	e.NormalizedResult = rawOrNull(e.NormalizedResult)
 	e.EvidenceID = ""
-	id, err := ComputeID(e)
+	// The written bytes hold e's normalized result as it is (a large one
+	// spliced), so the check's recomputed evidence_id takes its canonical
+	// form from here when the parsed bytes are the same (id.go).
+	memo := &canonicalMemo{}
+	id, err := computeID(e, memo)
 	if err != nil {
 		return nil, nil, fmt.Errorf("evidence: seal: %w", err)
 	}
@@ -315,10 +263,15 @@ func seal(e *Envelope, checkID bool) ([]byte, *Envelope, error) {
 	// (ComputeID reads e through the same encoding), so without checkID
 	// the check skips recomputing it; everything else is checked as Parse
 	// checks it.
-	parsed, issues := parse(b, checkID)
+	parsed, issues := parse(b, checkID, memo)
 	if len(issues) > 0 {
 		e.EvidenceID = ""
 		return nil, nil, fmt.Errorf("evidence: seal: invalid envelope: %w", IssueList(issues))
+	}
+	if checkID && bytes.Equal(parsed.NormalizedResult, e.NormalizedResult) {
+		// The same bytes: e shares the written ones, so a caller's copy
+		// of a large result is not kept alive beside them.
+		e.NormalizedResult = parsed.NormalizedResult
 	}
 	return b, parsed, nil
 }

@@ -134,11 +134,14 @@ var decodeOptions = strictjson.Options{
 // there; the evidence_id is recomputed only when nothing else is wrong. The
 // returned envelope shares no memory with data. Parse never panics, whatever
 // data holds.
-func Parse(data []byte) (*Envelope, []Issue) { return parse(data, true) }
+func Parse(data []byte) (*Envelope, []Issue) { return parse(data, true, nil) }
 
 // parse is Parse; without checkID it does not recompute the evidence_id
-// (SealJSON has just computed it from the same envelope).
-func parse(data []byte, checkID bool) (*Envelope, []Issue) {
+// (SealJSON has just computed it from the same envelope). memo, when set,
+// may hold the canonical form of the normalized result's bytes (id.go);
+// data is then seal's own, and the envelope's raw messages share it
+// instead of copying megabytes.
+func parse(data []byte, checkID bool, memo *canonicalMemo) (*Envelope, []Issue) {
 	if len(data) > MaxEnvelopeBytes {
 		return nil, []Issue{{Code: CodeTooLarge, Path: "$", Message: fmt.Sprintf("envelope is %d bytes; the limit is %d bytes", len(data), MaxEnvelopeBytes)}}
 	}
@@ -162,7 +165,7 @@ func parse(data []byte, checkID bool) (*Envelope, []Issue) {
 	if !checkID {
 		return e, nil
 	}
-	id, err := ComputeID(e)
+	id, err := computeID(e, memo)
 	if err != nil {
 		p.addAt("$", CodeNotCanonicalizable, strictjson.Truncate(err.Error(), 200))
 		return nil, p.issues.List
@@ -171,7 +174,9 @@ func parse(data []byte, checkID bool) (*Envelope, []Issue) {
 		p.addAt("$.evidence_id", CodeIDMismatch, fmt.Sprintf("evidence_id %s does not match the envelope, which hashes to %s", e.EvidenceID, id))
 		return nil, p.issues.List
 	}
-	cloneRaw(e)
+	if memo == nil {
+		cloneRaw(e)
+	}
 	return e, nil
 }
 

@@ -99,9 +99,14 @@ func (p Pin) Check() error {
 		return err
 	}
 	if sum != p.SHA256 {
-		return fmt.Errorf("runner: pinned Node runtime %s changed (sha256 %s, pinned %s); re-pin it in settings", p.Path, sum[:12], p.SHA256[:min(12, len(p.SHA256))])
+		return p.changed(sum)
 	}
 	return nil
+}
+
+// changed is the error of the pinned file hashing to sum instead.
+func (p Pin) changed(sum string) error {
+	return fmt.Errorf("runner: pinned Node runtime %s changed (sha256 %s, pinned %s); re-pin it in settings", p.Path, sum[:12], p.SHA256[:min(12, len(p.SHA256))])
 }
 
 func hashExecutable(path string) (string, error) {
@@ -117,6 +122,11 @@ func hashExecutable(path string) (string, error) {
 	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
 		return "", fmt.Errorf("runner: Node runtime %s is not an executable regular file", path)
 	}
+	return hashOpen(f)
+}
+
+// hashOpen is the SHA-256 of what f holds from its current offset on.
+func hashOpen(f *os.File) (string, error) {
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return "", fmt.Errorf("runner: Node runtime: %w", err)

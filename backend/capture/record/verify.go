@@ -90,7 +90,7 @@ var journalCollections = append(slices.Clone(observationLists), "exit", "settlem
 // a reactive graph and otherwise a run reactive.VerifyRun accepts.
 func Verify(raw json.RawMessage) []Issue {
 	v := &verifier{}
-	if _, err := evidence.Canonicalize(raw); err != nil {
+	if err := evidence.CheckCanonical(raw); err != nil {
 		v.add("$", CodeInvalidJSON, "the record is not canonicalizable JSON: %s", strictjson.Truncate(err.Error(), 200))
 		return v.issues.List
 	}
@@ -180,10 +180,17 @@ func (v *verifier) object(raw json.RawMessage, path string, allowed ...string) m
 		v.add(path, CodeWrongType, "must be an object, not %s", rawKindName(k))
 		return nil
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
+	// VerifyRecord canonicalized the whole record first, so raw is valid
+	// JSON: its members are delimited, not scanned twice more as
+	// json.Unmarshal would (the last of repeated names kept, as it does).
+	names, vals, err := strictjson.SplitObject(raw)
+	if err != nil {
 		v.add(path, CodeInvalidJSON, "%s", strictjson.Truncate(err.Error(), 200))
 		return nil
+	}
+	m := make(map[string]json.RawMessage, len(names))
+	for i, k := range names {
+		m[k] = vals[i]
 	}
 	if len(allowed) > 0 {
 		v.exactly(m, path, allowed, nil)
@@ -224,10 +231,14 @@ func (v *verifier) array(m map[string]json.RawMessage, path, key string) ([]json
 		v.add(path+strictjson.KeyPath(key), CodeWrongType, "must be an array, not %s", rawKindName(k))
 		return nil, false
 	}
-	var a []json.RawMessage
-	if err := json.Unmarshal(raw, &a); err != nil {
+	elems, err := strictjson.SplitArray(raw) // valid JSON, as in object
+	if err != nil {
 		v.add(path+strictjson.KeyPath(key), CodeInvalidJSON, "%s", strictjson.Truncate(err.Error(), 200))
 		return nil, false
+	}
+	a := make([]json.RawMessage, len(elems))
+	for i, e := range elems {
+		a[i] = e
 	}
 	return a, true
 }

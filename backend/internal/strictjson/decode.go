@@ -23,6 +23,17 @@ var errStop = errors.New("stop")
 // document is malformed or exceeds the limits; duplicate member names,
 // unpaired surrogates and rejected numbers leave the tree usable.
 func Decode(data []byte, root string, opt Options, issues *Collector) *Node {
+	if len(data) >= fastMin { // fast.go: the same tree when nothing is wrong
+		if n, ok := decodeFast(data, &opt); ok {
+			return n
+		}
+	}
+	return decodeTokens(data, root, opt, issues)
+}
+
+// decodeTokens is Decode by encoding/json's token stream, the decoder
+// that records every issue.
+func decodeTokens(data []byte, root string, opt Options, issues *Collector) *Node {
 	d := &decoder{data: data, dec: json.NewDecoder(bytes.NewReader(data)), opt: &opt, issues: issues, root: root}
 	d.dec.UseNumber()
 	n, err := d.value(1)

@@ -1,0 +1,106 @@
+package evidence
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
+)
+
+// canonicalMemo keeps the canonical form of one large raw message (a
+// capture's normalized_result) so that the evidence_id of a second
+// envelope holding the same bytes is computed without canonicalizing
+// them again: canonicalization is a function of the bytes, so the same
+// bytes have the same form. seal uses one for the envelope it writes and
+// the envelope it parses back from the written bytes.
+type canonicalMemo struct {
+	raw, canonical []byte
+}
+
+// of is the RFC 8785 form of raw, a member value of the projection
+// (one level deep), taken from m when m holds the same bytes and kept in
+// m when keep is set.
+func (m *canonicalMemo) of(raw []byte, keep bool) ([]byte, error) {
+	if m != nil && m.canonical != nil && bytes.Equal(m.raw, raw) {
+		return m.canonical, nil
+	}
+	c, err := canonicalizeAt(raw, 1)
+	if err == nil && m != nil && keep {
+		m.raw, m.canonical = raw, c
+	}
+	return c, err
+}
+
+// computeID is ComputeID. The projection is the envelope itself, as JSON,
+// without evidence_id and with the subject reduced to its identity; its
+// digest is hex(SHA-256(JCS(projection))).
+//
+// The projection's canonical form is written member by member, as RFC
+// 8785 defines it for an object: "{", the members sorted by name (every
+// name here is ASCII, so byte order is UTF-16 order), each as its
+// canonical name, ":" and its canonical value, "," between, "}". Each
+// value is canonicalized on its own, one level deep, which refuses
+// exactly what canonicalizing the whole projection refuses (a raw
+// message that is not one JSON value, or nests too deep, included), and
+// the pieces are hashed as they are made, so a large result is neither
+// copied into a projection nor scanned twice (json.Valid, then the
+// canonicalizer). TestComputeIDIsJCSOfTheProjection checks the digest
+// against jcs.Transform of the projection.
+func computeID(e *Envelope, memo *canonicalMemo) (string, error) {
+	if e == nil {
+		return "", errors.New("evidence: compute evidence_id: nil envelope")
+	}
+	c := *e
+	c.EvidenceID = ""
+	c.Parameters, c.RawResult, c.NormalizedResult = nil, nil, nil
+	c.Limitations, c.Locations, c.EvidenceLinks = strictjson.NonNil(e.Limitations), strictjson.NonNil(e.Locations), strictjson.NonNil(e.EvidenceLinks)
+	c.Subject = nil
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return "", fmt.Errorf("evidence: compute evidence_id: %w", err)
+	}
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return "", fmt.Errorf("evidence: compute evidence_id: %w", err)
+	}
+	delete(p, "evidence_id")
+	p["parameters"], p["raw_result"], p["normalized_result"] = rawOrNull(e.Parameters), rawOrNull(e.RawResult), rawOrNull(e.NormalizedResult)
+	if e.Subject != nil {
+		p["subject"], _ = json.Marshal(subjectIdentity{Digest: e.Subject.Digest, Format: e.Subject.Format, Architecture: e.Subject.Architecture})
+	}
+	keys := make([]string, 0, len(p))
+	size := 2
+	for k, v := range p {
+		keys = append(keys, k)
+		size += len(k) + len(v) + 4
+	}
+	if size > maxCanonicalBytes { // what canonicalizing the projection refuses
+		return "", fmt.Errorf("evidence: compute evidence_id: JSON of %d bytes is beyond the %d bytes canonicalized", size, maxCanonicalBytes)
+	}
+	slices.Sort(keys)
+	h := sha256.New()
+	h.Write([]byte{'{'})
+	for i, k := range keys {
+		if i > 0 {
+			h.Write([]byte{','})
+		}
+		name, _ := json.Marshal(k) // a string always encodes
+		if name, err = canonicalize(name); err != nil {
+			return "", fmt.Errorf("evidence: compute evidence_id: %w", err)
+		}
+		h.Write(name)
+		h.Write([]byte{':'})
+		v, err := memo.of(p[k], k == "normalized_result" && len(p[k]) >= spliceMin)
+		if err != nil {
+			return "", fmt.Errorf("evidence: compute evidence_id: %s: %w", k, err)
+		}
+		h.Write(v)
+	}
+	h.Write([]byte{'}'})
+	return IDPrefix + hex.EncodeToString(h.Sum(nil)), nil
+}
