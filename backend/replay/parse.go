@@ -60,10 +60,8 @@ func (c *checker) machine(v *strictjson.Node, path string) *Machine {
 		return nil
 	}
 	m := &Machine{States: []State{}, Transitions: []Transition{}}
-	initOK := false
-	if iv, ok := c.Required(mm, path, "initial_state"); ok {
-		m.InitialState, initOK = c.name(iv, path+".initial_state", "state name", namePattern, isName)
-	}
+	var initOK bool
+	m.InitialState, initOK = member(c, mm, path, "initial_state", c.named("state name", namePattern, isName))
 	statesOK := c.List(mm, path, "states", true, 1, MaxStateCount, func(_ int, e *strictjson.Node, at string) bool {
 		s, ok := c.state(e, at)
 		m.States = append(m.States, s)
@@ -89,11 +87,8 @@ func (c *checker) state(v *strictjson.Node, at string) (State, bool) {
 		return State{}, false
 	}
 	var s State
-	nameOK := false
-	if nv, has := c.Required(m, at, "name"); has {
-		s.Name, nameOK = c.name(nv, at+".name", "state name", namePattern, isName)
-	}
-	var termOK, visitsOK bool
+	var nameOK, termOK, visitsOK bool
+	s.Name, nameOK = member(c, m, at, "name", c.named("state name", namePattern, isName))
 	s.Terminal, termOK = c.BoolField(m, at, "terminal", false)
 	s.MaxVisits, visitsOK = c.IntField(m, at, "max_visits", 1, MaxCount, DefaultMaxVisits)
 	return s, ok && nameOK && termOK && visitsOK
@@ -124,20 +119,14 @@ func (c *checker) transition(v *strictjson.Node, at string) (Transition, bool) {
 		return t, false
 	}
 	nameField := func(key, what string) (string, bool) {
-		nv, has := c.Required(m, at, key)
-		if !has {
-			return "", false
-		}
-		return c.name(nv, at+"."+key, what, namePattern, isName)
+		return member(c, m, at, key, c.named(what, namePattern, isName))
 	}
 	var idOK, fromOK, toOK, prioOK, trigOK, usesOK bool
 	t.ID, idOK = nameField("id", "transition id")
 	t.From, fromOK = nameField("from", "state name")
 	t.To, toOK = nameField("to", "state name")
 	t.Priority, prioOK = c.IntField(m, at, "priority", 0, MaxCount, DefaultPriority)
-	if tv, has := c.Required(m, at, "trigger"); has {
-		t.Trigger, trigOK = c.trigger(tv, at+".trigger")
-	}
+	t.Trigger, trigOK = member(c, m, at, "trigger", c.trigger)
 	guardsOK := c.List(m, at, "guards", false, 0, MaxGuards, func(_ int, e *strictjson.Node, gat string) bool {
 		g, ok := c.guard(e, gat)
 		t.Guards = append(t.Guards, g)
@@ -163,17 +152,12 @@ func (c *checker) transition(v *strictjson.Node, at string) (Transition, bool) {
 // trigger reads a trigger; its protocol decides which members it has.
 func (c *checker) trigger(v *strictjson.Node, at string) (Trigger, bool) {
 	var t Trigger
-	if v.Kind != strictjson.Object {
-		c.Add(at, CodeWrongType, "must be an object, not %s", v.Kind)
-		return t, false
-	}
-	pv, ok := v.Member("protocol")
+	proto, ok := c.kind(v, at, "protocol", ProtocolHTTP, ProtocolWebSocketConnect, ProtocolWebSocketMessage)
 	if !ok {
-		c.Add(at+".protocol", CodeMissingField, "required field is missing")
 		return t, false
 	}
 	var allowed []string
-	switch pv.Str {
+	switch proto {
 	case ProtocolHTTP:
 		allowed = []string{"protocol", "method", "path", "headers", "body"}
 	case ProtocolWebSocketConnect:
@@ -181,31 +165,15 @@ func (c *checker) trigger(v *strictjson.Node, at string) (Trigger, bool) {
 	case ProtocolWebSocketMessage:
 		allowed = []string{"protocol", "path", "body"}
 	}
-	if pv.Kind != strictjson.String || allowed == nil {
-		c.variant(strictjson.Members{"protocol": pv}, at, "protocol", ProtocolHTTP, ProtocolWebSocketConnect, ProtocolWebSocketMessage)
-		return t, false
-	}
-	t.Protocol = pv.Str
+	t.Protocol = proto
 	m, good := c.Object(v, at, allowed...)
 	if t.Protocol == ProtocolHTTP {
-		mv, has := c.Required(m, at, "method")
-		if has {
-			var ok bool
-			t.Method, ok = c.name(mv, at+".method", "HTTP method", methodPattern, isMethod)
-			good = good && ok
-		} else {
-			good = false
-		}
-	}
-	if pv, has := c.Required(m, at, "path"); has {
-		var ok bool
-		t.Path, ok = c.name(pv, at+".path", "path", pathPattern, isPath)
+		t.Method, ok = member(c, m, at, "method", c.named("HTTP method", methodPattern, isMethod))
 		good = good && ok
-	} else {
-		good = false
 	}
+	t.Path, ok = member(c, m, at, "path", c.named("path", pathPattern, isPath))
+	good = good && ok
 	if t.Protocol != ProtocolWebSocketMessage {
-		var ok bool
 		t.Headers, ok = c.headers(m, at, "headers")
 		good = good && ok
 		if hv, has := m["headers"]; has && hv.Kind == strictjson.Object {
@@ -231,17 +199,7 @@ func (c *checker) trigger(v *strictjson.Node, at string) (Trigger, bool) {
 
 func (c *checker) source(v *strictjson.Node, at string) (Source, bool) {
 	var s Source
-	if v.Kind != strictjson.Object {
-		c.Add(at, CodeWrongType, "must be an object, not %s", v.Kind)
-		return s, false
-	}
-	kv, ok := v.Member("source")
-	if !ok {
-		c.Add(at+".source", CodeMissingField, "required field is missing")
-		return s, false
-	}
-	kinds := []string{SourceRequestHeader, SourceRequestJSON, SourceWebSocketJSON, SourceActionJSON}
-	kind, ok := c.variant(strictjson.Members{"source": kv}, at, "source", kinds...)
+	kind, ok := c.kind(v, at, "source", SourceRequestHeader, SourceRequestJSON, SourceWebSocketJSON, SourceActionJSON)
 	if !ok {
 		return s, false
 	}
@@ -293,21 +251,9 @@ func (c *checker) guard(v *strictjson.Node, at string) (Guard, bool) {
 	if m == nil {
 		return g, false
 	}
-	if vv, has := c.Required(m, at, "variable"); has {
-		var ok bool
-		g.Variable, ok = c.name(vv, at+".variable", "variable name", variablePattern, isVariable)
-		good = good && ok
-	} else {
-		good = false
-	}
-	if sv, has := c.Required(m, at, "value"); has {
-		var ok bool
-		g.Value, ok = c.source(sv, at+".value")
-		good = good && ok
-	} else {
-		good = false
-	}
-	return g, good
+	var ok bool
+	g.Variable, g.Value, ok = c.binding(m, at)
+	return g, good && ok
 }
 
 func (c *checker) capture(v *strictjson.Node, at string) (Capture, bool) {
@@ -316,37 +262,23 @@ func (c *checker) capture(v *strictjson.Node, at string) (Capture, bool) {
 	if m == nil {
 		return cp, false
 	}
-	if vv, has := c.Required(m, at, "variable"); has {
-		var ok bool
-		cp.Variable, ok = c.name(vv, at+".variable", "variable name", variablePattern, isVariable)
-		good = good && ok
-	} else {
-		good = false
-	}
-	if sv, has := c.Required(m, at, "value"); has {
-		var ok bool
-		cp.Value, ok = c.source(sv, at+".value")
-		good = good && ok
-	} else {
-		good = false
-	}
-	var ok bool
-	cp.Sensitive, ok = c.BoolField(m, at, "sensitive", false)
-	return cp, good && ok
+	var bindOK, sensOK bool
+	cp.Variable, cp.Value, bindOK = c.binding(m, at)
+	cp.Sensitive, sensOK = c.BoolField(m, at, "sensitive", false)
+	return cp, good && bindOK && sensOK
+}
+
+// binding reads the members a guard and a capture share: the variable and
+// the source of its value, both required.
+func (c *checker) binding(m strictjson.Members, at string) (string, Source, bool) {
+	variable, varOK := member(c, m, at, "variable", c.named("variable name", variablePattern, isVariable))
+	value, valueOK := member(c, m, at, "value", c.source)
+	return variable, value, varOK && valueOK
 }
 
 func (c *checker) action(v *strictjson.Node, at string) (Action, bool) {
 	var a Action
-	if v.Kind != strictjson.Object {
-		c.Add(at, CodeWrongType, "must be an object, not %s", v.Kind)
-		return a, false
-	}
-	tv, ok := v.Member("type")
-	if !ok {
-		c.Add(at+".type", CodeMissingField, "required field is missing")
-		return a, false
-	}
-	kind, ok := c.variant(strictjson.Members{"type": tv}, at, "type", ActionHTTPResponse, ActionWebSocketSend, ActionDisconnect, ActionDelay)
+	kind, ok := c.kind(v, at, "type", ActionHTTPResponse, ActionWebSocketSend, ActionDisconnect, ActionDelay)
 	if !ok {
 		return a, false
 	}
