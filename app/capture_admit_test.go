@@ -32,10 +32,7 @@ func TestMCPCaptureObeysSafeModeAndCapability(t *testing.T) {
 	scenario := map[string]any{"approved": true, "executable": "/usr/bin/touch", "arguments": []any{mark}, "working_directory": work}
 
 	call := func(tok string) *mcp.CallToolResult {
-		cs, err := mcpClient(t, ts, tok, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs := mcpConnect(t, ts, tok)
 		defer cs.Close()
 		r, err := cs.CallTool(ts.facade.ctx, &mcp.CallToolParams{Name: "capture_process_scenario", Arguments: scenario})
 		if err != nil {

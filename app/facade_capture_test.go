@@ -225,15 +225,9 @@ func TestUIOnlyCallsRefuseEveryoneElse(t *testing.T) {
 			}
 		}
 	}
-	cs, err := mcpClient(t, ts, agentTok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, agentTok)
 	defer cs.Close()
-	tools, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tools := listTools(t, cs)
 	for _, tl := range tools.Tools {
 		if n := strings.ToLower(tl.Name); strings.Contains(n, "startcapture") || strings.Contains(n, "start_capture") || strings.Contains(n, "proposal") {
 			t.Errorf("MCP offers %s", tl.Name)

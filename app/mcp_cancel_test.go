@@ -79,10 +79,7 @@ func TestMCPCancelledCallsCleanUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	agentID, tok := addAgent(t, ts, "canceller")
-	cs, err := mcpClient(t, ts, tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, tok)
 	defer cs.Close()
 	defer approver(t, ts, agentID, true)()
 
