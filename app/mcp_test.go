@@ -94,10 +94,7 @@ func callRun(t *testing.T, cs *mcp.ClientSession, ws string, progress bool) map[
 	if err != nil {
 		return map[string]any{"callError": err.Error()}
 	}
-	var out map[string]any
-	b, _ := json.Marshal(res.StructuredContent)
-	json.Unmarshal(b, &out)
-	return out
+	return structured(t, res)
 }
 
 func firstCode(env map[string]any) string {
