@@ -19,10 +19,7 @@ import (
 func TestMCPCaptureObeysSafeModeAndCapability(t *testing.T) {
 	work := t.TempDir()
 	mark := filepath.Join(work, "ran")
-	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_ENABLED", "1")
-	t.Setenv("GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK", "1")
-	t.Setenv("GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON", `["/bin","/usr/bin"]`)
-	t.Setenv("GATEHOUSE_PROCESS_WORKING_ROOTS_JSON", `["`+work+`"]`)
+	setCaptureEnv(t, work)
 	ts := startServer(t)
 	res, err := ts.facade.AddAgent(AddAgentArgs{Name: "no-exec", CanExecuteSkills: false})
 	if err != nil {

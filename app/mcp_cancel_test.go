@@ -73,10 +73,7 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 // the capture, and every process it started is gone afterwards.
 func TestMCPCancelledCallsCleanUp(t *testing.T) {
 	work := t.TempDir()
-	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_ENABLED", "1")
-	t.Setenv("GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK", "1")
-	t.Setenv("GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON", `["/bin","/usr/bin"]`)
-	t.Setenv("GATEHOUSE_PROCESS_WORKING_ROOTS_JSON", `["`+work+`"]`)
+	setCaptureEnv(t, work)
 	ts := startServer(t)
 	// Per-run markers: processWith scans every process of the machine,
 	// where another run of this test may have its own sleeps.

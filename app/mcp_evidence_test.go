@@ -163,10 +163,7 @@ func TestCapturesAreIndexed(t *testing.T) {
 
 func TestMCPCaptureToolAndConnectionLocalResources(t *testing.T) {
 	work := t.TempDir()
-	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_ENABLED", "1")
-	t.Setenv("GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK", "1")
-	t.Setenv("GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON", `["/bin","/usr/bin"]`)
-	t.Setenv("GATEHOUSE_PROCESS_WORKING_ROOTS_JSON", `["`+work+`"]`)
+	setCaptureEnv(t, work)
 	ts := startServer(t)
 	_, tokA := addAgent(t, ts, "capture-a")
 	_, tokB := addAgent(t, ts, "capture-b")

@@ -59,12 +59,9 @@ func wait[T any](t *testing.T, ch <-chan T) T {
 
 func TestMCPCaptureGrants(t *testing.T) {
 	work := t.TempDir()
-	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_ENABLED", "1")
+	setCaptureEnv(t, work)
 	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_AUTO_GRANT", "0")
-	t.Setenv("GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK", "1")
 	t.Setenv("GATEHOUSE_PROCESS_ALLOWED_ENV_JSON", `["EXTRA"]`)
-	t.Setenv("GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON", `["/bin","/usr/bin"]`)
-	t.Setenv("GATEHOUSE_PROCESS_WORKING_ROOTS_JSON", `["`+work+`"]`)
 	ts := startServer(t)
 	agentID, tok := addAgent(t, ts, "capturer")
 	a1 := mcpConnect(t, ts, tok)

@@ -181,10 +181,7 @@ func TestMCPCatalogBlobsAndValidity(t *testing.T) {
 // names it by its command.
 func TestMCPCaptureLinkAndName(t *testing.T) {
 	work := t.TempDir()
-	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_ENABLED", "1")
-	t.Setenv("GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK", "1")
-	t.Setenv("GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON", `["/bin","/usr/bin"]`)
-	t.Setenv("GATEHOUSE_PROCESS_WORKING_ROOTS_JSON", `["`+work+`"]`)
+	setCaptureEnv(t, work)
 	ts := startServer(t)
 	_, tok := addAgent(t, ts, "linker")
 	cs := mcpConnect(t, ts, tok)

@@ -254,11 +254,8 @@ func TestMCPParallelCallSuperseded(t *testing.T) {
 // A capture waiting for its grant keeps the client's timer alive too.
 func TestMCPGrantWaitKeepAlive(t *testing.T) {
 	work := t.TempDir()
-	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_ENABLED", "1")
+	setCaptureEnv(t, work)
 	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_AUTO_GRANT", "0")
-	t.Setenv("GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK", "1")
-	t.Setenv("GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON", `["/bin","/usr/bin"]`)
-	t.Setenv("GATEHOUSE_PROCESS_WORKING_ROOTS_JSON", `["`+work+`"]`)
 	ts := startServer(t)
 	ts.mcp.limits.KeepAlive = 100 * time.Millisecond
 	_, tok := addAgent(t, ts, "grant-waiter")
