@@ -62,6 +62,18 @@ func member[T any](c *checker, m strictjson.Members, path, key string, read func
 	return read(v, path+"."+key)
 }
 
+// list reads the array member key of m (min to max elements; required,
+// or absent as none) with read, appending every element read to out, even
+// a refused one, so that indexes stay those of the document; it reports
+// whether every element was accepted.
+func list[T any](c *checker, m strictjson.Members, path, key string, required bool, min, max int, out *[]T, read func(v *strictjson.Node, path string) (T, bool)) bool {
+	return c.List(m, path, key, required, min, max, func(_ int, e *strictjson.Node, at string) bool {
+		v, ok := read(e, at)
+		*out = append(*out, v)
+		return ok
+	})
+}
+
 // named is name as a member reader (see member).
 func (c *checker) named(what, pattern string, match func(string) bool) func(*strictjson.Node, string) (string, bool) {
 	return func(v *strictjson.Node, path string) (string, bool) { return c.name(v, path, what, pattern, match) }

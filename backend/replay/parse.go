@@ -62,16 +62,8 @@ func (c *checker) machine(v *strictjson.Node, path string) *Machine {
 	m := &Machine{States: []State{}, Transitions: []Transition{}}
 	var initOK bool
 	m.InitialState, initOK = member(c, mm, path, "initial_state", c.named("state name", namePattern, isName))
-	statesOK := c.List(mm, path, "states", true, 1, MaxStateCount, func(_ int, e *strictjson.Node, at string) bool {
-		s, ok := c.state(e, at)
-		m.States = append(m.States, s)
-		return ok
-	})
-	transOK := c.List(mm, path, "transitions", true, 0, MaxTransitionCount, func(_ int, e *strictjson.Node, at string) bool {
-		t, ok := c.transition(e, at)
-		m.Transitions = append(m.Transitions, t)
-		return ok
-	})
+	statesOK := list(c, mm, path, "states", true, 1, MaxStateCount, &m.States, c.state)
+	transOK := list(c, mm, path, "transitions", true, 0, MaxTransitionCount, &m.Transitions, c.transition)
 	m.MaxTransitions, _ = c.ReqInt(mm, path, "max_transitions", 1, MaxCount)
 	m.Limits = c.limits(mm, path)
 	if initOK && statesOK && transOK {
@@ -127,21 +119,9 @@ func (c *checker) transition(v *strictjson.Node, at string) (Transition, bool) {
 	t.To, toOK = nameField("to", "state name")
 	t.Priority, prioOK = c.IntField(m, at, "priority", 0, MaxCount, DefaultPriority)
 	t.Trigger, trigOK = member(c, m, at, "trigger", c.trigger)
-	guardsOK := c.List(m, at, "guards", false, 0, MaxGuards, func(_ int, e *strictjson.Node, gat string) bool {
-		g, ok := c.guard(e, gat)
-		t.Guards = append(t.Guards, g)
-		return ok
-	})
-	capsOK := c.List(m, at, "captures", false, 0, MaxCaptures, func(_ int, e *strictjson.Node, cat string) bool {
-		cp, ok := c.capture(e, cat)
-		t.Captures = append(t.Captures, cp)
-		return ok
-	})
-	actsOK := c.List(m, at, "actions", false, 0, MaxActions, func(_ int, e *strictjson.Node, aat string) bool {
-		a, ok := c.action(e, aat)
-		t.Actions = append(t.Actions, a)
-		return ok
-	})
+	guardsOK := list(c, m, at, "guards", false, 0, MaxGuards, &t.Guards, c.guard)
+	capsOK := list(c, m, at, "captures", false, 0, MaxCaptures, &t.Captures, c.capture)
+	actsOK := list(c, m, at, "actions", false, 0, MaxActions, &t.Actions, c.action)
 	t.MaxUses, usesOK = c.ReqInt(m, at, "max_uses", 1, MaxCount)
 	if trigOK && guardsOK && capsOK && actsOK {
 		c.transitionRules(&t, at)
