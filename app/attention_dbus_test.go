@@ -164,10 +164,7 @@ func TestAttentionNotifiesOverDBus(t *testing.T) {
 	srv := startNotifyServer(t)
 	ts := startServer(t)
 	_, tok := addAgent(t, ts, "research-bot")
-	cs, err := mcpClient(t, ts, tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, tok)
 	defer cs.Close()
 	n, err := newDBusNotifier()
 	if err != nil {

@@ -19,10 +19,7 @@ import (
 func TestMCPCaptureObeysSafeModeAndCapability(t *testing.T) {
 	work := t.TempDir()
 	mark := filepath.Join(work, "ran")
-	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_ENABLED", "1")
-	t.Setenv("GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK", "1")
-	t.Setenv("GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON", `["/bin","/usr/bin"]`)
-	t.Setenv("GATEHOUSE_PROCESS_WORKING_ROOTS_JSON", `["`+work+`"]`)
+	setCaptureEnv(t, work)
 	ts := startServer(t)
 	res, err := ts.facade.AddAgent(AddAgentArgs{Name: "no-exec", CanExecuteSkills: false})
 	if err != nil {
@@ -32,10 +29,7 @@ func TestMCPCaptureObeysSafeModeAndCapability(t *testing.T) {
 	scenario := map[string]any{"approved": true, "executable": "/usr/bin/touch", "arguments": []any{mark}, "working_directory": work}
 
 	call := func(tok string) *mcp.CallToolResult {
-		cs, err := mcpClient(t, ts, tok, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs := mcpConnect(t, ts, tok)
 		defer cs.Close()
 		r, err := cs.CallTool(ts.facade.ctx, &mcp.CallToolParams{Name: "capture_process_scenario", Arguments: scenario})
 		if err != nil {

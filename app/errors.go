@@ -69,14 +69,7 @@ func writeError(w io.Writer, err error) int {
 	if ce.Silent {
 		return ce.Exit
 	}
-	b, _ := json.Marshal(struct {
-		Error    bool   `json:"error"`
-		Code     string `json:"code"`
-		Category string `json:"category"`
-		Message  string `json:"message"`
-		Details  any    `json:"details,omitempty"`
-	}{true, ce.Code, ce.Category, ce.Message, ce.Details})
-	fmt.Fprintln(w, string(b))
+	fmt.Fprintln(w, ce.Error())
 	if ce.Exit != 0 {
 		return ce.Exit
 	}

@@ -23,6 +23,18 @@ func allowCaptures(t *testing.T, ts *testServer, work string) {
 	}
 }
 
+// setCaptureEnv turns process capture on through the environment, as an
+// operator would, for the server the test starts next: executables under
+// /bin and /usr/bin, working directories under work, external network
+// allowed.
+func setCaptureEnv(t *testing.T, work string) {
+	t.Helper()
+	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_ENABLED", "1")
+	t.Setenv("GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK", "1")
+	t.Setenv("GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON", `["/bin","/usr/bin"]`)
+	t.Setenv("GATEHOUSE_PROCESS_WORKING_ROOTS_JSON", `["`+work+`"]`)
+}
+
 func uiScenario(work, script string, timeoutMS int) string {
 	b, _ := json.Marshal(map[string]any{"approved": true, "executable": "/bin/sh", "arguments": []string{"-c", script},
 		"working_directory": work, "environment": map[string]string{"PATH": "/usr/bin:/bin"}, "timeout_ms": timeoutMS})
@@ -225,15 +237,9 @@ func TestUIOnlyCallsRefuseEveryoneElse(t *testing.T) {
 			}
 		}
 	}
-	cs, err := mcpClient(t, ts, agentTok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, agentTok)
 	defer cs.Close()
-	tools, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tools := listTools(t, cs)
 	for _, tl := range tools.Tools {
 		if n := strings.ToLower(tl.Name); strings.Contains(n, "startcapture") || strings.Contains(n, "start_capture") || strings.Contains(n, "proposal") {
 			t.Errorf("MCP offers %s", tl.Name)

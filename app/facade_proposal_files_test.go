@@ -14,13 +14,13 @@ func writeEditableSkill(t *testing.T, script string) (root, dir string) {
 	t.Helper()
 	root = t.TempDir()
 	dir = filepath.Join(root, "edit-me")
-	os.MkdirAll(filepath.Join(dir, "scripts"), 0o755)
-	os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: edit-me\ndescription: Echoes its input. \u202eevil\n---\nBody.\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "execution.json"), []byte(`{"schemaVersion":1,"entrypoint":"scripts/run.mjs","files":["scripts/run.mjs","assets/blob.bin"],
-"inputSchema":{"type":"object","properties":{"a":{"type":"integer"}}},"outputSchema":{"type":"object","properties":{"got":{"type":"integer"}}},"timeoutMs":5000,"maxOutputBytes":4096}`), 0o644)
-	os.MkdirAll(filepath.Join(dir, "assets"), 0o755)
-	os.WriteFile(filepath.Join(dir, "assets", "blob.bin"), []byte{0x7f, 'E', 'L', 'F', 0, 1, 2}, 0o644)
-	writeScript(t, dir, script)
+	writeFiles(t, dir, map[string]string{
+		"SKILL.md": "---\nname: edit-me\ndescription: Echoes its input. \u202eevil\n---\nBody.\n",
+		"execution.json": `{"schemaVersion":1,"entrypoint":"scripts/run.mjs","files":["scripts/run.mjs","assets/blob.bin"],
+"inputSchema":{"type":"object","properties":{"a":{"type":"integer"}}},"outputSchema":{"type":"object","properties":{"got":{"type":"integer"}}},"timeoutMs":5000,"maxOutputBytes":4096}`,
+		"assets/blob.bin": "\x7fELF\x00\x01\x02",
+		"scripts/run.mjs": script,
+	})
 	return root, dir
 }
 

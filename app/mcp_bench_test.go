@@ -117,10 +117,7 @@ func TestMCPInspectionCacheSeesChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, tok := addAgent(t, ts, "cache")
-	cs, err := mcpClient(t, ts, tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, tok)
 	defer cs.Close()
 	runnable := func() (bool, any) {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_skills", Arguments: map[string]any{}})

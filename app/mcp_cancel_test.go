@@ -50,8 +50,16 @@ func writeSlowSkill(t *testing.T, marker string) string {
 			"spawn('/bin/sleep', ['" + marker + "'], { stdio: 'ignore', detached: true }).unref();\n" +
 			"setInterval(() => {}, 1000);\n",
 	}
+	writeFiles(t, dir, files)
+	return root
+}
+
+// writeFiles writes files (slash-separated names relative to dir, each
+// with its parent directories) below dir; a failed write ends the test.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
 	for name, body := range files {
-		p := filepath.Join(dir, name)
+		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -59,17 +67,13 @@ func writeSlowSkill(t *testing.T, marker string) string {
 			t.Fatal(err)
 		}
 	}
-	return root
 }
 
 // Cancelling a tool call (the client gives up on it) cancels the run or
 // the capture, and every process it started is gone afterwards.
 func TestMCPCancelledCallsCleanUp(t *testing.T) {
 	work := t.TempDir()
-	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_ENABLED", "1")
-	t.Setenv("GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK", "1")
-	t.Setenv("GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON", `["/bin","/usr/bin"]`)
-	t.Setenv("GATEHOUSE_PROCESS_WORKING_ROOTS_JSON", `["`+work+`"]`)
+	setCaptureEnv(t, work)
 	ts := startServer(t)
 	// Per-run markers: processWith scans every process of the machine,
 	// where another run of this test may have its own sleeps.
@@ -79,10 +83,7 @@ func TestMCPCancelledCallsCleanUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	agentID, tok := addAgent(t, ts, "canceller")
-	cs, err := mcpClient(t, ts, tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, tok)
 	defer cs.Close()
 	defer approver(t, ts, agentID, true)()
 

@@ -62,10 +62,7 @@ func TestMCPReplayAndCompareTools(t *testing.T) {
 		}
 	}
 	_, token := addAgent(t, ts, "agent-evidence")
-	cs, err := mcpClient(t, ts, token, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, token)
 	defer cs.Close()
 
 	var args map[string]any
@@ -166,17 +163,11 @@ func TestCapturesAreIndexed(t *testing.T) {
 
 func TestMCPCaptureToolAndConnectionLocalResources(t *testing.T) {
 	work := t.TempDir()
-	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_ENABLED", "1")
-	t.Setenv("GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK", "1")
-	t.Setenv("GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON", `["/bin","/usr/bin"]`)
-	t.Setenv("GATEHOUSE_PROCESS_WORKING_ROOTS_JSON", `["`+work+`"]`)
+	setCaptureEnv(t, work)
 	ts := startServer(t)
 	_, tokA := addAgent(t, ts, "capture-a")
 	_, tokB := addAgent(t, ts, "capture-b")
-	a, err := mcpClient(t, ts, tokA, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := mcpConnect(t, ts, tokA)
 	defer a.Close()
 	changed := make(chan struct{}, 16) // b's resources/list_changed notifications
 	b, err := mcpClientWith(t, ts, tokB, &mcp.ClientOptions{ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {

@@ -59,18 +59,12 @@ func wait[T any](t *testing.T, ch <-chan T) T {
 
 func TestMCPCaptureGrants(t *testing.T) {
 	work := t.TempDir()
-	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_ENABLED", "1")
+	setCaptureEnv(t, work)
 	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_AUTO_GRANT", "0")
-	t.Setenv("GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK", "1")
 	t.Setenv("GATEHOUSE_PROCESS_ALLOWED_ENV_JSON", `["EXTRA"]`)
-	t.Setenv("GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON", `["/bin","/usr/bin"]`)
-	t.Setenv("GATEHOUSE_PROCESS_WORKING_ROOTS_JSON", `["`+work+`"]`)
 	ts := startServer(t)
 	agentID, tok := addAgent(t, ts, "capturer")
-	a1, err := mcpClient(t, ts, tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a1 := mcpConnect(t, ts, tok)
 	a2, err := mcpClient(t, ts, tok, nil) // same agent, another connection
 	if err != nil {
 		t.Fatal(err)
@@ -189,10 +183,7 @@ func TestMCPCaptureGrants(t *testing.T) {
 func TestMCPProposeWorkflow(t *testing.T) {
 	ts := startServer(t)
 	agentID, tok := addAgent(t, ts, "planner")
-	cs, err := mcpClient(t, ts, tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, tok)
 	defer cs.Close()
 	events, stop := ts.facade.events.subscribe(64)
 	defer stop()
@@ -259,10 +250,7 @@ func TestMCPProposeWorkflow(t *testing.T) {
 		t.Fatalf("off plan: %v", env)
 	}
 	// Another connection of the same agent cannot use this plan.
-	other, err := mcpClient(t, ts, tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := mcpConnect(t, ts, tok)
 	if env := run(other, "three four five"); firstCode(env) != "workflow_authorization_missing" {
 		t.Fatalf("other connection: %v", env)
 	}
@@ -319,10 +307,7 @@ func TestMCPRunSkillExpires(t *testing.T) {
 	clock := consent.NewManualClock(time.Now())
 	ts := startServerWith(t, consentWindow{clock: clock})
 	_, tok := addAgent(t, ts, "slow-person")
-	cs, err := mcpClient(t, ts, tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, tok)
 	defer cs.Close()
 	events, stop := ts.facade.events.subscribe(64)
 	defer stop()

@@ -20,10 +20,7 @@ import (
 func TestMCPToolMetadata(t *testing.T) {
 	ts := startServer(t)
 	agentID, tok := addAgent(t, ts, "meta")
-	cs, err := mcpClient(t, ts, tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, tok)
 	defer cs.Close()
 	ctx := context.Background()
 	tools, err := cs.ListTools(ctx, nil)
@@ -144,10 +141,7 @@ func TestMCPCatalogBlobsAndValidity(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, tok := addAgent(t, ts, "catalog")
-	cs, err := mcpClient(t, ts, tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, tok)
 	defer cs.Close()
 	ctx := context.Background()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_skill_resource", Arguments: map[string]any{"name": "binary-skill", "path": "assets/logo.png"}})
@@ -189,16 +183,10 @@ func TestMCPCatalogBlobsAndValidity(t *testing.T) {
 // names it by its command.
 func TestMCPCaptureLinkAndName(t *testing.T) {
 	work := t.TempDir()
-	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_ENABLED", "1")
-	t.Setenv("GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK", "1")
-	t.Setenv("GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON", `["/bin","/usr/bin"]`)
-	t.Setenv("GATEHOUSE_PROCESS_WORKING_ROOTS_JSON", `["`+work+`"]`)
+	setCaptureEnv(t, work)
 	ts := startServer(t)
 	_, tok := addAgent(t, ts, "linker")
-	cs, err := mcpClient(t, ts, tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, tok)
 	defer cs.Close()
 	ctx := context.Background()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "capture_process_scenario", Arguments: map[string]any{

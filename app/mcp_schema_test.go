@@ -2,7 +2,6 @@ package app
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -99,15 +98,9 @@ func TestScenarioSchemaMatchesParser(t *testing.T) {
 func TestMCPPublishesScenarioSchema(t *testing.T) {
 	ts := startServer(t)
 	_, tok := addAgent(t, ts, "schema")
-	cs, err := mcpClient(t, ts, tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, tok)
 	defer cs.Close()
-	tools, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tools := listTools(t, cs)
 	want := publishedSchema("capture-scenario.schema.json")
 	for _, tl := range tools.Tools {
 		if tl.Name != "capture_process_scenario" {
@@ -179,15 +172,9 @@ func TestReplayRunSchemaMatchesParser(t *testing.T) {
 func TestMCPPublishesTraceSpecSchema(t *testing.T) {
 	ts := startServer(t)
 	_, tok := addAgent(t, ts, "trace-schema")
-	cs, err := mcpClient(t, ts, tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, tok)
 	defer cs.Close()
-	tools, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tools := listTools(t, cs)
 	var raw json.RawMessage
 	for _, tl := range tools.Tools {
 		if tl.Name == "compare_process_captures" {

@@ -59,10 +59,7 @@ func TestMCPMemoryBoundedBySessions(t *testing.T) {
 	ctx := context.Background()
 	cycle := func(n int) {
 		for i := 0; i < n; i++ {
-			cs, err := mcpClient(t, ts, tok, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cs := mcpConnect(t, ts, tok)
 			if _, err := cs.ListTools(ctx, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -85,10 +82,7 @@ func TestMCPMemoryBoundedBySessions(t *testing.T) {
 		t.Fatalf("the live heap grew by %.1f MB over 1,000 closed sessions", float64(heapAfter-heapBefore)/(1<<20))
 	}
 
-	cs, err := mcpClient(t, ts, tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, tok)
 	defer cs.Close()
 	for i := 0; i < 200; i++ {
 		cs.Ping(ctx, nil)
@@ -119,10 +113,7 @@ func TestMCPForeignDeleteCancelsNothing(t *testing.T) {
 	ts := startServer(t)
 	aID, aTok := addAgent(t, ts, "victim")
 	_, bTok := addAgent(t, ts, "attacker")
-	csA, err := mcpClient(t, ts, aTok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	csA := mcpConnect(t, ts, aTok)
 	defer csA.Close()
 	done := make(chan map[string]any, 1)
 	go func() { done <- callRun(t, csA, t.TempDir(), false) }()
@@ -221,10 +212,7 @@ func TestMCPIdleSessionReleased(t *testing.T) {
 	ts := startServer(t)
 	ts.mcp.setLimits(mcpLimits{Idle: 300 * time.Millisecond, PerAgent: 4, KeepAlive: time.Second})
 	_, tok := addAgent(t, ts, "idle")
-	cs, err := mcpClient(t, ts, tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, tok)
 	defer cs.Close()
 	waitFor(t, "the idle session released", func() bool { return ts.mcp.liveSessions() == 0 })
 	if _, err := cs.ListTools(context.Background(), nil); err == nil {

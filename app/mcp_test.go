@@ -34,6 +34,28 @@ func mcpClientWith(t *testing.T, ts *testServer, token string, opts *mcp.ClientO
 	return c.Connect(context.Background(), tr, nil)
 }
 
+// mcpConnect is mcpClient without a progress handler for a test that
+// must connect: a refused connection ends the test. The caller closes the
+// session.
+func mcpConnect(t *testing.T, ts *testServer, token string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcpClient(t, ts, token, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// listTools lists the tools cs offers; a failed listing ends the test.
+func listTools(t *testing.T, cs *mcp.ClientSession) *mcp.ListToolsResult {
+	t.Helper()
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tools
+}
+
 func addAgent(t *testing.T, ts *testServer, name string) (string, string) {
 	t.Helper()
 	res, err := ts.facade.AddAgent(AddAgentArgs{Name: name, CanExecuteSkills: true})
@@ -72,10 +94,7 @@ func callRun(t *testing.T, cs *mcp.ClientSession, ws string, progress bool) map[
 	if err != nil {
 		return map[string]any{"callError": err.Error()}
 	}
-	var out map[string]any
-	b, _ := json.Marshal(res.StructuredContent)
-	json.Unmarshal(b, &out)
-	return out
+	return structured(t, res)
 }
 
 func firstCode(env map[string]any) string {
@@ -89,15 +108,9 @@ func firstCode(env map[string]any) string {
 func TestMCPToolsAndTokens(t *testing.T) {
 	ts := startServer(t)
 	_, token := addAgent(t, ts, "agent-a")
-	cs, err := mcpClient(t, ts, token, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, token)
 	defer cs.Close()
-	tools, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tools := listTools(t, cs)
 	var names []string
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
@@ -143,10 +156,7 @@ func TestMCPToolsAndTokens(t *testing.T) {
 func TestMCPRunSkillDecisions(t *testing.T) {
 	ts := startServer(t)
 	agentID, token := addAgent(t, ts, "agent-run")
-	cs, err := mcpClient(t, ts, token, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, token)
 	defer cs.Close()
 	ws := t.TempDir()
 

@@ -94,10 +94,7 @@ func TestMCPKeepAliveWhileWaiting(t *testing.T) {
 func TestMCPTwoStepWithoutProgressToken(t *testing.T) {
 	ts := startServer(t)
 	agentID, tok := addAgent(t, ts, "fixed-timeout")
-	cs, err := mcpClient(t, ts, tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, tok)
 	defer cs.Close()
 	ctx := context.Background()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_skill", Arguments: map[string]any{
@@ -202,10 +199,7 @@ func TestMCPNoWindowToldAtOnce(t *testing.T) {
 func TestMCPCancelledWaitRecordedCancelled(t *testing.T) {
 	ts := startServer(t)
 	agentID, tok := addAgent(t, ts, "impatient")
-	cs, err := mcpClient(t, ts, tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, tok)
 	defer cs.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -235,10 +229,7 @@ func TestMCPCancelledWaitRecordedCancelled(t *testing.T) {
 func TestMCPParallelCallSuperseded(t *testing.T) {
 	ts := startServer(t)
 	agentID, tok := addAgent(t, ts, "twice")
-	cs, err := mcpClient(t, ts, tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, tok)
 	defer cs.Close()
 	first := make(chan map[string]any, 1)
 	go func() { first <- callRun(t, cs, t.TempDir(), true) }()
@@ -263,11 +254,8 @@ func TestMCPParallelCallSuperseded(t *testing.T) {
 // A capture waiting for its grant keeps the client's timer alive too.
 func TestMCPGrantWaitKeepAlive(t *testing.T) {
 	work := t.TempDir()
-	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_ENABLED", "1")
+	setCaptureEnv(t, work)
 	t.Setenv("GATEHOUSE_PROCESS_CAPTURE_AUTO_GRANT", "0")
-	t.Setenv("GATEHOUSE_PROCESS_ALLOW_EXTERNAL_NETWORK", "1")
-	t.Setenv("GATEHOUSE_PROCESS_EXECUTABLE_ROOTS_JSON", `["/bin","/usr/bin"]`)
-	t.Setenv("GATEHOUSE_PROCESS_WORKING_ROOTS_JSON", `["`+work+`"]`)
 	ts := startServer(t)
 	ts.mcp.limits.KeepAlive = 100 * time.Millisecond
 	_, tok := addAgent(t, ts, "grant-waiter")

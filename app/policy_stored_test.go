@@ -17,10 +17,7 @@ import (
 func TestForgedReceiptApprovesNothing(t *testing.T) {
 	ts := startServer(t)
 	agentID, token := addAgent(t, ts, "forger")
-	cs, err := mcpClient(t, ts, token, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpConnect(t, ts, token)
 	defer cs.Close()
 	ws := t.TempDir()
 	ins, _ := ts.facade.InspectSkill(InspectSkillArgs{Name: "text-metrics"})
@@ -34,7 +31,7 @@ func TestForgedReceiptApprovesNothing(t *testing.T) {
 	if env["status"] == "succeeded" || env["status"] != "refused" || firstCode(env) != "policy_unreadable" {
 		t.Fatalf("forged receipt: %v", env)
 	}
-	_, err = ts.facade.GetPolicy(Empty{})
+	_, err := ts.facade.GetPolicy(Empty{})
 	if codeOf(err) != "policy_invalid" || !strings.Contains(err.Error(), "unverified_receipt") || !strings.Contains(err.Error(), "no script runs") {
 		t.Fatalf("GetPolicy error %v, want policy_invalid with the reason", err)
 	}

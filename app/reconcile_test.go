@@ -17,13 +17,14 @@ import (
 func TestCrashMidRunIsRecordedInterrupted(t *testing.T) {
 	bin := buildBinary(t)
 	dir := filepath.Join(t.TempDir(), "sleeper-skill")
-	os.MkdirAll(filepath.Join(dir, "scripts"), 0o755)
-	os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: sleeper-skill\ndescription: Sleeps.\n---\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "scripts", "run.mjs"), []byte(`import { writeFileSync } from 'node:fs';
+	writeFiles(t, dir, map[string]string{
+		"SKILL.md": "---\nname: sleeper-skill\ndescription: Sleeps.\n---\n",
+		"scripts/run.mjs": `import { writeFileSync } from 'node:fs';
 writeFileSync('started', 'yes'); setTimeout(() => process.stdout.write('{}'), 60000);
-`), 0o644)
-	os.WriteFile(filepath.Join(dir, "execution.json"), []byte(`{"schemaVersion":1,"entrypoint":"scripts/run.mjs","files":["scripts/run.mjs"],
-"inputSchema":{"type":"object","properties":{}},"outputSchema":{"type":"object","properties":{}},"timeoutMs":90000,"maxOutputBytes":1024}`), 0o644)
+`,
+		"execution.json": `{"schemaVersion":1,"entrypoint":"scripts/run.mjs","files":["scripts/run.mjs"],
+"inputSchema":{"type":"object","properties":{}},"outputSchema":{"type":"object","properties":{}},"timeoutMs":90000,"maxOutputBytes":1024}`,
+	})
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
 	input := filepath.Join(t.TempDir(), "in.json")
 	os.WriteFile(input, []byte(`{}`), 0o644)

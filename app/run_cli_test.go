@@ -36,15 +36,16 @@ func buildBinary(t *testing.T) string {
 // directory, so a test can see whether anything executed.
 func markerBundle(t *testing.T) string {
 	dir := filepath.Join(t.TempDir(), "marker-skill")
-	os.MkdirAll(filepath.Join(dir, "scripts"), 0o755)
-	os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: marker-skill\ndescription: Drops a marker.\n---\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "scripts", "run.mjs"), []byte(`import { writeFileSync } from 'node:fs';
+	writeFiles(t, dir, map[string]string{
+		"SKILL.md": "---\nname: marker-skill\ndescription: Drops a marker.\n---\n",
+		"scripts/run.mjs": `import { writeFileSync } from 'node:fs';
 let d = ''; process.stdin.on('data', (c) => { d += c; });
 process.stdin.on('end', () => { writeFileSync('ran', d); process.stdout.write(JSON.stringify({ ok: true })); });
-`), 0o644)
-	os.WriteFile(filepath.Join(dir, "execution.json"), []byte(`{"schemaVersion":1,"entrypoint":"scripts/run.mjs","files":["scripts/run.mjs"],
+`,
+		"execution.json": `{"schemaVersion":1,"entrypoint":"scripts/run.mjs","files":["scripts/run.mjs"],
 "inputSchema":{"type":"object","properties":{"note":{"type":"string"}}},"outputSchema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]},
-"timeoutMs":5000,"maxOutputBytes":1024}`), 0o644)
+"timeoutMs":5000,"maxOutputBytes":1024}`,
+	})
 	return dir
 }
 
@@ -198,14 +199,15 @@ func TestCrashMidRunIsCleanedUpAtNextStart(t *testing.T) {
 	bin := buildBinary(t)
 	marker := fmt.Sprintf("gatehouse-crash-%d", time.Now().UnixNano())
 	dir := filepath.Join(t.TempDir(), "crash-skill")
-	os.MkdirAll(filepath.Join(dir, "scripts"), 0o755)
-	os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: crash-skill\ndescription: Leaves a grandchild and hangs.\n---\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "scripts", "run.mjs"), []byte(`import { spawn } from 'node:child_process';
-spawn(process.execPath, ['-e', 'setInterval(()=>{},1000)', '`+marker+`'], { stdio: 'ignore', detached: true }).unref();
+	writeFiles(t, dir, map[string]string{
+		"SKILL.md": "---\nname: crash-skill\ndescription: Leaves a grandchild and hangs.\n---\n",
+		"scripts/run.mjs": `import { spawn } from 'node:child_process';
+spawn(process.execPath, ['-e', 'setInterval(()=>{},1000)', '` + marker + `'], { stdio: 'ignore', detached: true }).unref();
 setInterval(() => {}, 1000);
-`), 0o644)
-	os.WriteFile(filepath.Join(dir, "execution.json"), []byte(`{"schemaVersion":1,"entrypoint":"scripts/run.mjs","files":["scripts/run.mjs"],
-"inputSchema":{"type":"object","properties":{}},"outputSchema":{"type":"null"},"timeoutMs":120000,"maxOutputBytes":16}`), 0o644)
+`,
+		"execution.json": `{"schemaVersion":1,"entrypoint":"scripts/run.mjs","files":["scripts/run.mjs"],
+"inputSchema":{"type":"object","properties":{}},"outputSchema":{"type":"null"},"timeoutMs":120000,"maxOutputBytes":16}`,
+	})
 	data := filepath.Join(t.TempDir(), "data")
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "GATEHOUSE_DATA_DIR=" + data}
 

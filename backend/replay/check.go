@@ -49,6 +49,52 @@ func (c *checker) name(v *strictjson.Node, path, what, pattern string, match fun
 	return s, true
 }
 
+// member reads the required member key of m with read, at path.key; a
+// missing member is reported and yields the zero value and false. It is the
+// one place the "required, then read" step is written, so a field reader
+// stays one line.
+func member[T any](c *checker, m strictjson.Members, path, key string, read func(v *strictjson.Node, path string) (T, bool)) (T, bool) {
+	v, has := c.Required(m, path, key)
+	if !has {
+		var zero T
+		return zero, false
+	}
+	return read(v, path+"."+key)
+}
+
+// list reads the array member key of m (min to max elements; required,
+// or absent as none) with read, appending every element read to out, even
+// a refused one, so that indexes stay those of the document; it reports
+// whether every element was accepted.
+func list[T any](c *checker, m strictjson.Members, path, key string, required bool, min, max int, out *[]T, read func(v *strictjson.Node, path string) (T, bool)) bool {
+	return c.List(m, path, key, required, min, max, func(_ int, e *strictjson.Node, at string) bool {
+		v, ok := read(e, at)
+		*out = append(*out, v)
+		return ok
+	})
+}
+
+// named is name as a member reader (see member).
+func (c *checker) named(what, pattern string, match func(string) bool) func(*strictjson.Node, string) (string, bool) {
+	return func(v *strictjson.Node, path string) (string, bool) { return c.name(v, path, what, pattern, match) }
+}
+
+// kind reads the discriminator member key of the object v, which must be
+// one of allowed: v that is not an object, a missing key and a key outside
+// allowed are each reported, before any other member is looked at.
+func (c *checker) kind(v *strictjson.Node, path, key string, allowed ...string) (string, bool) {
+	if v.Kind != strictjson.Object {
+		c.Add(path, CodeWrongType, "must be an object, not %s", v.Kind)
+		return "", false
+	}
+	kv, ok := v.Member(key)
+	if !ok {
+		c.Add(path+"."+key, CodeMissingField, "required field is missing")
+		return "", false
+	}
+	return c.variant(strictjson.Members{key: kv}, path, key, allowed...)
+}
+
 // variant reads the discriminator member key of m, which must be one of
 // allowed.
 func (c *checker) variant(m strictjson.Members, path, key string, allowed ...string) (string, bool) {

@@ -60,20 +60,10 @@ func (c *checker) machine(v *strictjson.Node, path string) *Machine {
 		return nil
 	}
 	m := &Machine{States: []State{}, Transitions: []Transition{}}
-	initOK := false
-	if iv, ok := c.Required(mm, path, "initial_state"); ok {
-		m.InitialState, initOK = c.name(iv, path+".initial_state", "state name", namePattern, isName)
-	}
-	statesOK := c.List(mm, path, "states", true, 1, MaxStateCount, func(_ int, e *strictjson.Node, at string) bool {
-		s, ok := c.state(e, at)
-		m.States = append(m.States, s)
-		return ok
-	})
-	transOK := c.List(mm, path, "transitions", true, 0, MaxTransitionCount, func(_ int, e *strictjson.Node, at string) bool {
-		t, ok := c.transition(e, at)
-		m.Transitions = append(m.Transitions, t)
-		return ok
-	})
+	var initOK bool
+	m.InitialState, initOK = member(c, mm, path, "initial_state", c.named("state name", namePattern, isName))
+	statesOK := list(c, mm, path, "states", true, 1, MaxStateCount, &m.States, c.state)
+	transOK := list(c, mm, path, "transitions", true, 0, MaxTransitionCount, &m.Transitions, c.transition)
 	m.MaxTransitions, _ = c.ReqInt(mm, path, "max_transitions", 1, MaxCount)
 	m.Limits = c.limits(mm, path)
 	if initOK && statesOK && transOK {
@@ -89,11 +79,8 @@ func (c *checker) state(v *strictjson.Node, at string) (State, bool) {
 		return State{}, false
 	}
 	var s State
-	nameOK := false
-	if nv, has := c.Required(m, at, "name"); has {
-		s.Name, nameOK = c.name(nv, at+".name", "state name", namePattern, isName)
-	}
-	var termOK, visitsOK bool
+	var nameOK, termOK, visitsOK bool
+	s.Name, nameOK = member(c, m, at, "name", c.named("state name", namePattern, isName))
 	s.Terminal, termOK = c.BoolField(m, at, "terminal", false)
 	s.MaxVisits, visitsOK = c.IntField(m, at, "max_visits", 1, MaxCount, DefaultMaxVisits)
 	return s, ok && nameOK && termOK && visitsOK
@@ -124,35 +111,17 @@ func (c *checker) transition(v *strictjson.Node, at string) (Transition, bool) {
 		return t, false
 	}
 	nameField := func(key, what string) (string, bool) {
-		nv, has := c.Required(m, at, key)
-		if !has {
-			return "", false
-		}
-		return c.name(nv, at+"."+key, what, namePattern, isName)
+		return member(c, m, at, key, c.named(what, namePattern, isName))
 	}
 	var idOK, fromOK, toOK, prioOK, trigOK, usesOK bool
 	t.ID, idOK = nameField("id", "transition id")
 	t.From, fromOK = nameField("from", "state name")
 	t.To, toOK = nameField("to", "state name")
 	t.Priority, prioOK = c.IntField(m, at, "priority", 0, MaxCount, DefaultPriority)
-	if tv, has := c.Required(m, at, "trigger"); has {
-		t.Trigger, trigOK = c.trigger(tv, at+".trigger")
-	}
-	guardsOK := c.List(m, at, "guards", false, 0, MaxGuards, func(_ int, e *strictjson.Node, gat string) bool {
-		g, ok := c.guard(e, gat)
-		t.Guards = append(t.Guards, g)
-		return ok
-	})
-	capsOK := c.List(m, at, "captures", false, 0, MaxCaptures, func(_ int, e *strictjson.Node, cat string) bool {
-		cp, ok := c.capture(e, cat)
-		t.Captures = append(t.Captures, cp)
-		return ok
-	})
-	actsOK := c.List(m, at, "actions", false, 0, MaxActions, func(_ int, e *strictjson.Node, aat string) bool {
-		a, ok := c.action(e, aat)
-		t.Actions = append(t.Actions, a)
-		return ok
-	})
+	t.Trigger, trigOK = member(c, m, at, "trigger", c.trigger)
+	guardsOK := list(c, m, at, "guards", false, 0, MaxGuards, &t.Guards, c.guard)
+	capsOK := list(c, m, at, "captures", false, 0, MaxCaptures, &t.Captures, c.capture)
+	actsOK := list(c, m, at, "actions", false, 0, MaxActions, &t.Actions, c.action)
 	t.MaxUses, usesOK = c.ReqInt(m, at, "max_uses", 1, MaxCount)
 	if trigOK && guardsOK && capsOK && actsOK {
 		c.transitionRules(&t, at)
@@ -163,17 +132,12 @@ func (c *checker) transition(v *strictjson.Node, at string) (Transition, bool) {
 // trigger reads a trigger; its protocol decides which members it has.
 func (c *checker) trigger(v *strictjson.Node, at string) (Trigger, bool) {
 	var t Trigger
-	if v.Kind != strictjson.Object {
-		c.Add(at, CodeWrongType, "must be an object, not %s", v.Kind)
-		return t, false
-	}
-	pv, ok := v.Member("protocol")
+	proto, ok := c.kind(v, at, "protocol", ProtocolHTTP, ProtocolWebSocketConnect, ProtocolWebSocketMessage)
 	if !ok {
-		c.Add(at+".protocol", CodeMissingField, "required field is missing")
 		return t, false
 	}
 	var allowed []string
-	switch pv.Str {
+	switch proto {
 	case ProtocolHTTP:
 		allowed = []string{"protocol", "method", "path", "headers", "body"}
 	case ProtocolWebSocketConnect:
@@ -181,31 +145,15 @@ func (c *checker) trigger(v *strictjson.Node, at string) (Trigger, bool) {
 	case ProtocolWebSocketMessage:
 		allowed = []string{"protocol", "path", "body"}
 	}
-	if pv.Kind != strictjson.String || allowed == nil {
-		c.variant(strictjson.Members{"protocol": pv}, at, "protocol", ProtocolHTTP, ProtocolWebSocketConnect, ProtocolWebSocketMessage)
-		return t, false
-	}
-	t.Protocol = pv.Str
+	t.Protocol = proto
 	m, good := c.Object(v, at, allowed...)
 	if t.Protocol == ProtocolHTTP {
-		mv, has := c.Required(m, at, "method")
-		if has {
-			var ok bool
-			t.Method, ok = c.name(mv, at+".method", "HTTP method", methodPattern, isMethod)
-			good = good && ok
-		} else {
-			good = false
-		}
-	}
-	if pv, has := c.Required(m, at, "path"); has {
-		var ok bool
-		t.Path, ok = c.name(pv, at+".path", "path", pathPattern, isPath)
+		t.Method, ok = member(c, m, at, "method", c.named("HTTP method", methodPattern, isMethod))
 		good = good && ok
-	} else {
-		good = false
 	}
+	t.Path, ok = member(c, m, at, "path", c.named("path", pathPattern, isPath))
+	good = good && ok
 	if t.Protocol != ProtocolWebSocketMessage {
-		var ok bool
 		t.Headers, ok = c.headers(m, at, "headers")
 		good = good && ok
 		if hv, has := m["headers"]; has && hv.Kind == strictjson.Object {
@@ -231,17 +179,7 @@ func (c *checker) trigger(v *strictjson.Node, at string) (Trigger, bool) {
 
 func (c *checker) source(v *strictjson.Node, at string) (Source, bool) {
 	var s Source
-	if v.Kind != strictjson.Object {
-		c.Add(at, CodeWrongType, "must be an object, not %s", v.Kind)
-		return s, false
-	}
-	kv, ok := v.Member("source")
-	if !ok {
-		c.Add(at+".source", CodeMissingField, "required field is missing")
-		return s, false
-	}
-	kinds := []string{SourceRequestHeader, SourceRequestJSON, SourceWebSocketJSON, SourceActionJSON}
-	kind, ok := c.variant(strictjson.Members{"source": kv}, at, "source", kinds...)
+	kind, ok := c.kind(v, at, "source", SourceRequestHeader, SourceRequestJSON, SourceWebSocketJSON, SourceActionJSON)
 	if !ok {
 		return s, false
 	}
@@ -293,21 +231,9 @@ func (c *checker) guard(v *strictjson.Node, at string) (Guard, bool) {
 	if m == nil {
 		return g, false
 	}
-	if vv, has := c.Required(m, at, "variable"); has {
-		var ok bool
-		g.Variable, ok = c.name(vv, at+".variable", "variable name", variablePattern, isVariable)
-		good = good && ok
-	} else {
-		good = false
-	}
-	if sv, has := c.Required(m, at, "value"); has {
-		var ok bool
-		g.Value, ok = c.source(sv, at+".value")
-		good = good && ok
-	} else {
-		good = false
-	}
-	return g, good
+	var ok bool
+	g.Variable, g.Value, ok = c.binding(m, at)
+	return g, good && ok
 }
 
 func (c *checker) capture(v *strictjson.Node, at string) (Capture, bool) {
@@ -316,37 +242,23 @@ func (c *checker) capture(v *strictjson.Node, at string) (Capture, bool) {
 	if m == nil {
 		return cp, false
 	}
-	if vv, has := c.Required(m, at, "variable"); has {
-		var ok bool
-		cp.Variable, ok = c.name(vv, at+".variable", "variable name", variablePattern, isVariable)
-		good = good && ok
-	} else {
-		good = false
-	}
-	if sv, has := c.Required(m, at, "value"); has {
-		var ok bool
-		cp.Value, ok = c.source(sv, at+".value")
-		good = good && ok
-	} else {
-		good = false
-	}
-	var ok bool
-	cp.Sensitive, ok = c.BoolField(m, at, "sensitive", false)
-	return cp, good && ok
+	var bindOK, sensOK bool
+	cp.Variable, cp.Value, bindOK = c.binding(m, at)
+	cp.Sensitive, sensOK = c.BoolField(m, at, "sensitive", false)
+	return cp, good && bindOK && sensOK
+}
+
+// binding reads the members a guard and a capture share: the variable and
+// the source of its value, both required.
+func (c *checker) binding(m strictjson.Members, at string) (string, Source, bool) {
+	variable, varOK := member(c, m, at, "variable", c.named("variable name", variablePattern, isVariable))
+	value, valueOK := member(c, m, at, "value", c.source)
+	return variable, value, varOK && valueOK
 }
 
 func (c *checker) action(v *strictjson.Node, at string) (Action, bool) {
 	var a Action
-	if v.Kind != strictjson.Object {
-		c.Add(at, CodeWrongType, "must be an object, not %s", v.Kind)
-		return a, false
-	}
-	tv, ok := v.Member("type")
-	if !ok {
-		c.Add(at+".type", CodeMissingField, "required field is missing")
-		return a, false
-	}
-	kind, ok := c.variant(strictjson.Members{"type": tv}, at, "type", ActionHTTPResponse, ActionWebSocketSend, ActionDisconnect, ActionDelay)
+	kind, ok := c.kind(v, at, "type", ActionHTTPResponse, ActionWebSocketSend, ActionDisconnect, ActionDelay)
 	if !ok {
 		return a, false
 	}

@@ -146,16 +146,7 @@ func (c *checker) directBounds(m *Machine, path string) {
 // event reads one event; prevAt is the default at_ms.
 func (c *checker) event(v *strictjson.Node, at string, prevAt int) (Event, bool) {
 	var ev Event
-	if v.Kind != strictjson.Object {
-		c.Add(at, CodeWrongType, "must be an object, not %s", v.Kind)
-		return ev, false
-	}
-	tv, ok := v.Member("type")
-	if !ok {
-		c.Add(at+".type", CodeMissingField, "required field is missing")
-		return ev, false
-	}
-	typ, ok := c.variant(strictjson.Members{"type": tv}, at, "type", EventHTTPRequest, EventWebSocketConnect, EventWebSocketMessage)
+	typ, ok := c.kind(v, at, "type", EventHTTPRequest, EventWebSocketConnect, EventWebSocketMessage)
 	if !ok {
 		return ev, false
 	}

@@ -5,7 +5,7 @@
 // words it, and words a name it does not know as the name itself.
 
 import type { ConfinementSettings, SecurityView } from '../api/types';
-import type { Tone } from './labels';
+import type { StateInfo } from './labels';
 
 /** Plain words for each name a launcher can list as enforced or not enforced. */
 export const FEATURE_WORDS: Record<string, { label: string; on: string; off: string }> = {
@@ -41,7 +41,7 @@ export interface ConfinementModel {
   /** The stored setting in words. */
   setting: string;
   /** The headline and its tone: confined, partly confined, off, or refused. */
-  status: { label: string; tone: Tone; text: string };
+  status: StateInfo;
   /** Enforced features first, then those not enforced, in the backend's order. */
   features: FeatureLine[];
   /** Why a launch would be refused now (confinement_unavailable), else null. */

@@ -5,7 +5,7 @@
 // verdict (ProposalView.approval); these only present it.
 
 import type { ApprovalView } from '../api/types';
-import type { Tone } from './labels';
+import type { StateInfo } from './labels';
 
 /** The files with the entrypoint first, the rest in the backend's order. */
 export function orderFiles<T extends { path: string }>(files: T[], entrypoint: string): T[] {
@@ -14,7 +14,7 @@ export function orderFiles<T extends { path: string }>(files: T[], entrypoint: s
 }
 
 /** The badge for how this revision relates to the approved ones. */
-export function approvalBadge(a: ApprovalView | undefined, formatDate: (iso: string) => string): { label: string; tone: Tone; text: string } {
+export function approvalBadge(a: ApprovalView | undefined, formatDate: (iso: string) => string): StateInfo {
   if (!a) return { label: 'Approval history unknown', tone: 'warn', text: 'Gatehouse did not say whether this revision was approved before.' };
   switch (a.status) {
     case 'new':

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ProposalState } from '../api/types';
+import { grantState, planState } from '../views/consent_requests';
 import { availability, PROPOSAL_STATE, proposalState, runStatus } from './labels';
 
 describe('labels', () => {
@@ -7,6 +8,14 @@ describe('labels', () => {
     const states: ProposalState[] = ['pending', 'approved', 'denied', 'consumed', 'expired', 'stale', 'binding_changed', 'policy_refused', 'cancelled'];
     for (const s of states) expect(PROPOSAL_STATE[s].text.length).toBeGreaterThan(10);
     expect(proposalState('weird').label).toBe('weird');
+  });
+
+  it('shows a state no table knows as itself, naming what it is the state of', () => {
+    expect(proposalState('weird')).toEqual({ label: 'weird', tone: 'neutral', text: 'This request is now "weird".' });
+    expect(planState('weird')).toEqual({ label: 'weird', tone: 'neutral', text: 'This plan is now "weird".' });
+    expect(grantState('weird')).toEqual({ label: 'weird', tone: 'neutral', text: 'This grant is now "weird".' });
+    expect(planState('approved').label).toBe('Approved');
+    expect(grantState('approved').label).toBe('Allowed');
   });
 
   it('labels skill availability', () => {

@@ -4,8 +4,20 @@ import type { ProposalState, SkillSummary } from '../api/types';
 
 export type Tone = 'ok' | 'warn' | 'danger' | 'info' | 'neutral' | 'accent';
 
+/** A state or status in plain language: a short label, its tone and one sentence. */
+export type StateInfo = { label: string; tone: Tone; text: string };
+
+/**
+ * The entry of table for state; a state the table does not know (a newer
+ * backend's) is shown as itself, neutral, with a sentence naming what it is
+ * the state of.
+ */
+export function stateIn<S extends string>(table: Record<S, StateInfo>, state: string, what: string): StateInfo {
+  return table[state as S] ?? { label: state, tone: 'neutral', text: `This ${what} is now "${state}".` };
+}
+
 /** What a proposal's state means for the person, in one sentence. */
-export const PROPOSAL_STATE: Record<ProposalState, { label: string; tone: Tone; text: string }> = {
+export const PROPOSAL_STATE: Record<ProposalState, StateInfo> = {
   pending: { label: 'Waiting for you', tone: 'accent', text: 'An agent is asking to run this script. Nothing runs until you approve.' },
   approved: { label: 'Approved', tone: 'ok', text: 'You approved this run. Gatehouse is starting it.' },
   consumed: { label: 'Approved', tone: 'ok', text: 'You approved this run and Gatehouse launched it (the one-time approval is now used up).' },
@@ -37,14 +49,12 @@ export const PROPOSAL_STATE: Record<ProposalState, { label: string; tone: Tone; 
   },
 };
 
-export function proposalState(state: string): { label: string; tone: Tone; text: string } {
-  return (
-    PROPOSAL_STATE[state as ProposalState] ?? { label: state, tone: 'neutral', text: `This request is now "${state}".` }
-  );
+export function proposalState(state: string): StateInfo {
+  return stateIn(PROPOSAL_STATE, state, 'request');
 }
 
 /** Run envelope statuses. */
-export const RUN_STATUS: Record<string, { label: string; tone: Tone; text: string }> = {
+export const RUN_STATUS: Record<string, StateInfo> = {
   succeeded: { label: 'Succeeded', tone: 'ok', text: 'The script finished and its output matched the output schema.' },
   failed: { label: 'Failed', tone: 'danger', text: 'The script failed or its output did not match the protocol.' },
   timeout: { label: 'Timed out', tone: 'warn', text: 'The script ran past its time limit and was stopped.' },
@@ -63,7 +73,7 @@ export const RUN_STATUS: Record<string, { label: string; tone: Tone; text: strin
   },
 };
 
-export function runStatus(status: string): { label: string; tone: Tone; text: string } {
+export function runStatus(status: string): StateInfo {
   return RUN_STATUS[status] ?? { label: status || 'Unknown', tone: 'neutral', text: '' };
 }
 

@@ -7,10 +7,8 @@
 import type { GrantView, PlanView } from '../api/types';
 import { h } from '../lib/dom';
 import { formatBytes, formatDuration, formatWhen, formatDateTime } from '../lib/format';
-import type { Tone } from '../lib/labels';
+import { stateIn, type StateInfo } from '../lib/labels';
 import { codeBlock, hashChip, pathText } from '../lib/ui';
-
-type StateInfo = { label: string; tone: Tone; text: string };
 
 const PLAN_STATE: Record<PlanView['state'], StateInfo> = {
   pending: { label: 'Waiting for you', tone: 'accent', text: 'An agent proposes this plan. Nothing runs until you approve; each step may then run once, exactly as shown.' },
@@ -32,12 +30,12 @@ const GRANT_STATE: Record<GrantView['state'], StateInfo> = {
 
 /** Plain-language state of a plan. */
 export function planState(s: string): StateInfo {
-  return PLAN_STATE[s as PlanView['state']] ?? { label: s, tone: 'neutral', text: `This plan is now "${s}".` };
+  return stateIn(PLAN_STATE, s, 'plan');
 }
 
 /** Plain-language state of a capture grant. */
 export function grantState(s: string): StateInfo {
-  return GRANT_STATE[s as GrantView['state']] ?? { label: s, tone: 'neutral', text: `This grant is now "${s}".` };
+  return stateIn(GRANT_STATE, s, 'grant');
 }
 
 /** The dialog title for a plan. */
