@@ -24,6 +24,10 @@ FUZZ_TARGETS := \
 	./backend/policy:FuzzDecodeStoredPolicy \
 	./backend/evidence:FuzzParse \
 	./backend/evidence:FuzzCanonicalize \
+	./backend/evidence:FuzzComputeID \
+	./backend/internal/strictjson:FuzzKeyPath \
+	./backend/internal/strictjson:FuzzSplit \
+	./backend/internal/strictjson:FuzzDecodeFast \
 	./backend/capture:FuzzParseScenario \
 	./backend/capture:FuzzVerifyRecord \
 	./backend/capture:FuzzScreen \
@@ -34,6 +38,7 @@ FUZZ_TARGETS := \
 	./backend/reactive:FuzzParse \
 	./backend/reactive:FuzzVerifyRun \
 	./backend/compare:FuzzParseTraceSpec \
+	./backend/compare:FuzzParseJSON \
 	./backend/compare:FuzzBehaviorTerminal \
 	./backend/asciicast:FuzzImport \
 	./backend/attest:FuzzParseAttestation
