@@ -1,6 +1,7 @@
 package library
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"syscall"
@@ -62,5 +63,30 @@ func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 				t.Fatalf("the background sweep hangs on a %s", kind)
 			}
 		})
+	}
+}
+
+// Importing the genuine Evidence while the library's file of the same id
+// was changed restores the file: "already present" is said only when the
+// library's file is that Evidence, verified.
+func TestImportOverAChangedFileRestoresIt(t *testing.T) {
+	l, _, _ := newTestLibrary(t)
+	ctx := context.Background()
+	data := sealedComparison(t, "genuine")
+	e := save(t, l, data)
+	changed := bytes.Replace(data, []byte("genuine"), []byte("changed"), 1)
+	if err := os.WriteFile(l.Path(e.EvidenceID), changed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, issues := Check(data)
+	if len(issues) > 0 {
+		t.Fatal(issues)
+	}
+	if _, present, err := l.Import(ctx, c, "genuine.json"); err != nil || present {
+		t.Fatalf("import over a changed file: present %v, err %v; want restored", present, err)
+	}
+	o, err := l.Open(ctx, e.EvidenceID)
+	if err != nil || !bytes.Equal(o.Data, data) {
+		t.Fatalf("after the import the library's file does not hold the genuine bytes: %v", err)
 	}
 }
