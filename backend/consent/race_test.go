@@ -126,23 +126,40 @@ func TestConcurrentStepIsTakenOnce(t *testing.T) {
 func TestApprovalRacingTheWindowOrTheRunIsNotUsableAfter(t *testing.T) {
 	for _, race := range []string{"window", "run"} {
 		t.Run(race, func(t *testing.T) {
-			for range 50 {
+			approvals := 0
+			for i := range 100 {
 				m, clock, b := setup(t)
 				p := propose(t, m, b)
 				clock.Advance(Window-1, 0)
 				var wg sync.WaitGroup
 				var decideErr error
-				wg.Add(2)
-				go func() { defer wg.Done(); _, decideErr = m.Decide(p.ID, true) }()
-				go func() {
+				decide := func() { defer wg.Done(); _, decideErr = m.Decide(p.ID, true) }
+				end := func() {
 					defer wg.Done()
 					if race == "window" {
 						clock.Advance(1, 0)
 					} else {
 						m.EndRun(b.RunID)
 					}
-				}()
+				}
+				wg.Add(2)
+				switch i % 3 { // both orders, and a real race
+				case 0:
+					wg.Add(-1)
+					decide()
+					wg.Add(1)
+					go end()
+				case 1:
+					go decide()
+					go end()
+				default:
+					go end()
+					go decide()
+				}
 				wg.Wait()
+				if decideErr == nil {
+					approvals++
+				}
 				if decideErr != nil {
 					want := CodeExpired
 					if race == "run" {
@@ -153,6 +170,9 @@ func TestApprovalRacingTheWindowOrTheRunIsNotUsableAfter(t *testing.T) {
 				if err := m.Consume(p.ID, b); err == nil {
 					t.Fatalf("an approval was used after the %s ended (decide: %v)", race, decideErr)
 				}
+			}
+			if approvals == 0 {
+				t.Fatal("no decision came before the end: the race was not tested")
 			}
 		})
 	}
