@@ -83,8 +83,15 @@ func consentSummary(s *skills.Skill, req *consent.Request, p consent.Proposal, w
 }
 
 // askConsent prints summary on the terminal and reads one answer line;
-// only "y" or "yes" (any case) approves.
+// only "y" or "yes" (any case) approves. Whatever was typed before the
+// question is shown (a line typed ahead, pasted, or pushed into the
+// terminal's input) is discarded just before it is printed, so only an
+// answer given after the person could read the question counts.
+// (Discarding after printing would also drop an answer typed at once.)
 func askConsent(tty io.ReadWriter, summary string) (bool, error) {
+	if err := discardTypeahead(tty); err != nil {
+		return false, err
+	}
 	if _, err := fmt.Fprint(tty, summary+"Approve this run? [y/N] "); err != nil {
 		return false, err
 	}
