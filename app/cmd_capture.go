@@ -277,7 +277,7 @@ func startProgress(io IO, sc *capture.Scenario) *progress {
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
-			fmt.Fprintf(io.Stderr, "\rgatehouse: capturing %s (timeout %d ms)… %ds\x1b[K", visibleText(sc.Executable), sc.TimeoutMS, int(time.Since(begin).Seconds()))
+			fmt.Fprintf(io.Stderr, "\rgatehouse: capturing %s (timeout %d ms)… %ds\x1b[K", visibleLine(sc.Executable), sc.TimeoutMS, int(time.Since(begin).Seconds()))
 			select {
 			case <-p.done:
 				fmt.Fprint(io.Stderr, "\r\x1b[K")

@@ -152,9 +152,9 @@ func progressLine(p runner.Progress) string {
 	if p.Total != nil && *p.Total > 0 {
 		width := 30
 		done := int(int64(width) * p.Completed / *p.Total)
-		return fmt.Sprintf("\r[%s%s] %d/%d %s\x1b[K", strings.Repeat("#", done), strings.Repeat(".", width-done), p.Completed, *p.Total, visibleText(p.Message))
+		return fmt.Sprintf("\r[%s%s] %d/%d %s\x1b[K", strings.Repeat("#", done), strings.Repeat(".", width-done), p.Completed, *p.Total, visibleLine(p.Message))
 	}
-	return fmt.Sprintf("\r%d %s\x1b[K", p.Completed, visibleText(p.Message))
+	return fmt.Sprintf("\r%d %s\x1b[K", p.Completed, visibleLine(p.Message))
 }
 
 func (e *Env) resolveSkill(ctx context.Context, arg string) (*skills.Skill, error) {

@@ -69,7 +69,7 @@ func warningText(rep *confine.Report, err error, workspace, unverifiable string)
 		ends = "Gatehouse bounds its time and output, but cannot prove that every process it starts has ended (" + unverifiable + ")."
 	}
 	if err == nil && rep.Confined() {
-		return "This script is confined: can write only " + visibleText(workspace) + " and its own temporary folder; no network.\n" + ends
+		return "This script is confined: can write only " + visibleLine(workspace) + " and its own temporary folder; no network.\n" + ends
 	}
 	w := "This script runs with YOUR full permissions: it can read and change your files,\n" +
 		"use the network and start programs. " + ends + "\nApprove only code you trust."

@@ -56,9 +56,9 @@ func approvalLine(v ApprovalView) string {
 				names[i] += " (" + c.Kind + ")"
 			}
 		}
-		return "changed since the revision you approved on " + v.ApprovedAt.Local().Format("2006-01-02 15:04") + ": " + visibleText(strings.Join(names, ", "))
+		return "changed since the revision you approved on " + v.ApprovedAt.Local().Format("2006-01-02 15:04") + ": " + visibleLine(strings.Join(names, ", "))
 	}
-	return "unknown (" + visibleText(v.Error) + ")"
+	return "unknown (" + visibleLine(v.Error) + ")"
 }
 
 // consentSummary is what the person sees before approving a run: the exact
@@ -68,14 +68,14 @@ func consentSummary(s *skills.Skill, req *consent.Request, p consent.Proposal, w
 	ex, invocation := req.Execution, req.Invocation
 	m := ex.Manifest
 	fmt.Fprintf(&b, "\nGatehouse: a script wants to run\n\n")
-	fmt.Fprintf(&b, "  skill       %s (%s)\n", visibleText(s.Name), visibleText(s.Root.Path))
+	fmt.Fprintf(&b, "  skill       %s (%s)\n", visibleLine(s.Name), visibleLine(s.Root.Path))
 	fmt.Fprintf(&b, "  revision    %s\n", ex.Revision)
-	fmt.Fprintf(&b, "  entrypoint  %s (%s)\n", visibleText(m.Entrypoint), m.Runtime())
-	fmt.Fprintf(&b, "  files       %s\n", visibleText(strings.Join(m.Files, ", ")))
-	fmt.Fprintf(&b, "  runtime     %s %s\n", visibleText(req.Pin.Path), visibleText(req.Pin.Version))
-	fmt.Fprintf(&b, "  workspace   %s\n", visibleText(req.Workspace.Path))
+	fmt.Fprintf(&b, "  entrypoint  %s (%s)\n", visibleLine(m.Entrypoint), m.Runtime())
+	fmt.Fprintf(&b, "  files       %s\n", visibleLine(strings.Join(m.Files, ", ")))
+	fmt.Fprintf(&b, "  runtime     %s %s\n", visibleLine(req.Pin.Path), visibleLine(req.Pin.Version))
+	fmt.Fprintf(&b, "  workspace   %s\n", visibleLine(req.Workspace.Path))
 	fmt.Fprintf(&b, "  limits      timeout %d ms, output %d bytes, stderr %d bytes\n", m.TimeoutMs, m.MaxOutputBytes, runner.MaxStderrBytes)
-	fmt.Fprintf(&b, "  requested   by %s (run %s)\n", visibleText(req.AgentID), req.RunID)
+	fmt.Fprintf(&b, "  requested   by %s (run %s)\n", visibleLine(req.AgentID), req.RunID)
 	fmt.Fprintf(&b, "  expires     %s (this approval is good for one launch)\n\n", p.ExpiresAt.Local().Format("15:04:05"))
 	fmt.Fprintf(&b, "Invocation (exact bytes, %d):\n%s\n\n", len(invocation), visibleText(string(invocation)))
 	fmt.Fprintf(&b, "%s\n\n", warning)
@@ -83,8 +83,15 @@ func consentSummary(s *skills.Skill, req *consent.Request, p consent.Proposal, w
 }
 
 // askConsent prints summary on the terminal and reads one answer line;
-// only "y" or "yes" (any case) approves.
+// only "y" or "yes" (any case) approves. Whatever was typed before the
+// question is shown (a line typed ahead, pasted, or pushed into the
+// terminal's input) is discarded just before it is printed, so only an
+// answer given after the person could read the question counts.
+// (Discarding after printing would also drop an answer typed at once.)
 func askConsent(tty io.ReadWriter, summary string) (bool, error) {
+	if err := discardTypeahead(tty); err != nil {
+		return false, err
+	}
 	if _, err := fmt.Fprint(tty, summary+"Approve this run? [y/N] "); err != nil {
 		return false, err
 	}

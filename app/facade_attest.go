@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -127,10 +128,13 @@ func stampOf(fi os.FileInfo) ([5]int64, bool) {
 	return [5]int64{fi.Size(), fi.ModTime().UnixNano(), st.Ctim.Sec, st.Ctim.Nsec, int64(st.Ino)}, true
 }
 
-// of returns the SHA-256 of the file at path, from memory when its stamp
-// is unchanged.
+// of returns the SHA-256 of the regular file at path, from memory when
+// its stamp is unchanged. Anything else in its place (a FIFO, a device, a
+// directory) is an error, opened without blocking so a FIFO cannot hang
+// the listing, and so is a file over MaxImportBytes: a digest is always
+// of a whole file, never of a prefix.
 func (c *fileDigests) of(path string) (string, error) {
-	fh, err := os.Open(path)
+	fh, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", err
 	}
@@ -138,6 +142,9 @@ func (c *fileDigests) of(path string) (string, error) {
 	fi, err := fh.Stat()
 	if err != nil {
 		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file (%s)", filepath.Base(path), fi.Mode().Type())
 	}
 	stamp, stamped := stampOf(fi)
 	if stamped {
@@ -149,8 +156,12 @@ func (c *fileDigests) of(path string) (string, error) {
 		}
 	}
 	h := sha256.New()
-	if _, err := io.Copy(h, io.LimitReader(fh, MaxImportBytes+1)); err != nil {
+	n, err := io.Copy(h, io.LimitReader(fh, MaxImportBytes+1))
+	if err != nil {
 		return "", err
+	}
+	if n > MaxImportBytes {
+		return "", fmt.Errorf("%s is larger than %d bytes", filepath.Base(path), MaxImportBytes)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	if after, err := fh.Stat(); err == nil && stamped {

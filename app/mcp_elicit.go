@@ -71,10 +71,10 @@ func (t *mcpTools) askGrant(ctx context.Context, ss *mcp.ServerSession, runID st
 func (t *mcpTools) elicitGrant(ctx context.Context, ss *mcp.ServerSession, g consent.Grant, command []string) {
 	shown := make([]string, len(command))
 	for i, a := range command {
-		shown[i] = visibleText(strictTruncate(a, 200))
+		shown[i] = visibleLine(strictTruncate(a, 200))
 	}
 	msg := fmt.Sprintf("Gatehouse: an agent asks to capture the command %q in %s. The grant is also shown in the Gatehouse app.",
-		strictTruncate(strings.Join(shown, " "), 1000), visibleText(g.Request.WorkingDir))
+		strictTruncate(strings.Join(shown, " "), 1000), visibleLine(g.Request.WorkingDir))
 	res, err := ss.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: grantForm})
 	if err != nil || ctx.Err() != nil {
 		return

@@ -60,6 +60,13 @@ type ttyRun struct {
 // (separately from the terminal) and the exit status.
 func runOnTerminal(t *testing.T, bin string, env []string, answer string, args ...string) ttyRun {
 	t.Helper()
+	return runOnTerminalTypedAhead(t, bin, env, "", answer, args...)
+}
+
+// runOnTerminalTypedAhead is runOnTerminal with ahead already typed on the
+// terminal before Gatehouse starts (queued in the terminal's input).
+func runOnTerminalTypedAhead(t *testing.T, bin string, env []string, ahead, answer string, args ...string) ttyRun {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	var stdout bytes.Buffer
@@ -71,6 +78,11 @@ func runOnTerminal(t *testing.T, bin string, env []string, answer string, args .
 	defer ptmx.Close()
 	cmd.Stdin, cmd.Stderr = tty, tty
 	cmd.SysProcAttr = ptySysProcAttr()
+	if ahead != "" {
+		if _, err := ptmx.Write([]byte(ahead)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -163,6 +175,22 @@ func TestSkillRunAsksOnARealTerminal(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
 			t.Fatal("a denied script ran")
+		}
+	})
+	t.Run("typed ahead", func(t *testing.T) {
+		// A "yes" already waiting on the terminal (typed, pasted or
+		// pushed there before the prompt was shown) answers nothing:
+		// the prompt discards input typed before it, and the answer
+		// given after it (no) decides.
+		ws := t.TempDir()
+		r := runOnTerminalTypedAhead(t, bin, env, "yes\n", "n", "skill", "run", skill, "--input", input, "--workspace", ws)
+		var e map[string]any
+		json.Unmarshal([]byte(r.stdout), &e)
+		if r.status == 0 || e["status"] != "refused" {
+			t.Fatalf("typeahead approved the run: status %d stdout %s screen %s", r.status, r.stdout, r.screen)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+			t.Fatal("a script approved only by typeahead ran")
 		}
 	})
 	t.Run("no terminal", func(t *testing.T) {

@@ -6,6 +6,7 @@ package app
 // run uses the real terminal.
 
 import (
+	"fmt"
 	"io"
 	"os"
 
@@ -38,4 +39,23 @@ func isTerminal(w io.Writer) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// discardTypeahead drops the input waiting on tty, unread (tcflush
+// TCIFLUSH), when tty is a terminal device; a scripted terminal (a test's
+// IO.OpenTerminal) has no kernel queue and is left alone. A terminal
+// device that refuses the flush is an error: its waiting input could
+// otherwise answer a question nobody has read.
+func discardTypeahead(tty io.Reader) error {
+	f, ok := tty.(*os.File)
+	if !ok {
+		return nil
+	}
+	if _, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err != nil {
+		return nil // not a terminal device
+	}
+	if err := unix.IoctlSetInt(int(f.Fd()), unix.TCFLSH, unix.TCIFLUSH); err != nil {
+		return fmt.Errorf("discard input typed before the question: %w", err)
+	}
+	return nil
 }

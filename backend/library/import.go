@@ -3,7 +3,6 @@ package library
 import (
 	"context"
 	"encoding/json"
-	"os"
 
 	"github.com/gatehouse/gatehouse/backend/store"
 )
@@ -16,20 +15,20 @@ const (
 
 // Import saves checked Evidence a person brought in from a file named
 // name (kept in the summary when not empty). Evidence already in the
-// library (the same evidence_id, its file present) is not written again:
-// its entry is returned with present set. An entry whose file is gone is
-// restored. A Checked that no check made is refused.
+// library (the same evidence_id, its file present and verifying as that
+// id) is not written again: its entry is returned with present set. An
+// entry whose file is gone, or changed, is restored. A Checked that no check made is refused.
 func (l *Library) Import(ctx context.Context, c Checked, name string) (entry store.EvidenceEntry, present bool, err error) {
 	if c.env == nil {
 		return store.EvidenceEntry{}, false, errorf("internal", KindInternal, "refusing to import Evidence that was not verified")
 	}
 	id := c.res.EvidenceID
-	if e, err := l.Find(ctx, id); err == nil {
-		if _, err := os.Stat(l.Path(id)); err == nil {
-			return e, true, nil
-		}
-		// Indexed but its file is gone: the import restores it.
+	if o, err := l.Open(ctx, id); err == nil {
+		return o.Entry, true, nil
 	}
+	// Not indexed, or indexed but its file is gone or no longer verifies
+	// (Open re-verifies, a hash when marked): the import writes the
+	// checked bytes, restoring the file.
 	summary, err := Summary(c.env, OriginImported, name)
 	if err != nil {
 		return store.EvidenceEntry{}, false, err

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/gatehouse/gatehouse/backend/evidence"
@@ -250,15 +251,26 @@ func (l *Library) SetShared(ctx context.Context, id string, shared bool) (store.
 	return l.Find(ctx, id)
 }
 
-// ReadBounded reads a file of at most max bytes: a larger file is error
-// evidence_integrity_mismatch, read no further than one byte past max; a
-// missing file is the os error (errors.Is fs.ErrNotExist).
+// ReadBounded reads a regular file of at most max bytes: a larger file
+// is error evidence_integrity_mismatch, read no further than one byte
+// past max; a missing file is the os error (errors.Is fs.ErrNotExist).
+// Anything else in its place (a FIFO, a device, a directory, also behind
+// a symlink) is evidence_integrity_mismatch, and is opened without
+// blocking, so a FIFO with no writer cannot hang the read.
 func ReadBounded(path string, max int64) ([]byte, error) {
-	fh, err := os.Open(path)
+	// O_NONBLOCK: opening a FIFO for reading otherwise waits for a
+	// writer; it changes nothing for a regular file.
+	fh, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
+	if fi, err := fh.Stat(); err != nil {
+		return nil, errorf("evidence_unreadable", KindIO, "%v", err)
+	} else if !fi.Mode().IsRegular() {
+		return nil, &Error{Code: "evidence_integrity_mismatch", Kind: KindInvalid,
+			Message: fmt.Sprintf("%s is not a regular file (%s)", filepath.Base(path), fi.Mode().Type())}
+	}
 	b, err := io.ReadAll(io.LimitReader(fh, max+1))
 	if err != nil {
 		return nil, errorf("evidence_unreadable", KindIO, "%v", err)

@@ -1,0 +1,179 @@
+package consent
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// Many people (or a person and a replayed click) deciding the same
+// request at once: exactly one decision counts, for every kind, and the
+// request's state is that decision's.
+func TestConcurrentDecisionsExactlyOneCounts(t *testing.T) {
+	type decideFn func(m *Manager, id string, approve bool) (State, error)
+	kinds := map[string]struct {
+		raise  func(t *testing.T, m *Manager, b Binding) string
+		decide decideFn
+	}{
+		"proposal": {
+			raise: func(t *testing.T, m *Manager, b Binding) string { return propose(t, m, b).ID },
+			decide: func(m *Manager, id string, a bool) (State, error) {
+				p, err := m.Decide(id, a)
+				return p.State, err
+			},
+		},
+		"plan": {
+			raise: func(t *testing.T, m *Manager, b Binding) string {
+				p, err := m.ProposePlan(b.RunID, b.AgentID, []Step{{Skill: b.Skill, Revision: b.Revision, InvocationDigest: b.InvocationDigest, Workspace: b.Workspace}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return p.ID
+			},
+			decide: func(m *Manager, id string, a bool) (State, error) {
+				p, err := m.DecidePlan(id, a)
+				return p.State, err
+			},
+		},
+		"grant": {
+			raise: func(t *testing.T, m *Manager, b Binding) string {
+				g, err := m.RequestGrant(b.RunID, b.AgentID, grantReq())
+				if err != nil {
+					t.Fatal(err)
+				}
+				return g.ID
+			},
+			decide: func(m *Manager, id string, a bool) (State, error) {
+				g, err := m.DecideGrant(id, a, ScopeOnce)
+				return g.State, err
+			},
+		},
+	}
+	for name, k := range kinds {
+		t.Run(name, func(t *testing.T) {
+			m, _, b := setup(t)
+			id := k.raise(t, m, b)
+			var wins atomic.Int32
+			var won atomic.Value
+			var wg sync.WaitGroup
+			for i := range 64 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					s, err := k.decide(m, id, i%2 == 0)
+					if err == nil {
+						wins.Add(1)
+						won.Store(s)
+					} else if Code(err) != CodeAlreadyDecided {
+						t.Errorf("a losing decision: %v, want %s", err, CodeAlreadyDecided)
+					}
+				}()
+			}
+			wg.Wait()
+			if wins.Load() != 1 {
+				t.Fatalf("%d decisions of one %s counted", wins.Load(), name)
+			}
+			var now State
+			switch name {
+			case "proposal":
+				now = state(m, id)
+			case "plan":
+				p, _ := m.GetPlan(id)
+				now = p.State
+			case "grant":
+				g, _ := m.GetGrant(id)
+				now = g.State
+			}
+			if now != won.Load().(State) {
+				t.Fatalf("the %s is %s, the winning decision made it %s", name, now, won.Load())
+			}
+		})
+	}
+}
+
+// Many launches taking the same step of an approved plan at once: the
+// step runs exactly once.
+func TestConcurrentStepIsTakenOnce(t *testing.T) {
+	m, _, b := setup(t)
+	plan, err := m.ProposePlan(b.RunID, b.AgentID, []Step{{Skill: b.Skill, Revision: b.Revision, InvocationDigest: b.InvocationDigest, Workspace: b.Workspace}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.DecidePlan(plan.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := m.ConsumeStep(b); err == nil {
+				wins.Add(1)
+			} else if Code(err) != "off_plan" {
+				t.Errorf("a losing step: %v, want off_plan", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("one planned step ran %d times", wins.Load())
+	}
+}
+
+// An approval racing the window's end or the run's end is never usable
+// after either: whichever came first, Consume afterwards is refused.
+func TestApprovalRacingTheWindowOrTheRunIsNotUsableAfter(t *testing.T) {
+	for _, race := range []string{"window", "run"} {
+		t.Run(race, func(t *testing.T) {
+			approvals := 0
+			for i := range 100 {
+				m, clock, b := setup(t)
+				p := propose(t, m, b)
+				clock.Advance(Window-1, 0)
+				var wg sync.WaitGroup
+				var decideErr error
+				decide := func() { defer wg.Done(); _, decideErr = m.Decide(p.ID, true) }
+				end := func() {
+					defer wg.Done()
+					if race == "window" {
+						clock.Advance(1, 0)
+					} else {
+						m.EndRun(b.RunID)
+					}
+				}
+				wg.Add(2)
+				switch i % 3 { // both orders, and a real race
+				case 0:
+					wg.Add(-1)
+					decide()
+					wg.Add(1)
+					go end()
+				case 1:
+					go decide()
+					go end()
+				default:
+					go end()
+					go decide()
+				}
+				wg.Wait()
+				if decideErr == nil {
+					approvals++
+				}
+				if decideErr != nil {
+					want := CodeExpired
+					if race == "run" {
+						want = CodeUnknownRequest
+					}
+					wantCode(t, decideErr, want)
+				}
+				if err := m.Consume(p.ID, b); err == nil {
+					t.Fatalf("an approval was used after the %s ended (decide: %v)", race, decideErr)
+				}
+			}
+			if approvals == 0 {
+				t.Fatal("no decision came before the end: the race was not tested")
+			}
+		})
+	}
+}
