@@ -201,7 +201,11 @@ func captureFailure(ctx context.Context, err error) error {
 // evidence.Parse does (evidence_id recomputed from them) and the record
 // is checked as library.Verify checks it.
 func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, library.Checked, error) {
-	result, err := marshalPlain(rec, "")
+	// The record's own streaming encoder writes exactly encoding/json's
+	// bytes (record.TestWriteJSONIsEncode) piece by piece into one buffer
+	// grown once to an estimate of the size, instead of building the whole
+	// encoding and copying it.
+	result, err := rec.AppendJSON(nil, false)
 	if err != nil {
 		return nil, nil, library.Checked{}, errorf("internal", CategoryInternal, "encode the capture record: %v", err)
 	}
