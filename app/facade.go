@@ -86,7 +86,7 @@ func newFacade(env *Env, shell string, window consentWindow) (*Facade, error) {
 		ScopeConfinement: scopeConfinement(env, f.runner), OnApproved: approvalRecorder(env)}
 	f.forwardEvents()
 	f.stop = append(f.stop, f.captures.stop, func() { env.lib().Wait() }) // the library's background verification (f.ctx is cancelled first)
-	go env.verifier.ID()                                                  // hashed ahead of the first Evidence read
+	go env.verifierID()                                                   // hashed ahead of the first Evidence read
 	return f, nil
 }
 

@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"sync"
 )
 
@@ -61,22 +59,8 @@ type ExecutableDigest struct {
 const runningExecutable = "/proc/self/exe"
 
 // ID returns the digest in lowercase hex, or "" when the running
-// executable cannot be read.
-func (v *ExecutableDigest) ID() string {
-	v.once.Do(func() {
-		fh, err := os.Open(runningExecutable)
-		if err != nil {
-			return
-		}
-		defer fh.Close()
-		h := sha256.New()
-		if _, err := io.Copy(h, fh); err != nil {
-			return
-		}
-		v.hex = hex.EncodeToString(h.Sum(nil))
-	})
-	return v.hex
-}
+// executable cannot be read; it hashes the executable (see IDKnown).
+func (v *ExecutableDigest) ID() string { return v.IDKnown(nil) }
 
 // Verifier is the digest of the verifying code marks are written and
 // trusted under ("" when marks are off).
