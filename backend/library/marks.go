@@ -42,7 +42,9 @@ type Mark struct {
 }
 
 // ExecutableDigest identifies the code that verifies: the SHA-256 of the
-// running executable, computed once. "" (the executable cannot be read)
+// running executable, computed once per process (or, with IDKnown, taken
+// from the identity kept for it by an earlier process). "" (the
+// executable cannot be read)
 // turns marks off: every read is then verified in full. Its zero value is
 // ready and safe for concurrent use.
 type ExecutableDigest struct {
