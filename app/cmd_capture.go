@@ -88,7 +88,7 @@ func runCaptureProcess(ctx context.Context, io IO, args []string) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	progress := startProgress(io, sc)
-	rec, ev, out, path, err := captureAndSave(ctx, env, sup, sc, pol)
+	rec, ev, out, path, err := captureAndSave(ctx, env, sup, nil, sc, pol)
 	progress.stop()
 	if err != nil {
 		return err
@@ -111,8 +111,9 @@ func runCaptureProcess(ctx context.Context, io IO, args []string) error {
 // seals it as Evidence, saves it under the data directory's evidence/
 // folder and indexes it. The temporary root lives below the runs
 // directory under this instance's tag, so the next start sweeps what a
-// crash leaves behind. It is shared by the CLI and the MCP tool.
-func captureAndSave(ctx context.Context, env *Env, sup *proctree.Supervisor, sc *capture.Scenario, pol policy.CaptureSettings) (*capture.Record, *evidence.Envelope, []byte, string, error) {
+// crash leaves behind. It is shared by the CLI and the MCP tool. ahead,
+// when set, supplies the renderer helper started ahead (the facade's).
+func captureAndSave(ctx context.Context, env *Env, sup *proctree.Supervisor, ahead *aheadRenderers, sc *capture.Scenario, pol policy.CaptureSettings) (*capture.Record, *evidence.Envelope, []byte, string, error) {
 	tmp := filepath.Join(env.RunsDir(), sup.Instance().Tag()+".capture-"+rand.Text())
 	if err := os.MkdirAll(env.RunsDir(), 0o700); err != nil {
 		return nil, nil, nil, "", errorf("capture_failed", CategoryIO, "%v", err)
@@ -125,8 +126,12 @@ func captureAndSave(ctx context.Context, env *Env, sup *proctree.Supervisor, sc 
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
+	var renderers *capture.Renderers
+	if ahead != nil {
+		renderers = ahead.get(rh)
+	}
 	rec, err := capture.Capture(ctx, sup, sc, capture.Options{
-		Policy: pol, GatehouseVersion: Version, ProviderVersion: Version, TempDir: tmp, Node: rh.Node,
+		Policy: pol, GatehouseVersion: Version, ProviderVersion: Version, TempDir: tmp, Node: rh.Node, Renderers: renderers,
 		LookupEnv: func(name string) (string, bool) { v := env.Getenv(name); return v, v != "" },
 	})
 	if err != nil {
@@ -201,7 +206,11 @@ func captureFailure(ctx context.Context, err error) error {
 // evidence.Parse does (evidence_id recomputed from them) and the record
 // is checked as library.Verify checks it.
 func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, library.Checked, error) {
-	result, err := marshalPlain(rec, "")
+	// The record's own streaming encoder writes exactly encoding/json's
+	// bytes (record.TestWriteJSONIsEncode) piece by piece into one buffer
+	// grown once to an estimate of the size, instead of building the whole
+	// encoding and copying it.
+	result, err := rec.AppendJSON(nil, false)
 	if err != nil {
 		return nil, nil, library.Checked{}, errorf("internal", CategoryInternal, "encode the capture record: %v", err)
 	}

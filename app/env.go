@@ -196,6 +196,18 @@ func (e *Env) checkPinKnown(ctx context.Context) error {
 	return nil
 }
 
+// verifierID is this executable's SHA-256 for the verification marks,
+// once per process, not hashed again while the executable keeps the
+// identity it had when it last hashed, kept in the database
+// (library.ExecutableDigest.IDKnown): hashing it cost ~25-40 ms on every
+// command that saves or reads Evidence.
+func (e *Env) verifierID() string {
+	if e.DB == nil {
+		return e.verifier.ID()
+	}
+	return e.verifier.IDKnown(e.DB)
+}
+
 // UserRoots returns the skill roots added in settings, in order.
 func (e *Env) UserRoots(ctx context.Context) ([]string, error) {
 	raw, err := e.DB.Get(ctx, nsApp, keySkillRoots)

@@ -18,7 +18,7 @@ func (e *Env) lib() *library.Library {
 	e.libMu.Lock()
 	defer e.libMu.Unlock()
 	if e.evlib == nil {
-		e.evlib = library.New(library.Config{DB: e.DB, DataDir: e.DataDir, Verifier: e.verifier.ID, Warnings: e.Stderr})
+		e.evlib = library.New(library.Config{DB: e.DB, DataDir: e.DataDir, Verifier: e.verifierID, Warnings: e.Stderr})
 	}
 	return e.evlib
 }

@@ -44,12 +44,13 @@ type Facade struct {
 	firstCall     chan struct{} // closed by the first AppInfo call (desktop smoke test)
 	firstCallOnce sync.Once
 
-	mu       sync.Mutex
-	active   map[string]*activeRun // runs started from the UI, by run id
-	captures uiCaptures            // captures started from the UI (StartCapture)
-	digests  fileDigests           // SHA-256 of saved Evidence files, while unchanged (library signatures)
-	stop     []func()
-	closed   bool // close has run: onClose runs its stop at once
+	mu        sync.Mutex
+	active    map[string]*activeRun // runs started from the UI, by run id
+	captures  uiCaptures            // captures started from the UI (StartCapture)
+	renderers aheadRenderers        // renderer helpers started ahead of captures
+	digests   fileDigests           // SHA-256 of saved Evidence files, while unchanged (library signatures)
+	stop      []func()
+	closed    bool // close has run: onClose runs its stop at once
 }
 
 // newFacade wires the backend for a long-running shell ("browser" or
@@ -86,8 +87,24 @@ func newFacade(env *Env, shell string, window consentWindow) (*Facade, error) {
 		ScopeConfinement: scopeConfinement(env, f.runner), OnApproved: approvalRecorder(env)}
 	f.forwardEvents()
 	f.stop = append(f.stop, f.captures.stop, func() { env.lib().Wait() }) // the library's background verification (f.ctx is cancelled first)
-	go env.verifier.ID()                                                  // hashed ahead of the first Evidence read
+	f.stop = append(f.stop, f.renderers.close)                            // after the captures, which may still take a helper
+	go env.verifierID()                                                   // hashed ahead of the first Evidence read
+	go f.startRenderersAhead()
 	return f, nil
+}
+
+// startRenderersAhead starts a renderer helper ahead of the first
+// capture when captures are enabled (otherwise the first capture starts
+// the helpers started ahead of the next ones); a pin that does not check
+// out is reported by that capture.
+func (f *Facade) startRenderersAhead() {
+	pol, err := loadCapturePolicy(f.ctx, f.env)
+	if err != nil || !pol.Enabled {
+		return
+	}
+	if rh, err := rendererHelper(f.env, f.sup); err == nil {
+		f.renderers.get(rh)
+	}
 }
 
 // consentWindow lets test builds shorten the consent window; production

@@ -160,7 +160,7 @@ func (f *Facade) runUICapture(ctx context.Context, id string, sc *capture.Scenar
 			}
 		}
 	}()
-	_, env, out, _, err := captureAndSave(ctx, f.env, f.sup, sc, pol)
+	_, env, out, _, err := captureAndSave(ctx, f.env, f.sup, &f.renderers, sc, pol)
 	close(stopTicks)
 	<-ticked
 	if err == nil {

@@ -39,7 +39,7 @@ func cmpCapture(t *testing.T, ts *testServer, work, word string) string {
 	pol.Enabled, pol.AllowExternalNetwork = true, true
 	pol.ExecutableRoots, pol.WorkingRoots, pol.AllowedEnv = []string{"/bin", "/usr/bin"}, []string{work}, []string{"PATH"}
 	f := ts.facade
-	_, ev, _, _, err := captureAndSave(f.ctx, f.env, f.sup, sc, pol)
+	_, ev, _, _, err := captureAndSave(f.ctx, f.env, f.sup, &f.renderers, sc, pol)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func facadeCapture(t *testing.T, ts *testServer, script string) (*evidence.Envel
 	pol.AllowedEnv = []string{"PATH"}
 	pol.AllowExternalNetwork = true
 	f := ts.facade
-	_, ev, out, _, err := captureAndSave(f.ctx, f.env, f.sup, sc, pol)
+	_, ev, out, _, err := captureAndSave(f.ctx, f.env, f.sup, &f.renderers, sc, pol)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func (t *mcpTools) captureScenario(ctx context.Context, req *mcp.CallToolRequest
 	if err := f.pipeline.AdmitCapture(ctx, t.agentID, runID, sc.Executable); err != nil {
 		return toolError(consent.Code(err), err.Error()), nil
 	}
-	rec, ev, _, _, err := captureAndSave(ctx, f.env, f.sup, sc, pol)
+	rec, ev, _, _, err := captureAndSave(ctx, f.env, f.sup, &f.renderers, sc, pol)
 	if err != nil {
 		return toolError(codeOf(err), messageOf(err)), nil
 	}

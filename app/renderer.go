@@ -1,6 +1,8 @@
 package app
 
 import (
+	"sync"
+
 	"github.com/gatehouse/gatehouse/backend/capture"
 	"github.com/gatehouse/gatehouse/backend/proctree"
 )
@@ -18,4 +20,49 @@ func rendererHelper(env *Env, sup *proctree.Supervisor) (capture.RendererHelper,
 		return capture.RendererHelper{}, errorf("runtime_unavailable", CategoryInternal, "the pinned Node runtime no longer checks out: %v", err)
 	}
 	return capture.RendererHelper{Node: env.Pin.Path, Supervisor: sup}, nil
+}
+
+// aheadRenderers is a long-running process's renderer helpers started
+// ahead of the next capture (capture.Renderers), so a capture from the
+// app or an MCP client does not wait for Node to start: made when the
+// facade opens with captures enabled, or by its first capture, and
+// closed with the facade. Safe for concurrent use; its zero value is
+// ready.
+type aheadRenderers struct {
+	mu     sync.Mutex
+	h      capture.RendererHelper
+	r      *capture.Renderers
+	closed bool
+}
+
+// get returns the renderers that run helpers as h says, starting them
+// (or, for another h, replacing them) as needed; nil once closed, so a
+// capture racing the facade's close starts its own helper as a single
+// capture does.
+func (a *aheadRenderers) get(h capture.RendererHelper) *capture.Renderers {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return nil
+	}
+	if a.r != nil && a.h != h {
+		old := a.r
+		go old.Close() // its helper ends off the caller's critical path
+		a.r = nil
+	}
+	if a.r == nil {
+		a.h, a.r = h, capture.NewRenderers(h)
+	}
+	return a.r
+}
+
+// close ends the helper started ahead; later captures start their own.
+func (a *aheadRenderers) close() {
+	a.mu.Lock()
+	r := a.r
+	a.r, a.closed = nil, true
+	a.mu.Unlock()
+	if r != nil {
+		r.Close()
+	}
 }

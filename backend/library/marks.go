@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"sync"
 )
 
@@ -44,7 +42,9 @@ type Mark struct {
 }
 
 // ExecutableDigest identifies the code that verifies: the SHA-256 of the
-// running executable, computed once. "" (the executable cannot be read)
+// running executable, computed once per process (or, with IDKnown, taken
+// from the identity kept for it by an earlier process). "" (the
+// executable cannot be read)
 // turns marks off: every read is then verified in full. Its zero value is
 // ready and safe for concurrent use.
 type ExecutableDigest struct {
@@ -61,22 +61,8 @@ type ExecutableDigest struct {
 const runningExecutable = "/proc/self/exe"
 
 // ID returns the digest in lowercase hex, or "" when the running
-// executable cannot be read.
-func (v *ExecutableDigest) ID() string {
-	v.once.Do(func() {
-		fh, err := os.Open(runningExecutable)
-		if err != nil {
-			return
-		}
-		defer fh.Close()
-		h := sha256.New()
-		if _, err := io.Copy(h, fh); err != nil {
-			return
-		}
-		v.hex = hex.EncodeToString(h.Sum(nil))
-	})
-	return v.hex
-}
+// executable cannot be read; it hashes the executable (see IDKnown).
+func (v *ExecutableDigest) ID() string { return v.IDKnown(nil) }
 
 // Verifier is the digest of the verifying code marks are written and
 // trusted under ("" when marks are off).
