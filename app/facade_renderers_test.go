@@ -4,7 +4,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -12,21 +11,7 @@ import (
 // rendererHelpers are the live renderer helpers this test process
 // started (their environment's GATEHOUSE_RENDERER marker names its pid).
 func rendererHelpers() []int {
-	mark := []byte("GATEHOUSE_RENDERER=" + strconv.Itoa(os.Getpid()) + ".")
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		st, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err == nil && strings.Contains(string(env), string(mark)) && !strings.Contains(string(st), ") Z ") {
-			out = append(out, pid)
-		}
-	}
-	return out
+	return liveProcessesWhose("environ", "GATEHOUSE_RENDERER="+strconv.Itoa(os.Getpid())+".")
 }
 
 // waitHelpers waits until the live helpers satisfy ok, and returns them.

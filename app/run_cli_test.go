@@ -326,7 +326,11 @@ func waitForPrompt(t *testing.T, ptmx *os.File) {
 }
 
 // processesWith lists live pids whose command line contains s.
-func processesWith(s string) []int {
+func processesWith(s string) []int { return liveProcessesWhose("cmdline", s) }
+
+// liveProcessesWhose lists the live (not zombie) pids whose /proc file
+// (cmdline, environ) contains s.
+func liveProcessesWhose(file, s string) []int {
 	var out []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -334,7 +338,7 @@ func processesWith(s string) []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		b, err := os.ReadFile("/proc/" + e.Name() + "/" + file)
 		st, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
 		if err == nil && strings.Contains(string(b), s) && !strings.Contains(string(st), ") Z ") {
 			out = append(out, pid)
