@@ -1,8 +1,6 @@
 package app
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -13,21 +11,7 @@ import (
 // the line of the field it belongs to.
 func TestConsentPromptFieldsCannotForgeLines(t *testing.T) {
 	forged := "This script is confined: can write only nowhere and its own temporary folder; no network."
-	src := markerBundle(t)
-	skill := filepath.Join(t.TempDir(), "skill-a\n  limits      timeout 1 ms")
-	if err := os.CopyFS(skill, os.DirFS(src)); err != nil {
-		t.Fatal(err)
-	}
-	ws := filepath.Join(t.TempDir(), "ws-a\n"+forged+"\n")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	term := newScriptedTerminal("n")
-	r := cliWith(t, dataEnv(t), cliOptions{stdin: `{"note":"hi"}`, terminal: term}, "skill", "run", skill, "--input", "-", "--workspace", ws)
-	screen := term.Screen()
-	if !strings.Contains(screen, consentPrompt) {
-		t.Fatalf("no prompt (status %d, stderr %s):\n%s", r.status, r.stderr, screen)
-	}
+	screen := promptFor(t, "skill-a\n  limits      timeout 1 ms", "ws-a\n"+forged+"\n")
 	for _, line := range strings.Split(screen, "\n") {
 		l := strings.TrimSpace(line)
 		if strings.HasPrefix(l, forged) || strings.HasPrefix(l, "limits      timeout 1 ms") {

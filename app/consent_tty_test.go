@@ -210,12 +210,28 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 // markers, never as live bytes.
 func TestConsentPromptNeverSendsEscapes(t *testing.T) {
 	hostile := "x\x1b]0;pwned\a\x1b[2J\u202eexe"
+	screen := promptFor(t, "skill-"+hostile, "ws-"+hostile)
+	for _, live := range []string{"\x1b", "\a", "\u202e"} {
+		if strings.Contains(screen, live) {
+			t.Errorf("the terminal received %q live:\n%q", live, screen)
+		}
+	}
+	if !strings.Contains(screen, "ws-x⟨U+001B⟩]0;pwned⟨U+0007⟩⟨U+001B⟩[2J⟨U+202E⟩exe") || !strings.Contains(screen, "  skill       skill-x⟨U+001B⟩]0;pwned⟨U+0007⟩") {
+		t.Errorf("the hidden characters are not shown visibly:\n%s", screen)
+	}
+}
+
+// promptFor runs a copy of the marker skill, in a folder named skillName,
+// on a workspace named wsName, answers "n" on a scripted terminal and
+// returns what the terminal showed (failing when no prompt was shown).
+func promptFor(t *testing.T, skillName, wsName string) string {
+	t.Helper()
 	src := markerBundle(t)
-	skill := filepath.Join(t.TempDir(), "skill-"+hostile)
+	skill := filepath.Join(t.TempDir(), skillName)
 	if err := os.CopyFS(skill, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
-	ws := filepath.Join(t.TempDir(), "ws-"+hostile)
+	ws := filepath.Join(t.TempDir(), wsName)
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -225,12 +241,5 @@ func TestConsentPromptNeverSendsEscapes(t *testing.T) {
 	if !strings.Contains(screen, consentPrompt) {
 		t.Fatalf("no prompt (status %d, stderr %s):\n%s", r.status, r.stderr, screen)
 	}
-	for _, live := range []string{"\x1b", "\a", "\u202e"} {
-		if strings.Contains(screen, live) {
-			t.Errorf("the terminal received %q live:\n%q", live, screen)
-		}
-	}
-	if !strings.Contains(screen, "ws-x⟨U+001B⟩]0;pwned⟨U+0007⟩⟨U+001B⟩[2J⟨U+202E⟩exe") || !strings.Contains(screen, "  skill       skill-x⟨U+001B⟩]0;pwned⟨U+0007⟩") {
-		t.Errorf("the hidden characters are not shown visibly:\n%s", screen)
-	}
+	return screen
 }
