@@ -33,8 +33,8 @@ func newLedgerHarness(t *testing.T, shims ...any) *ledgerHarness {
 	return h
 }
 
-// run runs script under /bin/sh and returns stdout, stderr and the
-// observations the ledger made meanwhile.
+// run runs script under /bin/sh, stops the ledger and returns stdout,
+// stderr and every observation the ledger made.
 func (h *ledgerHarness) run(script string) (string, string, []shimCall) {
 	h.t.Helper()
 	cmd := exec.Command("/bin/sh", "-c", script)
@@ -62,9 +62,11 @@ func (h *ledgerHarness) run(script string) (string, string, []shimCall) {
 		}
 		break
 	}
-	for len(h.l.calls) > 0 {
-		calls = append(calls, <-h.l.calls)
-	}
+	// A call is observed when the ledger reads it, but handed on after
+	// its replay has started: the last one may come after the script
+	// ended (under load it did), so the run ends as a capture's does,
+	// with stop, which waits for every call (run is used once per ledger).
+	calls = append(calls, h.l.stop()...)
 	return out.String(), errOut.String(), calls
 }
 
