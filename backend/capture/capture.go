@@ -106,6 +106,10 @@ func Capture(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, opts O
 		return nil, &PolicyError{Reason: reason, Message: msg}
 	}
 	tg := target{executable: judged.Executable, dir: judged.WorkingDir, roots: judged.FilesystemRoots}
+	// The renderer helper starts now, alongside the rest of the launch's
+	// preparation; run waits for its hello just before the launch.
+	scr := opts.Renderers.start(RendererHelper{Node: opts.Node, Supervisor: sup}, sc.Terminal)
+	defer scr.close() // a capture that stops before run; run closes it itself
 	commits, err := sc.Commitments()
 	if err != nil {
 		return nil, err
@@ -125,7 +129,7 @@ func Capture(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, opts O
 		return nil, fmt.Errorf("capture: make temporary root: %w", err)
 	}
 	rec := newRecord(sc, opts, commits, exeSum)
-	runErr := run(ctx, sup, sc, tg, opts, tempRoot, rec)
+	runErr := run(ctx, sup, sc, tg, opts, tempRoot, rec, scr)
 	rec.Cleanup.TemporaryRoot = TemporaryRootRemoved
 	if err := os.RemoveAll(tempRoot); err != nil {
 		rec.Cleanup.TemporaryRoot = "failed"

@@ -321,3 +321,20 @@ func TestCaptureCancellation(t *testing.T) {
 		t.Errorf("temporary root left: %v", entries)
 	}
 }
+
+// TestSettlementObservesTwicePollIntervalApart: settlement may begin with
+// an empty tree seen at the root's exit, before the rendered frames owed
+// are waited for, but quiescence still needs a second empty observation a
+// poll interval after the first, also when the renderer answered at once
+// (checked to fail with the wait for the second observation left out).
+func TestSettlementObservesTwicePollIntervalApart(t *testing.T) {
+	for _, script := range []string{`echo hi`, `exit 0`, `printf 'a%.0s' $(seq 1 20000)`} {
+		t.Run(script, func(t *testing.T) {
+			sc, opts := shScenario(t, script, nil)
+			rec := capture(t, sc, opts)
+			if s := rec.Settlement; s.State != SettlementQuiesced || s.CleanupOutcome != CleanupNotRequired || s.ElapsedMS < int(pollInterval/time.Millisecond) {
+				t.Errorf("settlement %+v, want quiesced after at least %v", s, pollInterval)
+			}
+		})
+	}
+}

@@ -17,8 +17,10 @@ var errCancelled = errors.New("cancelled")
 // the tree terminated and the master closed.
 func (s *session) observe(ctx context.Context) error {
 	reason, err := s.untilExit(ctx)
+	var first emptyObservation
 	if reason == ExitReasonExited {
 		s.takeOutputBeforeExit() // order.go
+		first = s.observeEmpty()
 	}
 	s.flushPending()
 	close(s.ended)
@@ -32,7 +34,7 @@ func (s *session) observe(ctx context.Context) error {
 		r.Exit = s.exitStatus(reason)
 		s.rec.journal("exit", 0)
 		s.rootExitCheckpoints()
-		r.Settlement, err = s.settle(ctx)
+		r.Settlement, err = s.settle(ctx, first)
 	} else {
 		// timeout, idle timeout or cancellation: the tree was alive at the
 		// capture's deadline and is ended now.
@@ -149,12 +151,24 @@ func (s *session) exitStatus(reason string) Exit {
 // settle polls the tree every pollInterval after the root exited: two
 // consecutive empty observations are quiescence; otherwise, at settle_ms
 // (but not before a second observation was possible), the tree is ended.
-func (s *session) settle(ctx context.Context) (Settlement, error) {
+// With first (an empty tree seen at the exit, observeEmpty) settlement
+// began then: first is its first observation, and the second comes a poll
+// interval after it.
+func (s *session) settle(ctx context.Context, first emptyObservation) (Settlement, error) {
 	begin := time.Now()
+	empty := 0
+	if !first.at.IsZero() {
+		begin, empty = first.at, 1
+	}
 	window := max(time.Duration(s.sc.SettleMS)*time.Millisecond, pollInterval)
 	poll := time.NewTicker(pollInterval)
 	defer poll.Stop()
-	empty := 0
+	if empty == 1 { // the next observation comes a poll interval after it
+		if err := s.wait(ctx, time.After(time.Until(begin.Add(pollInterval)))); err != nil {
+			c := s.tree.Terminate(proctree.Grace)
+			return Settlement{State: SettlementAliveAtDeadline, ElapsedMS: s.rec.norm.ms(ms(time.Since(begin))), CleanupOutcome: cleanupOutcome(c)}, err
+		}
+	}
 	for {
 		members := s.tree.Members()
 		s.rec.samples(members, time.Since(s.start))
@@ -176,6 +190,25 @@ func (s *session) settle(ctx context.Context) (Settlement, error) {
 			return Settlement{State: SettlementAliveAtDeadline, ElapsedMS: s.rec.norm.ms(ms(time.Since(begin))), CleanupOutcome: cleanupOutcome(c)}, err
 		}
 	}
+}
+
+// emptyObservation is settlement's first observation when it found the
+// owned tree empty; its zero value means it found members (or none was
+// taken), and settlement then starts after the renderer caught up.
+type emptyObservation struct{ at time.Time }
+
+// observeEmpty takes settlement's first observation as soon as the root's
+// exit is seen, before the loop waits for the rendered frames it owes
+// (flushPending), so the renderer's catching up and the first poll
+// interval of settlement overlap. Only an empty tree is kept: it records
+// nothing (no process sample, no pid for the normalizer), so the record
+// is what it was; a tree with members is observed again, and recorded,
+// when settlement starts.
+func (s *session) observeEmpty() emptyObservation {
+	if len(s.tree.Members()) == 0 {
+		return emptyObservation{at: time.Now()}
+	}
+	return emptyObservation{}
 }
 
 // wait records observations until tick fires or ctx is done.

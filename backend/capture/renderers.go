@@ -98,3 +98,46 @@ func (r *Renderers) Close() {
 		}
 	}
 }
+
+// screenStart is a renderer helper being started while the capture makes
+// everything else of its launch ready (temporary root, PTY, shims,
+// loopback, the "before" checkpoint): Node's start-up then overlaps that
+// work instead of preceding it. wait returns the helper once it said
+// hello (or why it could not start), and the capture calls it before the
+// target is launched, so a capture whose renderer cannot start still
+// fails before anything of the target runs. A screenStart is used by one
+// goroutine; the helper is handed over through a channel.
+type screenStart struct {
+	ch   chan started
+	got  started
+	done bool
+}
+
+// start begins starting a helper with a fresh terminal t in the
+// background (r.screen's helper: one started ahead when r is set, else
+// one run with h).
+func (r *Renderers) start(h RendererHelper, t Terminal) *screenStart {
+	p := &screenStart{ch: make(chan started, 1)}
+	go func() {
+		s, err := r.screen(h, t)
+		p.ch <- started{s, err}
+	}()
+	return p
+}
+
+// wait returns the started helper, or the error of its start.
+func (p *screenStart) wait() (*screen, error) {
+	if !p.done {
+		p.got, p.done = <-p.ch, true
+	}
+	return p.got.s, p.got.err
+}
+
+// close ends the helper once its start has finished (for a capture that
+// stopped before launch); closing a helper the capture already closed
+// does nothing.
+func (p *screenStart) close() {
+	if s, _ := p.wait(); s != nil {
+		s.close()
+	}
+}

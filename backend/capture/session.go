@@ -69,8 +69,11 @@ type session struct {
 // run launches the target and records it into rec. A non-nil error with
 // rec.Manifest.StartedAt still empty means nothing was launched.
 // The program executed, the working directory entered and the filesystem
-// roots walked are those of tg, the paths the policy judged.
-func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, tg target, opts Options, tempRoot string, rec *Record) error {
+// roots walked are those of tg, the paths the policy judged. The renderer
+// helper of pending is waited for just before the launch (and closed when
+// run returns).
+func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, tg target, opts Options, tempRoot string, rec *Record, pending *screenStart) error {
+	defer pending.close()
 	home, err := homeDir(tempRoot)
 	if err != nil {
 		return err
@@ -97,11 +100,6 @@ func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, tg target,
 	if err != nil {
 		return err
 	}
-	scr, err := opts.Renderers.screen(RendererHelper{Node: opts.Node, Supervisor: sup}, sc.Terminal)
-	if err != nil {
-		return fmt.Errorf("capture: %w", err)
-	}
-	defer scr.close()
 	master, tty, err := openPTY(sc.Terminal.Columns, sc.Terminal.Rows)
 	if err != nil {
 		return err
@@ -109,6 +107,13 @@ func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, tg target,
 	cps := newCheckpoints(ctx, sc, tg.roots, norm)
 	cps.takeBefore() // the "before" checkpoint is taken before launch
 	marker := MarkerVariable + "=" + opts.RunID
+	// the renderer said hello before anything of the target runs
+	scr, err := pending.wait()
+	if err != nil {
+		master.Close()
+		tty.Close()
+		return fmt.Errorf("capture: %w", err)
+	}
 	if err := tg.unchanged(); err != nil {
 		master.Close()
 		tty.Close()
