@@ -1,0 +1,1135 @@
+package record
+
+// The verifier as it was before it was made fast (commit 2e3fb1b), kept
+// unchanged but for its names as the oracle of TestVerifyMatchesOracle:
+// every issue of Verify, code, path and message, must be the oracle's.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
+	"github.com/gatehouse/gatehouse/backend/reactive"
+	"github.com/gatehouse/gatehouse/backend/replay"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// Verify re-checks a capture record (an Evidence normalized_result)
+// against the invariants of docs/formats/capture-record.md and returns every violation, each
+// with the JSON path of the offending value ("$" is the record); nil means
+// the record holds. It never repairs anything and never panics.
+//
+// Checked: every frame, rendered frame, interaction event, process sample
+// and shim event has exactly its members, of their types and enumerations
+// (elements and item, verify_items.go); the record is one JSON value RFC 8785 can canonicalize (no
+// duplicate names) and an object with exactly the record's members and
+// schema_version 4; every manifest *_sha256 equals the digest of its
+// embedded value (executable_sha256, whose value is not embedded, must be
+// 64 lowercase hex digits), and normalization, shim_plan, replay_plan and
+// comparison_contract agree with manifest.scenario; started_at ≤
+// completed_at (RFC 3339); sequences run 0, 1, 2, … with non-decreasing
+// at_ms in frames, rendered_frames, shim_events, protocol_events and
+// replay_transitions, interaction_events have sequences with
+// non-decreasing scheduled_at_ms and dispatched_at_ms, and process_samples
+// and filesystem_checkpoints have non-decreasing at_ms; checkpoints have
+// unique names, start with before and end with after_settlement;
+// files_before and files_after are the files of those two; every file
+// state and effect is self-consistent; a truncated checkpoint implies a
+// truncated capture; an exit code only with reason exited; settlement
+// state and cleanup outcome agree; cleanup is verified and removed;
+// matched shim calls stay within their route's max_calls; and a
+// non-empty event_journal lists every observation exactly once, in
+// capture order (capture_order 0, 1, 2, … and each collection's indices
+// in order; exit and settlement once each); limitations are strings and
+// residual_unknowns {scope, reason}; protocol_events and
+// replay_transitions agree with the replay plan (replayRecord,
+// verify_replay.go); reactive_run is null exactly without
+// a reactive graph and otherwise a run reactive.VerifyRun accepts.
+func oracleVerify(raw json.RawMessage) []Issue {
+	v := &oracleVerifier{}
+	if err := evidence.CheckCanonical(raw); err != nil {
+		v.add("$", CodeInvalidJSON, "the record is not canonicalizable JSON: %s", strictjson.Truncate(err.Error(), 200))
+		return v.issues.List
+	}
+	rec := v.object(raw, "$", recordFields...)
+	if rec == nil {
+		return v.issues.List
+	}
+	if n, ok := v.intAt(rec, "$", "schema_version"); ok && n != SchemaVersion {
+		v.add("$.schema_version", CodeInvalidValue, "schema_version must be %d", SchemaVersion)
+	}
+	v.manifest(rec)
+	lens := map[string]int{}
+	for _, name := range []string{"frames", "rendered_frames", "shim_events", "protocol_events", "replay_transitions"} {
+		lens[name] = v.sequenced(rec, name, "at_ms")
+	}
+	lens["interaction_events"] = v.sequenced(rec, "interaction_events", "scheduled_at_ms", "dispatched_at_ms")
+	lens["process_samples"] = v.timed(rec, "process_samples")
+	lens["filesystem_checkpoints"] = v.checkpoints(rec)
+	lens["exit"], lens["settlement"] = 1, 1
+	v.exit(rec)
+	v.settlement(rec)
+	v.cleanup(rec)
+	v.shimCalls(rec)
+	v.replayRecord(rec) // verify_replay.go
+	v.journal(rec, lens)
+	v.reactiveRun(rec) // verify_reactive.go
+	v.notes(rec)
+	return v.issues.List
+}
+
+// notes checks the shapes of limitations and residual_unknowns.
+func (v *oracleVerifier) notes(rec map[string]json.RawMessage) {
+	if a, ok := v.array(rec, "$", "limitations"); ok {
+		for i, raw := range a {
+			if k := oracleRawKind(raw); k != 's' {
+				v.add(fmt.Sprintf("$.limitations[%d]", i), CodeWrongType, "must be a string, not %s", oracleRawKindName(k))
+			}
+		}
+	}
+	if a, ok := v.array(rec, "$", "residual_unknowns"); ok {
+		for i, raw := range a {
+			at := fmt.Sprintf("$.residual_unknowns[%d]", i)
+			if u := v.object(raw, at, "scope", "reason"); u != nil {
+				v.strAt(u, at, "scope", false)
+				v.strAt(u, at, "reason", false)
+			}
+		}
+	}
+}
+
+type oracleVerifier struct{ issues strictjson.Collector }
+
+func (v *oracleVerifier) add(path, code, format string, args ...any) {
+	v.issues.Add(path, code, format, args...)
+}
+
+// oracleRawKind is the JSON type of a value: 'o', 'a', 's', 'n', 'b' or 'z' (null).
+func oracleRawKind(raw json.RawMessage) byte {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 {
+		return 0
+	}
+	switch c := raw[0]; {
+	case c == '{':
+		return 'o'
+	case c == '[':
+		return 'a'
+	case c == '"':
+		return 's'
+	case c == 't' || c == 'f':
+		return 'b'
+	case c == 'n':
+		return 'z'
+	default:
+		return 'n'
+	}
+}
+
+func oracleRawKindName(k byte) string {
+	return strictjson.Kind(k).String() // "null" for 'z' and for 0
+}
+
+// object decodes an object; with allowed, it reports missing and unknown
+// members.
+func (v *oracleVerifier) object(raw json.RawMessage, path string, allowed ...string) map[string]json.RawMessage {
+	if k := oracleRawKind(raw); k != 'o' {
+		v.add(path, CodeWrongType, "must be an object, not %s", oracleRawKindName(k))
+		return nil
+	}
+	// VerifyRecord canonicalized the whole record first, so raw is valid
+	// JSON: its members are delimited, not scanned twice more as
+	// json.Unmarshal would (the last of repeated names kept, as it does).
+	names, vals, err := strictjson.SplitObject(raw)
+	if err != nil {
+		v.add(path, CodeInvalidJSON, "%s", strictjson.Truncate(err.Error(), 200))
+		return nil
+	}
+	m := make(map[string]json.RawMessage, len(names))
+	for i, k := range names {
+		m[k] = vals[i]
+	}
+	if len(allowed) > 0 {
+		v.exactly(m, path, allowed, nil)
+	}
+	return m
+}
+
+// exactly reports the members of allowed that m lacks (but those in
+// elsewhere, which another check reports) and the members of m not in
+// allowed, in name order.
+func (v *oracleVerifier) exactly(m map[string]json.RawMessage, path string, allowed []string, elsewhere map[string]bool) {
+	known := map[string]bool{}
+	for _, k := range allowed {
+		known[k] = true
+		if _, ok := m[k]; !ok && !elsewhere[k] {
+			v.add(path+strictjson.KeyPath(k), CodeMissingField, "required field is missing")
+		}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !known[k] {
+			v.add(path+strictjson.KeyPath(k), CodeUnknownField, "unknown field %q", strictjson.Truncate(k, 64))
+		}
+	}
+}
+
+// array decodes member key of m as an array (nil when absent or not one).
+func (v *oracleVerifier) array(m map[string]json.RawMessage, path, key string) ([]json.RawMessage, bool) {
+	raw, ok := m[key]
+	if !ok {
+		return nil, false
+	}
+	if k := oracleRawKind(raw); k != 'a' {
+		v.add(path+strictjson.KeyPath(key), CodeWrongType, "must be an array, not %s", oracleRawKindName(k))
+		return nil, false
+	}
+	elems, err := strictjson.SplitArray(raw) // valid JSON, as in object
+	if err != nil {
+		v.add(path+strictjson.KeyPath(key), CodeInvalidJSON, "%s", strictjson.Truncate(err.Error(), 200))
+		return nil, false
+	}
+	a := make([]json.RawMessage, len(elems))
+	for i, e := range elems {
+		a[i] = e
+	}
+	return a, true
+}
+
+// integer reads an integral number.
+func (v *oracleVerifier) integer(raw json.RawMessage, path string) (int64, bool) {
+	if k := oracleRawKind(raw); k != 'n' {
+		v.add(path, CodeWrongType, "must be an integer, not %s", oracleRawKindName(k))
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(bytes.TrimSpace(raw)), 64)
+	if err != nil || f != float64(int64(f)) {
+		v.add(path, CodeWrongType, "must be an integer, not %s", strictjson.Truncate(string(raw), 40))
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// intAt reads member key of m as an integer (silently absent when missing:
+// object has reported it).
+func (v *oracleVerifier) intAt(m map[string]json.RawMessage, path, key string) (int64, bool) {
+	raw, ok := m[key]
+	if !ok {
+		return 0, false
+	}
+	return v.integer(raw, path+strictjson.KeyPath(key))
+}
+
+// strAt reads member key of m as a string; with nullable, null reads as
+// ("", false) without an issue.
+func (v *oracleVerifier) strAt(m map[string]json.RawMessage, path, key string, nullable bool) (string, bool) {
+	raw, ok := m[key]
+	if !ok {
+		return "", false
+	}
+	if k := oracleRawKind(raw); k != 's' {
+		if !(nullable && k == 'z') {
+			v.add(path+strictjson.KeyPath(key), CodeWrongType, "must be a string, not %s", oracleRawKindName(k))
+		}
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		v.add(path+strictjson.KeyPath(key), CodeInvalidJSON, "%s", strictjson.Truncate(err.Error(), 200))
+		return "", false
+	}
+	return s, true
+}
+
+func (v *oracleVerifier) boolAt(m map[string]json.RawMessage, path, key string) (bool, bool) {
+	raw, ok := m[key]
+	if !ok {
+		return false, false
+	}
+	if k := oracleRawKind(raw); k != 'b' {
+		v.add(path+strictjson.KeyPath(key), CodeWrongType, "must be true or false, not %s", oracleRawKindName(k))
+		return false, false
+	}
+	return bytes.HasPrefix(bytes.TrimSpace(raw), []byte("true")), true
+}
+
+func oracleIsNull(raw json.RawMessage) bool { return oracleRawKind(raw) == 'z' }
+
+// oracleDigestOf is the commitment digest of raw ("" when it has none).
+func oracleDigestOf(raw json.RawMessage) string {
+	d, err := evidence.DigestJSON(raw)
+	if err != nil {
+		return ""
+	}
+	return d
+}
+
+// manifest checks the commitments and the start and completion times.
+func (v *oracleVerifier) manifest(rec map[string]json.RawMessage) {
+	raw, ok := rec["manifest"]
+	if !ok {
+		return
+	}
+	const p = "$.manifest"
+	m := v.object(raw, p, Fields(Manifest{})...)
+	if m == nil {
+		return
+	}
+	for _, k := range []string{"gatehouse_version", "provider_version", "platform", "architecture", "pty_backend"} {
+		v.strAt(m, p, k, false)
+	}
+	commit := func(digestKey string, value json.RawMessage, present bool) {
+		d, ok := v.strAt(m, p, digestKey, false)
+		if !ok || !present {
+			return
+		}
+		if got := oracleDigestOf(value); d != got {
+			v.add(p+"."+digestKey, CodeCommitmentMismatch, "%s does not equal the digest of its value (%s)", strictjson.Truncate(d, 80), got)
+		}
+	}
+	scenario, hasScenario := m["scenario"]
+	norm, hasNorm := rec["normalization"]
+	commit("full_scenario_sha256", scenario, hasScenario)
+	commit("comparison_contract_sha256", m["comparison_contract"], m["comparison_contract"] != nil)
+	commit("normalization_sha256", norm, hasNorm)
+	commit("shim_plan_sha256", m["shim_plan"], m["shim_plan"] != nil)
+	commit("replay_plan_sha256", m["replay_plan"], m["replay_plan"] != nil)
+	if d, ok := v.strAt(m, p, "executable_sha256", false); ok && !strictjson.IsHex64(d) {
+		v.add(p+".executable_sha256", CodeInvalidValue, "must be 64 lowercase hexadecimal digits")
+	}
+	if hasScenario {
+		v.scenarioAgrees(rec, m, scenario)
+	}
+	start, ok1 := v.timeAt(m, p, "started_at")
+	end, ok2 := v.timeAt(m, p, "completed_at")
+	if ok1 && ok2 && end.Before(start) {
+		v.add(p+".completed_at", CodeTimeOrder, "completed_at is before started_at")
+	}
+}
+
+// scenarioAgrees checks that the values committed beside the scenario are
+// the scenario's own members.
+func (v *oracleVerifier) scenarioAgrees(rec, m map[string]json.RawMessage, raw json.RawMessage) {
+	sc := v.object(raw, "$.manifest.scenario")
+	if sc == nil {
+		return
+	}
+	same := func(path string, got json.RawMessage, want json.RawMessage, what string) {
+		if got == nil || want == nil {
+			return
+		}
+		if dg, dw := oracleDigestOf(got), oracleDigestOf(want); dg == "" || dg != dw {
+			v.add(path, CodeCommitmentMismatch, "differs from %s", what)
+		}
+	}
+	same("$.normalization", rec["normalization"], sc["normalization"], "manifest.scenario.normalization")
+	same("$.manifest.shim_plan", m["shim_plan"], sc["command_shims"], "manifest.scenario.command_shims")
+	same("$.manifest.replay_plan", m["replay_plan"], sc["replay"], "manifest.scenario.replay")
+	// comparison_contract: the scenario without executable, arguments and
+	// environment, plus the sorted environment names.
+	contract := make(map[string]json.RawMessage, len(sc))
+	for k, x := range sc {
+		contract[k] = x
+	}
+	delete(contract, "executable")
+	delete(contract, "arguments")
+	delete(contract, "environment")
+	names := []string{}
+	if env, ok := sc["environment"]; ok && oracleRawKind(env) == 'o' {
+		var e map[string]json.RawMessage
+		if json.Unmarshal(env, &e) == nil {
+			for k := range e {
+				names = append(names, k)
+			}
+		}
+	}
+	sort.Strings(names)
+	b, _ := json.Marshal(names)
+	contract["environment_names"] = b
+	want, err := json.Marshal(contract)
+	if err == nil {
+		same("$.manifest.comparison_contract", m["comparison_contract"], want, "the contract derived from manifest.scenario")
+	}
+}
+
+func (v *oracleVerifier) timeAt(m map[string]json.RawMessage, path, key string) (time.Time, bool) {
+	s, ok := v.strAt(m, path, key, false)
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		v.add(path+"."+key, CodeInvalidValue, "%q is not an RFC 3339 time", strictjson.Truncate(s, 64))
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+// elements decodes the objects of list key; it returns them (nil entries
+// for non-objects) and the list's length.
+func (v *oracleVerifier) elements(rec map[string]json.RawMessage, key string) ([]map[string]json.RawMessage, int) {
+	a, ok := v.array(rec, "$", key)
+	if !ok {
+		return nil, 0
+	}
+	out := make([]map[string]json.RawMessage, len(a))
+	fields := itemFields[key]
+	for i, e := range a {
+		at := fmt.Sprintf("$.%s[%d]", key, i)
+		out[i] = v.object(e, at)
+		if out[i] != nil && fields != nil {
+			v.exactly(out[i], at, fields, orderFields)
+			v.item(key, out[i], at) // verify_items.go
+		}
+	}
+	return out, len(a)
+}
+
+// sequenced checks sequence 0, 1, 2, … and non-decreasing times in list
+// key; it returns the list's length.
+func (v *oracleVerifier) sequenced(rec map[string]json.RawMessage, key string, times ...string) int {
+	elems, n := v.elements(rec, key)
+	last := make([]int64, len(times))
+	for i, e := range elems {
+		if e == nil {
+			continue
+		}
+		at := fmt.Sprintf("$.%s[%d]", key, i)
+		if raw, ok := e["sequence"]; !ok {
+			v.add(at+".sequence", CodeMissingField, "required field is missing")
+		} else if s, ok := v.integer(raw, at+".sequence"); ok && s != int64(i) {
+			v.add(at+".sequence", CodeSequenceGap, "sequence %d at position %d; sequences run 0, 1, 2, …", s, i)
+		}
+		v.times(e, at, times, last)
+	}
+	return n
+}
+
+// timed checks non-decreasing at_ms in list key; it returns its length.
+func (v *oracleVerifier) timed(rec map[string]json.RawMessage, key string) int {
+	elems, n := v.elements(rec, key)
+	last := []int64{0}
+	for i, e := range elems {
+		if e != nil {
+			v.times(e, fmt.Sprintf("$.%s[%d]", key, i), []string{"at_ms"}, last)
+		}
+	}
+	return n
+}
+
+func (v *oracleVerifier) times(e map[string]json.RawMessage, at string, keys []string, last []int64) {
+	for j, k := range keys {
+		raw, ok := e[k]
+		if !ok {
+			v.add(at+"."+k, CodeMissingField, "required field is missing")
+			continue
+		}
+		t, ok := v.integer(raw, at+"."+k)
+		if !ok {
+			continue
+		}
+		if t < last[j] {
+			v.add(at+"."+k, CodeTimeOrder, "%s %d is before the previous entry's %d", k, t, last[j])
+		}
+		last[j] = max(last[j], t)
+	}
+}
+
+// checkpoints checks the checkpoint list and the files and effects around
+// it; it returns the list's length.
+func (v *oracleVerifier) checkpoints(rec map[string]json.RawMessage) int {
+	a, ok := v.array(rec, "$", "filesystem_checkpoints")
+	if !ok {
+		return 0
+	}
+	truncated, hasTruncated := v.boolAt(rec, "$", "truncated")
+	if len(a) == 0 {
+		v.add("$.filesystem_checkpoints", CodeCheckpointOrder, "the checkpoints must start with before and end with after_settlement")
+	}
+	names := map[string]int{}
+	var last int64
+	for i, raw := range a {
+		at := fmt.Sprintf("$.filesystem_checkpoints[%d]", i)
+		cp := v.object(raw, at, "name", "at_ms", "files", "effects", "truncated")
+		if cp == nil {
+			continue
+		}
+		name, ok := v.strAt(cp, at, "name", false)
+		if ok {
+			if first, dup := names[name]; dup {
+				v.add(at+".name", CodeCheckpointOrder, "checkpoint %q is already recorded at index %d", strictjson.Truncate(name, 64), first)
+			} else {
+				names[name] = i
+			}
+			switch {
+			case i == 0 && name != CheckpointBefore:
+				v.add(at+".name", CodeCheckpointOrder, "the first checkpoint must be before, not %q", strictjson.Truncate(name, 64))
+			case i == len(a)-1 && name != CheckpointAfterSettlement:
+				v.add(at+".name", CodeCheckpointOrder, "the last checkpoint must be after_settlement, not %q", strictjson.Truncate(name, 64))
+			case i != 0 && name == CheckpointBefore, i != len(a)-1 && name == CheckpointAfterSettlement:
+				v.add(at+".name", CodeCheckpointOrder, "%s is not where it belongs", name)
+			}
+		}
+		if t, ok := v.intAt(cp, at, "at_ms"); ok {
+			if t < last {
+				v.add(at+".at_ms", CodeTimeOrder, "at_ms %d is before the previous checkpoint's %d", t, last)
+			}
+			last = max(last, t)
+		}
+		if cpTrunc, ok := v.boolAt(cp, at, "truncated"); ok && cpTrunc && hasTruncated && !truncated {
+			v.add("$.truncated", CodeTruncationMismatch, "checkpoint %d is truncated, so the capture must be too", i)
+		}
+		if files, ok := v.array(cp, at, "files"); ok {
+			for j, f := range files {
+				v.fileState(f, fmt.Sprintf("%s.files[%d]", at, j))
+			}
+		}
+		if effects, ok := v.array(cp, at, "effects"); ok {
+			for j, e := range effects {
+				v.fileEffect(e, fmt.Sprintf("%s.effects[%d]", at, j))
+			}
+		}
+	}
+	for _, side := range []struct{ key, name string }{{"files_before", CheckpointBefore}, {"files_after", CheckpointAfterSettlement}} {
+		files, ok := v.array(rec, "$", side.key)
+		if !ok {
+			continue
+		}
+		for j, f := range files {
+			v.fileState(f, fmt.Sprintf("$.%s[%d]", side.key, j))
+		}
+		if i, ok := names[side.name]; ok {
+			var cp map[string]json.RawMessage
+			if json.Unmarshal(a[i], &cp) == nil && cp["files"] != nil && oracleDigestOf(cp["files"]) != oracleDigestOf(rec[side.key]) {
+				v.add("$."+side.key, CodeStateMismatch, "differs from the files of checkpoint %s", side.name)
+			}
+		}
+	}
+	if effects, ok := v.array(rec, "$", "filesystem_effects"); ok {
+		for j, e := range effects {
+			v.fileEffect(e, fmt.Sprintf("$.filesystem_effects[%d]", j))
+		}
+	}
+	return len(a)
+}
+
+// fileState checks one FileState.
+func (v *oracleVerifier) fileState(raw json.RawMessage, at string) {
+	f := v.object(raw, at, "path", "mode", "size", "type", "sha256", "symlink_target")
+	if f == nil {
+		return
+	}
+	v.strAt(f, at, "path", false)
+	v.intAt(f, at, "mode")
+	if n, ok := v.intAt(f, at, "size"); ok && n < 0 {
+		v.add(at+".size", CodeInvalidValue, "size is negative")
+	}
+	typ, ok := v.strAt(f, at, "type", false)
+	if ok && typ != FileTypeFile && typ != FileTypeSymlink && typ != FileTypeDirectory && typ != FileTypeOther {
+		v.add(at+".type", CodeInvalidValue, "%q is not file, symlink, directory or other", strictjson.Truncate(typ, 64))
+		ok = false
+	}
+	sum, hasSum := v.strAt(f, at, "sha256", true)
+	switch {
+	case hasSum && !strictjson.IsHex64(sum):
+		v.add(at+".sha256", CodeInvalidValue, "must be 64 lowercase hexadecimal digits or null")
+	case hasSum && ok && typ != FileTypeFile:
+		v.add(at+".sha256", CodeStateMismatch, "only files have a sha256")
+	}
+	if _, hasTarget := v.strAt(f, at, "symlink_target", true); hasTarget && ok && typ != FileTypeSymlink {
+		v.add(at+".symlink_target", CodeStateMismatch, "only symlinks have a target")
+	}
+}
+
+// fileEffect checks one FileEffect.
+func (v *oracleVerifier) fileEffect(raw json.RawMessage, at string) {
+	e := v.object(raw, at, "path", "status", "before", "after")
+	if e == nil {
+		return
+	}
+	v.strAt(e, at, "path", false)
+	status, ok := v.strAt(e, at, "status", false)
+	for _, side := range []string{"before", "after"} {
+		if x, present := e[side]; present && !oracleIsNull(x) {
+			v.fileState(x, at+"."+side)
+		}
+	}
+	if !ok {
+		return
+	}
+	before, after := e["before"] != nil && !oracleIsNull(e["before"]), e["after"] != nil && !oracleIsNull(e["after"])
+	switch status {
+	case EffectCreated:
+		if before || !after {
+			v.add(at, CodeStateMismatch, "a created entry has no before and an after")
+		}
+	case EffectDeleted:
+		if !before || after {
+			v.add(at, CodeStateMismatch, "a deleted entry has a before and no after")
+		}
+	case EffectModified, EffectUnchanged:
+		if !before || !after {
+			v.add(at, CodeStateMismatch, "a %s entry has a before and an after", status)
+		}
+	default:
+		v.add(at+".status", CodeInvalidValue, "%q is not created, deleted, modified or unchanged", strictjson.Truncate(status, 64))
+	}
+}
+
+func (v *oracleVerifier) exit(rec map[string]json.RawMessage) {
+	raw, ok := rec["exit"]
+	if !ok {
+		return
+	}
+	e := v.object(raw, "$.exit", "code", "signal", "reason")
+	if e == nil {
+		return
+	}
+	reason, ok := v.strAt(e, "$.exit", "reason", false)
+	if ok && reason != ExitReasonExited && reason != ExitReasonTimeout && reason != ExitReasonIdleTimeout {
+		v.add("$.exit.reason", CodeInvalidValue, "%q is not exited, timeout or idle_timeout", strictjson.Truncate(reason, 64))
+	}
+	if code, present := e["code"]; present && !oracleIsNull(code) {
+		if _, isInt := v.integer(code, "$.exit.code"); isInt && ok && reason != ExitReasonExited {
+			v.add("$.exit.code", CodeExitMismatch, "an exit code is recorded only when the reason is exited, not %s", strictjson.Truncate(reason, 64))
+		}
+	}
+	v.strAt(e, "$.exit", "signal", true)
+}
+
+func (v *oracleVerifier) settlement(rec map[string]json.RawMessage) {
+	raw, ok := rec["settlement"]
+	if !ok {
+		return
+	}
+	const p = "$.settlement"
+	s := v.object(raw, p, "state", "elapsed_ms", "cleanup_outcome")
+	if s == nil {
+		return
+	}
+	v.intAt(s, p, "elapsed_ms")
+	state, ok1 := v.strAt(s, p, "state", false)
+	outcome, ok2 := v.strAt(s, p, "cleanup_outcome", false)
+	if !ok1 || !ok2 {
+		return
+	}
+	switch state {
+	case SettlementQuiesced:
+		if outcome != CleanupNotRequired {
+			v.add(p+".cleanup_outcome", CodeStateMismatch, "a quiesced tree needs no cleanup (not_required)")
+		}
+	case SettlementAliveAtDeadline, SettlementUnverifiable:
+		if outcome != CleanupCleaned && outcome != CleanupFailed {
+			v.add(p+".cleanup_outcome", CodeStateMismatch, "after %s the cleanup outcome is cleaned or failed", state)
+		}
+	default:
+		v.add(p+".state", CodeInvalidValue, "%q is not quiesced, alive_at_deadline or unverifiable", strictjson.Truncate(state, 64))
+	}
+}
+
+func (v *oracleVerifier) cleanup(rec map[string]json.RawMessage) {
+	raw, ok := rec["cleanup"]
+	if !ok {
+		return
+	}
+	c := v.object(raw, "$.cleanup", "owned_process_group", "temporary_root")
+	if c == nil {
+		return
+	}
+	if s, ok := v.strAt(c, "$.cleanup", "owned_process_group", false); ok && s != OwnedProcessGroupVerified {
+		v.add("$.cleanup.owned_process_group", CodeStateMismatch, "must be verified")
+	}
+	if s, ok := v.strAt(c, "$.cleanup", "temporary_root", false); ok && s != TemporaryRootRemoved {
+		v.add("$.cleanup.temporary_root", CodeStateMismatch, "must be removed")
+	}
+}
+
+// shimCalls checks that matched shim calls stay within max_calls of the
+// route they matched (routes from manifest.scenario.command_shims).
+func (v *oracleVerifier) shimCalls(rec map[string]json.RawMessage) {
+	var events []json.RawMessage
+	if a, ok := rec["shim_events"]; !ok || json.Unmarshal(a, &events) != nil || len(events) == 0 {
+		return
+	}
+	var manifest struct {
+		Scenario struct {
+			CommandShims []struct {
+				Name   string `json:"name"`
+				Routes []struct {
+					MaxCalls int64 `json:"max_calls"`
+				} `json:"routes"`
+			} `json:"command_shims"`
+		} `json:"scenario"`
+	}
+	if json.Unmarshal(rec["manifest"], &manifest) != nil {
+		return // the manifest has been reported
+	}
+	maxCalls := map[string]int64{}
+	for _, s := range manifest.Scenario.CommandShims {
+		for i, r := range s.Routes {
+			maxCalls[fmt.Sprintf("%s\x00%d", s.Name, i)] = r.MaxCalls
+		}
+	}
+	calls := map[string]int64{}
+	for i, e := range events {
+		var ev struct {
+			Command    string `json:"command"`
+			RouteIndex *int64 `json:"route_index"`
+			Outcome    string `json:"outcome"`
+		}
+		if json.Unmarshal(e, &ev) != nil || ev.Outcome != "matched" {
+			continue
+		}
+		at := fmt.Sprintf("$.shim_events[%d]", i)
+		if ev.RouteIndex == nil {
+			v.add(at+".route_index", CodeStateMismatch, "a matched call names its route")
+			continue
+		}
+		key := fmt.Sprintf("%s\x00%d", ev.Command, *ev.RouteIndex)
+		limit, known := maxCalls[key]
+		if !known {
+			v.add(at+".route_index", CodeStateMismatch, "shim %q has no route %d", strictjson.Truncate(ev.Command, 64), *ev.RouteIndex)
+			continue
+		}
+		calls[key]++
+		if calls[key] > limit {
+			v.add(at, CodeShimOveruse, "route %d of shim %q allows %d calls; this is call %d", *ev.RouteIndex, strictjson.Truncate(ev.Command, 64), limit, calls[key])
+		}
+	}
+}
+
+// journal checks that a non-empty event_journal lists every observation
+// exactly once, in capture order; lens holds each collection's length.
+func (v *oracleVerifier) journal(rec map[string]json.RawMessage, lens map[string]int) {
+	a, ok := v.array(rec, "$", "event_journal")
+	if !ok || len(a) == 0 {
+		return
+	}
+	known := map[string]bool{}
+	for _, c := range journalCollections {
+		known[c] = true
+	}
+	seen := map[string]int64{}
+	for i, raw := range a {
+		at := fmt.Sprintf("$.event_journal[%d]", i)
+		e := v.object(raw, at, "capture_order", "collection", "index")
+		if e == nil {
+			continue
+		}
+		if o, ok := v.intAt(e, at, "capture_order"); ok && o != int64(i) {
+			v.add(at+".capture_order", CodeJournalMismatch, "capture_order %d at position %d; it runs 0, 1, 2, …", o, i)
+		}
+		c, ok1 := v.strAt(e, at, "collection", false)
+		idx, ok2 := v.intAt(e, at, "index")
+		if !ok1 || !ok2 {
+			continue
+		}
+		if !known[c] {
+			v.add(at+".collection", CodeInvalidValue, "%q is not a record collection", strictjson.Truncate(c, 64))
+			continue
+		}
+		if idx != seen[c] {
+			v.add(at+".index", CodeJournalMismatch, "%s[%d] where %s[%d] comes next: each observation is listed once, in order", c, idx, c, seen[c])
+		}
+		seen[c]++
+	}
+	for _, c := range journalCollections {
+		if n := int64(lens[c]); seen[c] != n {
+			v.add("$.event_journal", CodeJournalMismatch, "has %d entries for the %d %s observations", seen[c], n, c)
+		}
+	}
+}
+
+// item checks the members of one observation of list key, an object
+// elements decoded, once exactly has checked which members it has:
+// sequences and times are sequenced's and timed's, the rest are read here.
+// Readers such as compare read these members without checking again.
+func (v *oracleVerifier) item(key string, m map[string]json.RawMessage, at string) {
+	switch key {
+	case "frames":
+		v.strAt(m, at, "data", false)
+	case "rendered_frames":
+		for _, k := range []string{"columns", "rows", "cursor_x", "cursor_y"} {
+			v.intAt(m, at, k)
+		}
+		v.enumAt(m, at, "active_buffer", activeBuffers)
+		v.strings(m, at, "lines")
+		v.strAt(m, at, "serialized_state", false)
+	case "interaction_events":
+		v.enumAt(m, at, "type", interactionTypes)
+		v.strAt(m, at, "data", false)
+		v.enumAt(m, at, "outcome", interactionOutcomes)
+	case "process_samples":
+		v.intAt(m, at, "pid")
+		v.intAt(m, at, "parent_pid")
+		v.strAt(m, at, "command", false)
+		v.nullableInt(m, at, "process_group_id")
+		v.nullableInt(m, at, "session_id")
+	case "shim_events":
+		v.strAt(m, at, "command", false)
+		v.nullableInt(m, at, "route_index")
+		v.strings(m, at, "arguments")
+		v.strAt(m, at, "working_directory", false)
+		v.enumAt(m, at, "outcome", shimOutcomes)
+	}
+}
+
+// enumAt reads member key of m as one of allowed.
+func (v *oracleVerifier) enumAt(m map[string]json.RawMessage, path, key string, allowed []string) {
+	if s, ok := v.strAt(m, path, key, false); ok && !slices.Contains(allowed, s) {
+		v.add(path+strictjson.KeyPath(key), CodeInvalidValue, "%q is not one of %v", strictjson.Truncate(s, 40), allowed)
+	}
+}
+
+// nullableInt reads member key of m as an integer or null.
+func (v *oracleVerifier) nullableInt(m map[string]json.RawMessage, path, key string) {
+	if raw, ok := m[key]; ok && !oracleIsNull(raw) {
+		v.integer(raw, path+strictjson.KeyPath(key))
+	}
+}
+
+// strings reads member key of m as an array of strings.
+func (v *oracleVerifier) strings(m map[string]json.RawMessage, path, key string) {
+	a, ok := v.array(m, path, key)
+	if !ok {
+		return
+	}
+	for i, raw := range a {
+		if k := oracleRawKind(raw); k != 's' {
+			v.add(fmt.Sprintf("%s%s[%d]", path, strictjson.KeyPath(key), i), CodeWrongType, "must be a string, not %s", oracleRawKindName(k))
+		}
+	}
+}
+
+// oracleVerifyPlan is the part of manifest.scenario.replay the checks need,
+// decoded leniently (the manifest is redacted, so it need not re-parse).
+type oracleVerifyPlan struct {
+	Machine *struct {
+		InitialState string `json:"initial_state"`
+		Transitions  []struct {
+			ID       string `json:"id"`
+			From     string `json:"from"`
+			To       string `json:"to"`
+			MaxUses  int64  `json:"max_uses"`
+			Captures []struct {
+				Variable  string `json:"variable"`
+				Sensitive bool   `json:"sensitive"`
+			} `json:"captures"`
+		} `json:"transitions"`
+		MaxTransitions int64 `json:"max_transitions"`
+	} `json:"machine"`
+	HTTP []struct {
+		Method   string `json:"method"`
+		Path     string `json:"path"`
+		MaxCalls int64  `json:"max_calls"`
+	} `json:"http"`
+	Connections []struct {
+		Path     string `json:"path"`
+		MaxCalls int64  `json:"max_calls"`
+	} `json:"websocket_connections"`
+	Messages []struct {
+		Path     string `json:"path"`
+		MaxCalls int64  `json:"max_calls"`
+	} `json:"websocket_messages"`
+}
+
+// replayRecord checks protocol_events and replay_transitions: their
+// shapes and vocabulary (events.go), that request bodies and client
+// messages are recorded only as RedactedRequestBody, that responses never
+// outnumber requests, that static routes stay within max_calls, and that
+// transitions follow the machine of manifest.scenario.replay from its
+// initial state within max_uses and max_transitions, one per committed
+// event of a complete capture. Without a plan of that kind both lists
+// must be empty.
+func (v *oracleVerifier) replayRecord(rec map[string]json.RawMessage) {
+	var manifest struct {
+		Scenario struct {
+			Replay *oracleVerifyPlan `json:"replay"`
+		} `json:"scenario"`
+	}
+	if json.Unmarshal(rec["manifest"], &manifest) != nil {
+		return // the manifest has been reported
+	}
+	plan := manifest.Scenario.Replay
+	if plan == nil {
+		plan = &oracleVerifyPlan{}
+	}
+	static := len(plan.HTTP)+len(plan.Connections)+len(plan.Messages) > 0
+	truncated, _ := v.boolAt(rec, "$", "truncated")
+	committed := v.protocolEvents(rec, plan, static)
+	v.transitions(rec, plan, committed, truncated)
+}
+
+// protocolEvents checks every protocol event and returns how many
+// committed a transition.
+func (v *oracleVerifier) protocolEvents(rec map[string]json.RawMessage, plan *oracleVerifyPlan, static bool) int {
+	a, ok := v.array(rec, "$", "protocol_events")
+	if !ok {
+		return 0
+	}
+	if len(a) > 0 && !static && plan.Machine == nil {
+		v.add("$.protocol_events", CodeUnexpectedReplay, "the scenario has no replay, yet %d protocol events are recorded", len(a))
+		return 0
+	}
+	allowed := staticOutcomes
+	if plan.Machine != nil {
+		allowed = machineOutcomes
+	}
+	requests, responses := map[string]int{}, map[string]int{}
+	matched := map[string]int64{} // by kind and key
+	committed := 0
+	for i, raw := range a {
+		at := fmt.Sprintf("$.protocol_events[%d]", i)
+		e := v.object(raw, at, "sequence", "at_ms", "protocol", "direction", "method", "path", "data", "outcome")
+		if e == nil {
+			continue
+		}
+		proto, ok1 := v.strAt(e, at, "protocol", false)
+		dir, ok2 := v.strAt(e, at, "direction", false)
+		method, hasMethod := v.strAt(e, at, "method", true)
+		path, hasPath := v.strAt(e, at, "path", true)
+		data, ok3 := v.strAt(e, at, "data", false)
+		outcome, ok4 := v.strAt(e, at, "outcome", false)
+		if !ok1 || !ok2 || !ok3 || !ok4 {
+			continue
+		}
+		if proto != ProtocolHTTP && proto != ProtocolWebSocket {
+			v.add(at+".protocol", CodeInvalidValue, "%q is not http or websocket", strictjson.Truncate(proto, 64))
+			continue
+		}
+		message := dir == DirectionReceived || dir == DirectionSent
+		switch {
+		case dir != DirectionRequest && dir != DirectionResponse && !message:
+			v.add(at+".direction", CodeInvalidValue, "%q is not request, response, received or sent", strictjson.Truncate(dir, 64))
+			continue
+		case message && proto == ProtocolHTTP:
+			v.add(at+".direction", CodeReplayMismatch, "an http event is a request or a response, not %s", dir)
+			continue
+		case message && (hasMethod || !hasPath):
+			v.add(at+".method", CodeReplayMismatch, "a WebSocket message or close has a path and no method")
+		case !message && (!hasMethod || !hasPath):
+			v.add(at+".method", CodeReplayMismatch, "a request or response has a method and a path")
+		}
+		switch dir {
+		case DirectionRequest, DirectionReceived:
+			if data != "" && data != RedactedRequestBody {
+				v.add(at+".data", CodeUnredactedBody, "a request body or client message is recorded only as %s", RedactedRequestBody)
+			}
+			switch {
+			case dir == DirectionReceived && outcome == ReplayOutcomeClosed:
+				if data != "" {
+					v.add(at+".data", CodeReplayMismatch, "a close carries no data")
+				}
+			case !slices.Contains(allowed, outcome):
+				v.add(at+".outcome", CodeInvalidValue, "%q is not an outcome of this replay (%v)", strictjson.Truncate(outcome, 64), allowed)
+			case outcome == replay.OutcomeCommitted:
+				committed++
+			case outcome == ReplayOutcomeMatched:
+				key := proto + " " + dir + " " + path
+				if proto == ProtocolHTTP {
+					key += " " + method
+				}
+				matched[key]++
+				if limit := plan.maxCalls(proto, dir, method, path); matched[key] > limit {
+					v.add(at, CodeReplayOveruse, "the routes for %s %s allow %d calls; this is call %d", strictjson.Truncate(method, 32), strictjson.Truncate(path, 200), limit, matched[key])
+				}
+			}
+			if dir == DirectionRequest {
+				requests[proto]++
+			}
+		case DirectionResponse:
+			responses[proto]++
+			if responses[proto] > requests[proto] {
+				v.add(at, CodeReplayMismatch, "%s response %d comes before its request", proto, responses[proto])
+			}
+			if outcome != ReplayOutcomeDisconnected {
+				if n, err := strconv.Atoi(outcome); err != nil || n < 100 || n > 599 || strconv.Itoa(n) != outcome {
+					v.add(at+".outcome", CodeInvalidValue, "a response's outcome is its status (100–599) or disconnected, not %q", strictjson.Truncate(outcome, 64))
+				}
+			}
+		case DirectionSent:
+			if outcome != ReplayOutcomeSent && outcome != ReplayOutcomeDisconnected {
+				v.add(at+".outcome", CodeInvalidValue, "a sent message's outcome is sent or disconnected, not %q", strictjson.Truncate(outcome, 64))
+			} else if outcome == ReplayOutcomeDisconnected && data != "" {
+				v.add(at+".data", CodeReplayMismatch, "a disconnect carries no data")
+			}
+		}
+	}
+	return committed
+}
+
+// maxCalls is the sum of max_calls of the static routes a matched event
+// could have used.
+func (p *oracleVerifyPlan) maxCalls(proto, dir, method, path string) int64 {
+	var n int64
+	switch {
+	case proto == ProtocolHTTP:
+		for _, r := range p.HTTP {
+			if r.Method == method && r.Path == path {
+				n += r.MaxCalls
+			}
+		}
+	case dir == DirectionRequest:
+		for _, r := range p.Connections {
+			if r.Path == path {
+				n += r.MaxCalls
+			}
+		}
+	default:
+		for _, r := range p.Messages {
+			if r.Path == path {
+				n += r.MaxCalls
+			}
+		}
+	}
+	return n
+}
+
+// transitions checks replay_transitions against the machine.
+func (v *oracleVerifier) transitions(rec map[string]json.RawMessage, plan *oracleVerifyPlan, committed int, truncated bool) {
+	a, ok := v.array(rec, "$", "replay_transitions")
+	if !ok {
+		return
+	}
+	m := plan.Machine
+	if m == nil {
+		if len(a) > 0 {
+			v.add("$.replay_transitions", CodeUnexpectedReplay, "the scenario has no replay machine, yet %d transitions are recorded", len(a))
+		}
+		return
+	}
+	if !truncated && len(a) != committed {
+		v.add("$.replay_transitions", CodeReplayMismatch, "%d transitions for %d committed protocol events", len(a), committed)
+	}
+	if int64(len(a)) > m.MaxTransitions {
+		v.add("$.replay_transitions", CodeReplayOveruse, "%d transitions; max_transitions is %d", len(a), m.MaxTransitions)
+	}
+	index := map[string]int{}
+	for i, t := range m.Transitions {
+		index[t.ID] = i
+	}
+	uses := map[string]int64{}
+	state := m.InitialState
+	for i, raw := range a {
+		at := fmt.Sprintf("$.replay_transitions[%d]", i)
+		e := v.object(raw, at, "sequence", "at_ms", "transition_id", "state_before", "state_after", "sensitive_aliases")
+		if e == nil {
+			continue
+		}
+		id, ok1 := v.strAt(e, at, "transition_id", false)
+		before, ok2 := v.strAt(e, at, "state_before", false)
+		after, ok3 := v.strAt(e, at, "state_after", false)
+		var aliases []string
+		if raw, ok := e["sensitive_aliases"]; ok && json.Unmarshal(raw, &aliases) != nil {
+			v.add(at+".sensitive_aliases", CodeWrongType, "must be an array of strings")
+			continue
+		}
+		if !ok1 || !ok2 || !ok3 {
+			continue
+		}
+		k, known := index[id]
+		if !known {
+			v.add(at+".transition_id", CodeReplayMismatch, "the machine has no transition %q", strictjson.Truncate(id, 64))
+			continue
+		}
+		t := m.Transitions[k]
+		if before != t.From || after != t.To {
+			v.add(at, CodeReplayMismatch, "transition %q goes from %q to %q", strictjson.Truncate(id, 64), strictjson.Truncate(t.From, 64), strictjson.Truncate(t.To, 64))
+		}
+		if before != state && !truncated {
+			v.add(at+".state_before", CodeReplayMismatch, "the machine was in state %q", strictjson.Truncate(state, 64))
+		}
+		state = after
+		want := []string{}
+		for _, c := range t.Captures {
+			if c.Sensitive {
+				want = append(want, c.Variable)
+			}
+		}
+		if !slices.Equal(aliases, want) {
+			v.add(at+".sensitive_aliases", CodeReplayMismatch, "transition %q captures %v as sensitive", strictjson.Truncate(id, 64), want)
+		}
+		uses[id]++
+		if uses[id] > t.MaxUses {
+			v.add(at, CodeReplayOveruse, "transition %q allows %d uses; this is use %d", strictjson.Truncate(id, 64), t.MaxUses, uses[id])
+		}
+	}
+}
+
+// reactiveRun checks reactive_run against manifest.scenario.reactive: null
+// exactly when the scenario has no reactive graph, otherwise a run that
+// reactive.VerifyRun accepts against that graph and the record's
+// event_journal.
+func (v *oracleVerifier) reactiveRun(rec map[string]json.RawMessage) {
+	raw, ok := rec["reactive_run"]
+	if !ok {
+		return
+	}
+	var manifest struct {
+		Scenario map[string]json.RawMessage `json:"scenario"`
+	}
+	if json.Unmarshal(rec["manifest"], &manifest) != nil || manifest.Scenario == nil {
+		return // the manifest has been reported
+	}
+	decl, has := manifest.Scenario["reactive"]
+	if !has || oracleIsNull(decl) {
+		if !oracleIsNull(raw) {
+			v.add("$.reactive_run", CodeStateMismatch, "must be null: manifest.scenario has no reactive graph")
+		}
+		return
+	}
+	sc, issues := reactive.Parse(decl, reactive.Context{})
+	if len(issues) > 0 {
+		v.add("$.manifest.scenario.reactive", CodeInvalidValue, "is not a valid reactive scenario: %s", strictjson.Truncate(issues[0].String(), 200))
+		return
+	}
+	var l strictjson.Collector
+	n := strictjson.Decode(raw, "$.reactive_run", strictjson.Options{MaxDepth: 16, Wording: strictjson.Wording{
+		Trailing: "data follows the value at byte offset %d"}}, &l)
+	if n == nil || !l.Empty() {
+		for _, is := range l.List {
+			v.add(is.Path, is.Code, "%s", is.Message)
+		}
+		return
+	}
+	if n.Kind == strictjson.Null {
+		v.add("$.reactive_run", CodeStateMismatch, "must be the run of manifest.scenario.reactive, not null")
+		return
+	}
+	j := oracleJournalIndex{orders: map[string]int{}}
+	var journal []JournalEntry
+	if json.Unmarshal(rec["event_journal"], &journal) == nil {
+		j.n = len(journal)
+		for i, e := range journal {
+			id := e.Collection
+			if id != "exit" && id != "settlement" {
+				id = fmt.Sprintf("%s[%d]", e.Collection, e.Index)
+			}
+			if _, dup := j.orders[id]; !dup {
+				j.orders[id] = i
+			}
+		}
+	}
+	reactive.VerifyRun(n, sc, "$.reactive_run", j, &v.issues)
+}
+
+// oracleJournalIndex locates observations by event id in an event_journal.
+type oracleJournalIndex struct {
+	orders map[string]int
+	n      int
+}
+
+func (j oracleJournalIndex) Order(id string) (int, bool) {
+	o, ok := j.orders[id]
+	return o, ok
+}
+
+func (j oracleJournalIndex) Len() int { return j.n }
