@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gatehouse/gatehouse/backend/evidence"
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
@@ -134,8 +135,8 @@ func (v *verifier) notes(rec map[string]json.RawMessage) {
 		for i, raw := range a {
 			at := fmt.Sprintf("$.residual_unknowns[%d]", i)
 			if u := v.object(raw, at, "scope", "reason"); u != nil {
-				v.strAt(u, at, "scope", false)
-				v.strAt(u, at, "reason", false)
+				v.isStrAt(u, at, "scope")
+				v.isStrAt(u, at, "reason")
 			}
 		}
 	}
@@ -202,6 +203,18 @@ func (v *verifier) object(raw json.RawMessage, path string, allowed ...string) m
 // elsewhere, which another check reports) and the members of m not in
 // allowed, in name order.
 func (v *verifier) exactly(m map[string]json.RawMessage, path string, allowed []string, elsewhere map[string]bool) {
+	if len(m) == len(allowed) {
+		all := true
+		for _, k := range allowed {
+			if _, ok := m[k]; !ok {
+				all = false
+				break
+			}
+		}
+		if all {
+			return // m's members are allowed's (distinct names, as many)
+		}
+	}
 	known := map[string]bool{}
 	for _, k := range allowed {
 		known[k] = true
@@ -249,12 +262,40 @@ func (v *verifier) integer(raw json.RawMessage, path string) (int64, bool) {
 		v.add(path, CodeWrongType, "must be an integer, not %s", rawKindName(k))
 		return 0, false
 	}
+	if n, ok := plainInt(raw); ok {
+		return n, true
+	}
 	f, err := strconv.ParseFloat(string(bytes.TrimSpace(raw)), 64)
 	if err != nil || f != float64(int64(f)) {
 		v.add(path, CodeWrongType, "must be an integer, not %s", strictjson.Truncate(string(raw), 40))
 		return 0, false
 	}
 	return int64(f), true
+}
+
+// plainInt is the value of a JSON number token of at most 15 digits and
+// no fraction or exponent, which strconv.ParseFloat reads exactly, so
+// integer's answer without its allocation.
+func plainInt(raw json.RawMessage) (int64, bool) {
+	d := raw
+	neg := len(d) > 0 && d[0] == '-'
+	if neg {
+		d = d[1:]
+	}
+	if len(d) == 0 || len(d) > 15 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 // intAt reads member key of m as an integer (silently absent when missing:
@@ -280,12 +321,49 @@ func (v *verifier) strAt(m map[string]json.RawMessage, path, key string, nullabl
 		}
 		return "", false
 	}
+	if s, ok := plainString(raw); ok {
+		return s, true
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		v.add(path+strictjson.KeyPath(key), CodeInvalidJSON, "%s", strictjson.Truncate(err.Error(), 200))
 		return "", false
 	}
 	return s, true
+}
+
+// plainString is the value of a JSON string token without escapes, whose
+// bytes are its value as json.Unmarshal decodes it (invalid UTF-8, which
+// it replaces, is left to it); hand-written because a record is mostly
+// strings and Unmarshal scans each twice and allocates.
+func plainString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body, ascii := raw[1:len(raw)-1], true
+	for _, c := range body {
+		switch {
+		case c == '\\' || c == '"' || c < 0x20:
+			return "", false
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	if !ascii && !utf8.Valid(body) {
+		return "", false
+	}
+	return string(body), true
+}
+
+// isStrAt reports, as strAt, a member key of m that is not a string, for
+// the members whose value Verify does not read: Verify has checked the
+// record is valid JSON, so a string token always decodes.
+func (v *verifier) isStrAt(m map[string]json.RawMessage, path, key string) {
+	if raw, ok := m[key]; ok {
+		if k := rawKind(raw); k != 's' {
+			v.add(path+strictjson.KeyPath(key), CodeWrongType, "must be a string, not %s", rawKindName(k))
+		}
+	}
 }
 
 func (v *verifier) boolAt(m map[string]json.RawMessage, path, key string) (bool, bool) {
@@ -323,7 +401,7 @@ func (v *verifier) manifest(rec map[string]json.RawMessage) {
 		return
 	}
 	for _, k := range []string{"gatehouse_version", "provider_version", "platform", "architecture", "pty_backend"} {
-		v.strAt(m, p, k, false)
+		v.isStrAt(m, p, k)
 	}
 	commit := func(digestKey string, value json.RawMessage, present bool) {
 		d, ok := v.strAt(m, p, digestKey, false)
@@ -566,7 +644,7 @@ func (v *verifier) fileState(raw json.RawMessage, at string) {
 	if f == nil {
 		return
 	}
-	v.strAt(f, at, "path", false)
+	v.isStrAt(f, at, "path")
 	v.intAt(f, at, "mode")
 	if n, ok := v.intAt(f, at, "size"); ok && n < 0 {
 		v.add(at+".size", CodeInvalidValue, "size is negative")
@@ -594,7 +672,7 @@ func (v *verifier) fileEffect(raw json.RawMessage, at string) {
 	if e == nil {
 		return
 	}
-	v.strAt(e, at, "path", false)
+	v.isStrAt(e, at, "path")
 	status, ok := v.strAt(e, at, "status", false)
 	for _, side := range []string{"before", "after"} {
 		if x, present := e[side]; present && !isNull(x) {

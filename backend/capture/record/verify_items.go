@@ -38,29 +38,29 @@ var orderFields = map[string]bool{"sequence": true, "at_ms": true, "scheduled_at
 func (v *verifier) item(key string, m map[string]json.RawMessage, at string) {
 	switch key {
 	case "frames":
-		v.strAt(m, at, "data", false)
+		v.isStrAt(m, at, "data")
 	case "rendered_frames":
 		for _, k := range []string{"columns", "rows", "cursor_x", "cursor_y"} {
 			v.intAt(m, at, k)
 		}
 		v.enumAt(m, at, "active_buffer", activeBuffers)
 		v.strings(m, at, "lines")
-		v.strAt(m, at, "serialized_state", false)
+		v.isStrAt(m, at, "serialized_state")
 	case "interaction_events":
 		v.enumAt(m, at, "type", interactionTypes)
-		v.strAt(m, at, "data", false)
+		v.isStrAt(m, at, "data")
 		v.enumAt(m, at, "outcome", interactionOutcomes)
 	case "process_samples":
 		v.intAt(m, at, "pid")
 		v.intAt(m, at, "parent_pid")
-		v.strAt(m, at, "command", false)
+		v.isStrAt(m, at, "command")
 		v.nullableInt(m, at, "process_group_id")
 		v.nullableInt(m, at, "session_id")
 	case "shim_events":
-		v.strAt(m, at, "command", false)
+		v.isStrAt(m, at, "command")
 		v.nullableInt(m, at, "route_index")
 		v.strings(m, at, "arguments")
-		v.strAt(m, at, "working_directory", false)
+		v.isStrAt(m, at, "working_directory")
 		v.enumAt(m, at, "outcome", shimOutcomes)
 	}
 }
