@@ -177,6 +177,12 @@ func rawKindName(k byte) string {
 // object decodes an object; with allowed, it reports missing and unknown
 // members.
 func (v *verifier) object(raw json.RawMessage, path string, allowed ...string) map[string]json.RawMessage {
+	return v.objectInto(nil, raw, path, allowed...)
+}
+
+// objectInto is object decoding into m, cleared first (a new map when m is
+// nil), for a loop that reads one element at a time.
+func (v *verifier) objectInto(m map[string]json.RawMessage, raw json.RawMessage, path string, allowed ...string) map[string]json.RawMessage {
 	if k := rawKind(raw); k != 'o' {
 		v.add(path, CodeWrongType, "must be an object, not %s", rawKindName(k))
 		return nil
@@ -189,7 +195,11 @@ func (v *verifier) object(raw json.RawMessage, path string, allowed ...string) m
 		v.add(path, CodeInvalidJSON, "%s", strictjson.Truncate(err.Error(), 200))
 		return nil
 	}
-	m := make(map[string]json.RawMessage, len(names))
+	if m == nil {
+		m = make(map[string]json.RawMessage, len(names))
+	} else {
+		clear(m)
+	}
 	for i, k := range names {
 		m[k] = vals[i]
 	}
@@ -490,62 +500,83 @@ func (v *verifier) timeAt(m map[string]json.RawMessage, path, key string) (time.
 	return t, true
 }
 
-// elements decodes the objects of list key; it returns them (nil entries
-// for non-objects) and the list's length.
-func (v *verifier) elements(rec map[string]json.RawMessage, key string) ([]map[string]json.RawMessage, int) {
+// elements checks the objects of list key (exactly and item) and returns,
+// for each, the values of its members keys (nil when absent; a nil row
+// for a non-object) and the list's length. The members of one element at
+// a time are decoded, into one map.
+func (v *verifier) elements(rec map[string]json.RawMessage, key string, keys []string) ([][]json.RawMessage, int) {
 	a, ok := v.array(rec, "$", key)
 	if !ok {
 		return nil, 0
 	}
-	out := make([]map[string]json.RawMessage, len(a))
+	rows := make([][]json.RawMessage, len(a))
+	flat := make([]json.RawMessage, len(a)*len(keys))
 	fields := itemFields[key]
+	var m map[string]json.RawMessage
 	for i, e := range a {
-		at := fmt.Sprintf("$.%s[%d]", key, i)
-		out[i] = v.object(e, at)
-		if out[i] != nil && fields != nil {
-			v.exactly(out[i], at, fields, orderFields)
-			v.item(key, out[i], at) // verify_items.go
+		at := elemPath(key, i)
+		got := v.objectInto(m, e, at)
+		if got == nil {
+			continue
+		}
+		m = got
+		row := flat[i*len(keys) : (i+1)*len(keys) : (i+1)*len(keys)]
+		for j, k := range keys {
+			row[j] = m[k]
+		}
+		rows[i] = row
+		if fields != nil {
+			v.exactly(m, at, fields, orderFields)
+			v.item(key, m, at) // verify_items.go
 		}
 	}
-	return out, len(a)
+	return rows, len(a)
+}
+
+// elemPath is "$.key[i]".
+func elemPath(key string, i int) string {
+	return "$." + key + "[" + strconv.Itoa(i) + "]"
 }
 
 // sequenced checks sequence 0, 1, 2, … and non-decreasing times in list
 // key; it returns the list's length.
 func (v *verifier) sequenced(rec map[string]json.RawMessage, key string, times ...string) int {
-	elems, n := v.elements(rec, key)
+	rows, n := v.elements(rec, key, append([]string{"sequence"}, times...))
 	last := make([]int64, len(times))
-	for i, e := range elems {
-		if e == nil {
+	for i, row := range rows {
+		if row == nil {
 			continue
 		}
-		at := fmt.Sprintf("$.%s[%d]", key, i)
-		if raw, ok := e["sequence"]; !ok {
+		at := elemPath(key, i)
+		if raw := row[0]; raw == nil {
 			v.add(at+".sequence", CodeMissingField, "required field is missing")
 		} else if s, ok := v.integer(raw, at+".sequence"); ok && s != int64(i) {
 			v.add(at+".sequence", CodeSequenceGap, "sequence %d at position %d; sequences run 0, 1, 2, …", s, i)
 		}
-		v.times(e, at, times, last)
+		v.times(row[1:], at, times, last)
 	}
 	return n
 }
 
 // timed checks non-decreasing at_ms in list key; it returns its length.
 func (v *verifier) timed(rec map[string]json.RawMessage, key string) int {
-	elems, n := v.elements(rec, key)
+	keys := []string{"at_ms"}
+	rows, n := v.elements(rec, key, keys)
 	last := []int64{0}
-	for i, e := range elems {
-		if e != nil {
-			v.times(e, fmt.Sprintf("$.%s[%d]", key, i), []string{"at_ms"}, last)
+	for i, row := range rows {
+		if row != nil {
+			v.times(row, elemPath(key, i), keys, last)
 		}
 	}
 	return n
 }
 
-func (v *verifier) times(e map[string]json.RawMessage, at string, keys []string, last []int64) {
+// times checks the values of members keys (nil when absent) against the
+// latest before them, last.
+func (v *verifier) times(vals []json.RawMessage, at string, keys []string, last []int64) {
 	for j, k := range keys {
-		raw, ok := e[k]
-		if !ok {
+		raw := vals[j]
+		if raw == nil {
 			v.add(at+"."+k, CodeMissingField, "required field is missing")
 			continue
 		}
@@ -835,12 +866,14 @@ func (v *verifier) journal(rec map[string]json.RawMessage, lens map[string]int) 
 		known[c] = true
 	}
 	seen := map[string]int64{}
+	var m map[string]json.RawMessage
 	for i, raw := range a {
-		at := fmt.Sprintf("$.event_journal[%d]", i)
-		e := v.object(raw, at, "capture_order", "collection", "index")
+		at := elemPath("event_journal", i)
+		e := v.objectInto(m, raw, at, "capture_order", "collection", "index")
 		if e == nil {
 			continue
 		}
+		m = e
 		if o, ok := v.intAt(e, at, "capture_order"); ok && o != int64(i) {
 			v.add(at+".capture_order", CodeJournalMismatch, "capture_order %d at position %d; it runs 0, 1, 2, …", o, i)
 		}
