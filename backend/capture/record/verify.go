@@ -315,6 +315,9 @@ func (v *verifier) intAt(m map[string]json.RawMessage, path, key string) (int64,
 	if !ok {
 		return 0, false
 	}
+	if n, ok := plainInt(raw); ok {
+		return n, true // no issue, so no path to build
+	}
 	return v.integer(raw, path+strictjson.KeyPath(key))
 }
 
@@ -547,6 +550,9 @@ func (v *verifier) sequenced(rec map[string]json.RawMessage, key string, times .
 		if row == nil {
 			continue
 		}
+		if s, ok := plainInt(row[0]); ok && s == int64(i) && v.timesHold(row[1:], last) {
+			continue // in order: no issue, so no path to build
+		}
 		at := elemPath(key, i)
 		if raw := row[0]; raw == nil {
 			v.add(at+".sequence", CodeMissingField, "required field is missing")
@@ -564,11 +570,27 @@ func (v *verifier) timed(rec map[string]json.RawMessage, key string) int {
 	rows, n := v.elements(rec, key, keys)
 	last := []int64{0}
 	for i, row := range rows {
-		if row != nil {
+		if row != nil && !v.timesHold(row, last) {
 			v.times(row, elemPath(key, i), keys, last)
 		}
 	}
 	return n
+}
+
+// timesHold reports whether times would report nothing for vals: each is
+// a plain integer no earlier than last; then it advances last as times
+// does (and otherwise leaves it to times).
+func (v *verifier) timesHold(vals []json.RawMessage, last []int64) bool {
+	for j, raw := range vals {
+		if t, ok := plainInt(raw); !ok || t < last[j] {
+			return false
+		}
+	}
+	for j, raw := range vals {
+		t, _ := plainInt(raw)
+		last[j] = max(last[j], t)
+	}
+	return true
 }
 
 // times checks the values of members keys (nil when absent) against the
