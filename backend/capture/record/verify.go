@@ -890,6 +890,10 @@ func (v *verifier) journal(rec map[string]json.RawMessage, lens map[string]int) 
 	seen := map[string]int64{}
 	var m map[string]json.RawMessage
 	for i, raw := range a {
+		if o, c, idx, ok := plainJournalEntry(raw); ok && o == int64(i) && known[string(c)] && idx == seen[string(c)] {
+			seen[string(c)]++
+			continue // the entry has no issue: it is not decoded further
+		}
 		at := elemPath("event_journal", i)
 		e := v.objectInto(m, raw, at, "capture_order", "collection", "index")
 		if e == nil {
@@ -918,4 +922,29 @@ func (v *verifier) journal(rec map[string]json.RawMessage, lens map[string]int) 
 			v.add("$.event_journal", CodeJournalMismatch, "has %d entries for the %d %s observations", seen[c], n, c)
 		}
 	}
+}
+
+// plainJournalEntry reads an entry written as encoding/json writes a
+// JournalEntry, {"capture_order":N,"collection":"…","index":N} with
+// plain integers and no escape in the name; any other spelling is not
+// ok and is left to the general checks. Hand-written because a journal
+// has an entry per observation.
+func plainJournalEntry(raw json.RawMessage) (order int64, collection []byte, index int64, ok bool) {
+	rest, found := bytes.CutPrefix(raw, []byte(`{"capture_order":`))
+	if !found {
+		return 0, nil, 0, false
+	}
+	num, rest, found := bytes.Cut(rest, []byte(`,"collection":"`))
+	if order, ok = plainInt(num); !found || !ok {
+		return 0, nil, 0, false
+	}
+	collection, rest, found = bytes.Cut(rest, []byte(`","index":`))
+	if !found || bytes.IndexByte(collection, '\\') >= 0 || bytes.IndexByte(collection, '"') >= 0 {
+		return 0, nil, 0, false
+	}
+	num, found = bytes.CutSuffix(rest, []byte(`}`))
+	if index, ok = plainInt(num); !found || !ok {
+		return 0, nil, 0, false
+	}
+	return order, collection, index, true
 }
