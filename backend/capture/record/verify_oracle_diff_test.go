@@ -14,7 +14,7 @@ import (
 // oracleInputs are the records TestVerifyMatchesOracle starts from: the
 // pinned records of backend/capture, the FuzzVerifyRecord corpus, and
 // records Verify accepts.
-func oracleInputs(t *testing.T) [][]byte {
+func oracleInputs(t testing.TB) [][]byte {
 	t.Helper()
 	var in [][]byte
 	for _, p := range []string{"../testdata/record-pinned.json", "../testdata/record-pinned-escaped.json"} {
@@ -47,7 +47,7 @@ func fuzzValue(b []byte) ([]byte, bool) {
 	return []byte(s), err == nil
 }
 
-func sameIssues(t *testing.T, what string, raw []byte) {
+func sameIssues(t testing.TB, what string, raw []byte) {
 	t.Helper()
 	got, want := Verify(raw), oracleVerify(raw)
 	if !slices.Equal(got, want) {
@@ -162,4 +162,12 @@ func mutateTree(rng *rand.Rand, raw []byte) ([]byte, bool) {
 	}
 	b, err := json.Marshal(v)
 	return b, err == nil
+}
+
+// FuzzVerifyMatchesOracle is TestVerifyMatchesOracle on fuzzed records.
+func FuzzVerifyMatchesOracle(f *testing.F) {
+	for _, in := range oracleInputs(f) {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { sameIssues(t, "fuzzed record", raw) })
 }
