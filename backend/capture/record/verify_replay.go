@@ -49,6 +49,7 @@ type verifyPlan struct {
 		Path     string `json:"path"`
 		MaxCalls int64  `json:"max_calls"`
 	} `json:"websocket_messages"`
+	sums map[string]int64 // maxCalls's, by kind, method and path
 }
 
 // requestOutcomes are the outcomes of a request or client message by
@@ -185,30 +186,29 @@ func (v *verifier) protocolEvents(rec map[string]json.RawMessage, plan *verifyPl
 }
 
 // maxCalls is the sum of max_calls of the static routes a matched event
-// could have used.
+// could have used (summed once per plan, in sums, as a record may have
+// an event per route).
 func (p *verifyPlan) maxCalls(proto, dir, method, path string) int64 {
-	var n int64
-	switch {
-	case proto == ProtocolHTTP:
+	if p.sums == nil {
+		p.sums = map[string]int64{}
 		for _, r := range p.HTTP {
-			if r.Method == method && r.Path == path {
-				n += r.MaxCalls
-			}
+			p.sums["h\x00"+r.Method+"\x00"+r.Path] += r.MaxCalls
 		}
-	case dir == DirectionRequest:
 		for _, r := range p.Connections {
-			if r.Path == path {
-				n += r.MaxCalls
-			}
+			p.sums["c\x00"+r.Path] += r.MaxCalls
 		}
-	default:
 		for _, r := range p.Messages {
-			if r.Path == path {
-				n += r.MaxCalls
-			}
+			p.sums["m\x00"+r.Path] += r.MaxCalls
 		}
 	}
-	return n
+	switch {
+	case proto == ProtocolHTTP:
+		return p.sums["h\x00"+method+"\x00"+path]
+	case dir == DirectionRequest:
+		return p.sums["c\x00"+path]
+	default:
+		return p.sums["m\x00"+path]
+	}
 }
 
 // transitions checks replay_transitions against the machine.
