@@ -36,8 +36,47 @@ func oracleInputs(t testing.TB) [][]byte {
 	}
 	in = append(in, []byte(`{}`), []byte(`[]`), []byte(`null`), []byte(`{"a":1,"a":2}`),
 		[]byte(`{"event_journal":[{"capture_order":0,"collection":"exit","index":0}],"exit":{"code":1,"reason":"timeout","signal":null}}`),
-		benchRecord(t, 12, 8), benchRecord(t, 40, 30))
+		benchRecord(t, 12, 8), benchRecord(t, 40, 30), replayRecordFor(t, false), replayRecordFor(t, true))
 	return in
+}
+
+// replayRecordFor is benchRecord with a static replay plan (or a machine)
+// and protocol events and transitions against it (commitments left
+// stale: the replay checks still run).
+func replayRecordFor(t testing.TB, machine bool) []byte {
+	var r map[string]any
+	if err := json.Unmarshal(benchRecord(t, 6, 4), &r); err != nil {
+		t.Fatal(err)
+	}
+	sc := r["manifest"].(map[string]any)["scenario"].(map[string]any)
+	ev := func(seq int, proto, dir, method, path, data, outcome string) map[string]any {
+		e := map[string]any{"sequence": seq, "at_ms": seq, "protocol": proto, "direction": dir, "method": nil, "path": nil, "data": data, "outcome": outcome}
+		if method != "" {
+			e["method"] = method
+		}
+		if path != "" {
+			e["path"] = path
+		}
+		return e
+	}
+	if machine {
+		sc["replay"] = map[string]any{"machine": map[string]any{"initial_state": "s0", "max_transitions": 2, "transitions": []any{
+			map[string]any{"id": "t1", "from": "s0", "to": "s1", "max_uses": 1, "captures": []any{map[string]any{"variable": "tok", "sensitive": true}}}}}}
+		r["protocol_events"] = []any{ev(0, "http", "request", "GET", "/a", RedactedRequestBody, "committed"), ev(1, "http", "response", "GET", "/a", "ok", "200"),
+			ev(2, "http", "request", "GET", "/a", "", "committed")}
+		r["replay_transitions"] = []any{map[string]any{"sequence": 0, "at_ms": 0, "transition_id": "t1", "state_before": "s0", "state_after": "s1", "sensitive_aliases": []any{"tok"}}}
+	} else {
+		sc["replay"] = map[string]any{"http": []any{map[string]any{"method": "GET", "path": "/a", "max_calls": 1}},
+			"websocket_connections": []any{map[string]any{"path": "/ws", "max_calls": 1}}, "websocket_messages": []any{map[string]any{"path": "/ws", "max_calls": 2}}}
+		r["protocol_events"] = []any{ev(0, "http", "request", "GET", "/a", "", "matched"), ev(1, "http", "response", "GET", "/a", "", "200"),
+			ev(2, "websocket", "request", "GET", "/ws", "", "matched"), ev(3, "websocket", "received", "", "/ws", RedactedRequestBody, "matched"),
+			ev(4, "websocket", "sent", "", "/ws", "hi", "sent"), ev(5, "http", "request", "GET", "/a", "body", "matched")}
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // fuzzValue is the []byte of a "go test fuzz v1" corpus file.

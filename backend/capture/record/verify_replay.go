@@ -2,7 +2,6 @@ package record
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 
@@ -105,12 +104,14 @@ func (v *verifier) protocolEvents(rec map[string]json.RawMessage, plan *verifyPl
 	requests, responses := map[string]int{}, map[string]int{}
 	matched := map[string]int64{} // by kind and key
 	committed := 0
+	var m map[string]json.RawMessage
 	for i, raw := range a {
-		at := fmt.Sprintf("$.protocol_events[%d]", i)
-		e := v.object(raw, at, "sequence", "at_ms", "protocol", "direction", "method", "path", "data", "outcome")
+		at := elemPath("protocol_events", i)
+		e := v.objectInto(m, raw, at, "sequence", "at_ms", "protocol", "direction", "method", "path", "data", "outcome")
 		if e == nil {
 			continue
 		}
+		m = e // one map for every event: each is read in its turn
 		proto, ok1 := v.strAt(e, at, "protocol", false)
 		dir, ok2 := v.strAt(e, at, "direction", false)
 		method, hasMethod := v.strAt(e, at, "method", true)
@@ -236,12 +237,14 @@ func (v *verifier) transitions(rec map[string]json.RawMessage, plan *verifyPlan,
 	}
 	uses := map[string]int64{}
 	state := m.InitialState
+	var em map[string]json.RawMessage
 	for i, raw := range a {
-		at := fmt.Sprintf("$.replay_transitions[%d]", i)
-		e := v.object(raw, at, "sequence", "at_ms", "transition_id", "state_before", "state_after", "sensitive_aliases")
+		at := elemPath("replay_transitions", i)
+		e := v.objectInto(em, raw, at, "sequence", "at_ms", "transition_id", "state_before", "state_after", "sensitive_aliases")
 		if e == nil {
 			continue
 		}
+		em = e // one map for every transition: each is read in its turn
 		id, ok1 := v.strAt(e, at, "transition_id", false)
 		before, ok2 := v.strAt(e, at, "state_before", false)
 		after, ok3 := v.strAt(e, at, "state_after", false)
