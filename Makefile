@@ -30,6 +30,7 @@ FUZZ_TARGETS := \
 	./backend/internal/strictjson:FuzzDecodeFast \
 	./backend/capture:FuzzParseScenario \
 	./backend/capture:FuzzVerifyRecord \
+	./backend/capture/record:FuzzVerifyMatchesOracle \
 	./backend/capture:FuzzScreen \
 	./backend/capture:FuzzDecodeFrame \
 	./backend/loopback:FuzzReplayPlan \
