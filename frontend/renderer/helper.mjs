@@ -78,10 +78,26 @@ function endRun() {
   }
 }
 
+// tooFewLineFeeds reports whether p holds fewer line feeds than a plain
+// run needs before it can be cut (scrollback + 2 × rows, fastforward.mjs).
+// A run that starts and ends within p then is written in full anyway, so
+// output parses p directly rather than collecting and scanning it: with a
+// frame after every PTY read, most plain chunks are such runs. It counts
+// with Buffer.indexOf (native) and stops at the count needed.
+function tooFewLineFeeds(p) {
+  const want = term.options.scrollback + 2 * term.rows;
+  if (p.length < want) return true;
+  let n = 0;
+  for (let i = p.indexOf(0x0a); i >= 0; i = p.indexOf(0x0a, i + 1)) if (++n >= want) return false;
+  return true;
+}
+
 // output writes terminal output p, collecting plain runs while xterm.js's
-// state allows one (fastforward.mjs).
-function output(p) {
+// state allows one (fastforward.mjs). last says that the message after p
+// is already known not to be output, so a run started in p ends with p.
+function output(p, last) {
   if (!run) {
+    if (last && tooFewLineFeeds(p)) return parse(p);
     // a run starts only with a plain byte (most escape-heavy output
     // never gets one) and where xterm.js's state allows it
     const b = p[0];
@@ -135,11 +151,13 @@ function send(type, payload) {
   process.stdout.write(Buffer.concat([h, payload]));
 }
 
-function handle(type, payload) {
+// handle applies one message; next is the type of the message after it
+// when that has been read already, else -1.
+function handle(type, payload, next) {
   if (type !== 0x77) endRun();
   switch (type) {
     case 0x77: // 'w'
-      output(payload);
+      output(payload, next >= 0 && next !== 0x77);
       break;
     case 0x72: {
       // 'r'
@@ -187,7 +205,7 @@ process.stdin.on('data', (chunk) => {
     // a plain run keeps them in chunks nobody writes to again
     const payload = pending.subarray(off + 5, off + 5 + len);
     off += 5 + len;
-    handle(type, payload);
+    handle(type, payload, pending.length > off ? pending[off] : -1);
   }
   pending = off === pending.length ? Buffer.alloc(0) : pending.subarray(off);
 });
