@@ -149,16 +149,24 @@ func (r *recorder) rendered(at time.Duration) {
 	}
 }
 
+// framesAhead is how many rendered frames a capture asks for before it
+// waits for the first of them: the helper parses chunk k+1 while frame k
+// is on its way back, instead of one round trip between the two processes
+// per chunk. Frames still come in order, each the screen after exactly
+// its chunk (frameAts holds when each was due).
+const framesAhead = 8
+
 // framesOwed reports whether a frame asked for has not been recorded
 // (none is, once the renderer failed).
-func (r *recorder) framesOwed() bool {
-	if len(r.frameAts) == 0 {
-		return false
-	}
-	if r.scr.err != nil {
+func (r *recorder) framesOwed() bool { return r.owedFrames() > 0 }
+
+// owedFrames is how many frames asked for have not been recorded (none
+// are, once the renderer failed).
+func (r *recorder) owedFrames() int {
+	if len(r.frameAts) > 0 && r.scr.err != nil {
 		r.frameAts = nil
 	}
-	return len(r.frameAts) > 0
+	return len(r.frameAts)
 }
 
 // awaitFrames waits for and records every frame owed.

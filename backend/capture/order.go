@@ -56,9 +56,9 @@ func (s *session) takeResult(res result) {
 	s.rec.interaction(s.event(res.index), res.at, res.outcome)
 }
 
-// While a rendered frame is owed (the renderer is still parsing the last
-// chunk), the output taken meanwhile is joined into s.pending and
-// recorded as one chunk when the frame has come, so reading the PTY never
+// While framesAhead rendered frames are owed (the renderer is still
+// parsing the chunks before), the output taken meanwhile is joined into
+// s.pending and recorded as one chunk when the oldest frame has come, so reading the PTY never
 // waits on the renderer, and the slower the renderer the larger (and the
 // fewer) the chunks it gets, which its fast-forward cuts best. What is
 // pending is recorded before any event outcome, the exit and the
@@ -66,10 +66,10 @@ func (s *session) takeResult(res result) {
 // recorded after it was read.
 
 // frameArrived records the answer a (from the screen's answerC) and then
-// the output pending, once no frame is owed.
+// the output pending, once fewer than framesAhead frames are owed.
 func (s *session) frameArrived(a answer) {
 	s.rec.frameArrived(s.rec.scr.take(a))
-	if !s.rec.framesOwed() {
+	if s.rec.owedFrames() < framesAhead {
 		s.recordPending()
 	}
 }
@@ -116,7 +116,7 @@ func (s *session) takeChunk(c chunk, ok bool) bool {
 	// While the renderer is busy, or output is still pending (the frames
 	// it waited for came outside frameArrived, to a checkpoint), join the
 	// output pending, so it is recorded in the order it was read.
-	if owed := s.rec.framesOwed(); owed || len(s.pending) > 0 {
+	if busy := s.rec.owedFrames() >= framesAhead; busy || len(s.pending) > 0 {
 		// within the room left (one byte more, so that recording it
 		// truncates): past limits.output_bytes nothing is recorded
 		if room := s.rec.limits.OutputBytes - s.rec.rawBytes + 1 - len(s.pending); room > 0 && !s.rec.rawFull {
@@ -127,7 +127,7 @@ func (s *session) takeChunk(c chunk, ok bool) bool {
 		}
 		s.pendingAt = c.at
 		s.recycle(c.data)
-		if !owed || len(s.pending) >= pendingBytes { // enough for one chunk: the renderer gets it queued
+		if !busy || len(s.pending) >= pendingBytes { // enough for one chunk: the renderer gets it queued
 			s.recordPending()
 		}
 		return true

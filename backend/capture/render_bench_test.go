@@ -65,13 +65,26 @@ func renderOnce(b *testing.B, h RendererHelper, data []byte, frames bool) {
 
 // renderRun is one run of the rendering path on screen s: data in
 // PTY-sized chunks, a frame after each chunk when frames is set, and one
-// at the end.
+// at the end. As a capture does (framesAhead), it asks for up to
+// framesAhead frames before it waits for the oldest, and decodes each.
 func renderRun(b *testing.B, s *screen, data []byte, frames bool) {
+	owed := 0
+	take := func() {
+		s.frameOf(s.next()) //nolint:errcheck // sticky: checked at the end
+		owed--
+	}
 	for i := 0; i < len(data); i += benchChunk {
 		s.write(data[i:min(i+benchChunk, len(data))])
 		if frames {
-			s.snapshot() //nolint:errcheck // sticky: checked at the end
+			if owed == framesAhead {
+				take()
+			}
+			s.requestFrame() //nolint:errcheck // sticky: checked at the end
+			owed++
 		}
+	}
+	for owed > 0 && s.err == nil {
+		take()
 	}
 	if _, err := s.snapshot(); err != nil {
 		b.Fatal(err)

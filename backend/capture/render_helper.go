@@ -521,7 +521,15 @@ func decodeFrame(b []byte) (RenderedFrame, error) {
 	if f.Columns < 1 || f.Rows < 1 {
 		return RenderedFrame{}, fmt.Errorf("its frame is %dx%d", f.Columns, f.Rows)
 	}
-	rest := b[9:]
+	// every row takes at least its 4-byte length: a row count the
+	// message cannot hold fails before anything is allocated for it
+	if f.Rows > (len(b)-9)/4 {
+		return RenderedFrame{}, fmt.Errorf("its frame is %dx%d with fewer rows", f.Columns, f.Rows)
+	}
+	// one string for all the texts (each a substring of it): one
+	// allocation per frame rather than one per row
+	all := string(b)
+	rest, at := b[9:], 9
 	// text reads the next text: row i, or the serialized state (i < 0)
 	text := func(i int) (string, error) {
 		what := "the serialized state"
@@ -535,17 +543,12 @@ func decodeFrame(b []byte) (RenderedFrame, error) {
 		if uint64(n) > uint64(len(rest)-4) {
 			return "", fmt.Errorf("its frame ends inside %s", what)
 		}
-		t := rest[4 : 4+n]
-		rest = rest[4+n:]
-		if !utf8.Valid(t) {
+		t := all[at+4 : at+4+int(n)]
+		rest, at = rest[4+n:], at+4+int(n)
+		if !utf8.ValidString(t) {
 			return "", fmt.Errorf("its frame's %s is not UTF-8", what)
 		}
-		return string(t), nil
-	}
-	// every row takes at least its 4-byte length: a row count the
-	// message cannot hold fails before anything is allocated for it
-	if f.Rows > len(rest)/4 {
-		return RenderedFrame{}, fmt.Errorf("its frame is %dx%d with fewer rows", f.Columns, f.Rows)
+		return t, nil
 	}
 	f.Lines = make([]string, f.Rows)
 	for i := range f.Lines {

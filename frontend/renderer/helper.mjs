@@ -78,10 +78,26 @@ function endRun() {
   }
 }
 
+// tooFewLineFeeds reports whether p holds fewer line feeds than a plain
+// run needs before it can be cut (scrollback + 2 × rows, fastforward.mjs).
+// A run that starts and ends within p then is written in full anyway, so
+// output parses p directly rather than collecting and scanning it: with a
+// frame after every PTY read, most plain chunks are such runs. It counts
+// with Buffer.indexOf (native) and stops at the count needed.
+function tooFewLineFeeds(p) {
+  const want = term.options.scrollback + 2 * term.rows;
+  if (p.length < want) return true;
+  let n = 0;
+  for (let i = p.indexOf(0x0a); i >= 0; i = p.indexOf(0x0a, i + 1)) if (++n >= want) return false;
+  return true;
+}
+
 // output writes terminal output p, collecting plain runs while xterm.js's
-// state allows one (fastforward.mjs).
-function output(p) {
+// state allows one (fastforward.mjs). last says that the message after p
+// is already known not to be output, so a run started in p ends with p.
+function output(p, last) {
   if (!run) {
+    if (last && tooFewLineFeeds(p)) return parse(p);
     // a run starts only with a plain byte (most escape-heavy output
     // never gets one) and where xterm.js's state allows it
     const b = p[0];
@@ -96,31 +112,36 @@ function output(p) {
   if (n < p.length) parse(p.subarray(n));
 }
 
+// scratch is encodeFrame's buffer, reused from frame to frame and grown
+// when a frame's bound needs it.
+let scratch = Buffer.allocUnsafe(64 << 10);
+
 // encodeFrame is the 'f' message of frame f (screen.mjs), its header
-// included, written into one buffer.
+// included. Each text is encoded once, straight into scratch (sized for
+// the most UTF-8 bytes a text can take: 3 per UTF-16 unit), its length
+// written before it afterwards; the message is then copied out of scratch,
+// since a pipe write may keep its buffer until it is written. Measuring
+// every text first (Buffer.byteLength) and then encoding it cost about
+// four times as much.
 function encodeFrame(f) {
-  let size = 5 + 9 + 4 + Buffer.byteLength(f.s, 'utf8');
-  const lens = new Array(f.l.length);
-  for (let i = 0; i < f.l.length; i++) {
-    lens[i] = Buffer.byteLength(f.l[i], 'utf8');
-    size += 4 + lens[i];
-  }
-  const b = Buffer.allocUnsafe(size);
+  let bound = 18 + 4 * f.l.length + 3 * f.s.length;
+  for (let i = 0; i < f.l.length; i++) bound += 3 * f.l[i].length;
+  if (scratch.length < bound) scratch = Buffer.allocUnsafe(bound);
+  const b = scratch;
   b[0] = 0x66; // 'f'
-  b.writeUInt32LE(size - 5, 1);
   b.writeUInt16LE(f.c, 5);
   b.writeUInt16LE(f.r, 7);
   b.writeUInt16LE(f.x, 9);
   b.writeUInt16LE(f.y, 11);
   b[13] = f.a;
   let o = 14;
-  for (let i = 0; i < f.l.length; i++) {
-    b.writeUInt32LE(lens[i], o);
-    o += 4 + b.write(f.l[i], o + 4, lens[i], 'utf8');
+  for (let i = 0; i <= f.l.length; i++) {
+    const n = b.write(i < f.l.length ? f.l[i] : f.s, o + 4, 'utf8');
+    b.writeUInt32LE(n, o);
+    o += 4 + n;
   }
-  b.writeUInt32LE(size - o - 4, o);
-  b.write(f.s, o + 4, size - o - 4, 'utf8');
-  return b;
+  b.writeUInt32LE(o - 5, 1);
+  return Buffer.from(b.subarray(0, o));
 }
 
 function send(type, payload) {
@@ -130,11 +151,13 @@ function send(type, payload) {
   process.stdout.write(Buffer.concat([h, payload]));
 }
 
-function handle(type, payload) {
+// handle applies one message; next is the type of the message after it
+// when that has been read already, else -1.
+function handle(type, payload, next) {
   if (type !== 0x77) endRun();
   switch (type) {
     case 0x77: // 'w'
-      output(payload);
+      output(payload, next >= 0 && next !== 0x77);
       break;
     case 0x72: {
       // 'r'
@@ -182,7 +205,7 @@ process.stdin.on('data', (chunk) => {
     // a plain run keeps them in chunks nobody writes to again
     const payload = pending.subarray(off + 5, off + 5 + len);
     off += 5 + len;
-    handle(type, payload);
+    handle(type, payload, pending.length > off ? pending[off] : -1);
   }
   pending = off === pending.length ? Buffer.alloc(0) : pending.subarray(off);
 });
