@@ -129,12 +129,8 @@ func (e *Env) discover(ctx context.Context) (*skills.Catalog, error) {
 func runSkillList(ctx context.Context, io IO, args []string) error {
 	fs := newFlags(io, "skill list", "skill list [--json]")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usageError("skill list takes no arguments")
 	}
 	env, err := openEnv(ctx, io)
 	if err != nil {
