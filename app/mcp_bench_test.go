@@ -116,9 +116,7 @@ func TestMCPInspectionCacheSeesChanges(t *testing.T) {
 	if _, err := ts.facade.SetSkillRoots(SetSkillRootsArgs{Roots: []string{root}}); err != nil {
 		t.Fatal(err)
 	}
-	_, tok := addAgent(t, ts, "cache")
-	cs := mcpConnect(t, ts, tok)
-	defer cs.Close()
+	_, cs := connectAgent(t, ts, "cache")
 	runnable := func() (bool, any) {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_skills", Arguments: map[string]any{}})
 		if err != nil {

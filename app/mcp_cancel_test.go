@@ -82,9 +82,7 @@ func TestMCPCancelledCallsCleanUp(t *testing.T) {
 	if _, err := ts.facade.SetSkillRoots(SetSkillRootsArgs{Roots: []string{writeSlowSkill(t, runMarker)}}); err != nil {
 		t.Fatal(err)
 	}
-	agentID, tok := addAgent(t, ts, "canceller")
-	cs := mcpConnect(t, ts, tok)
-	defer cs.Close()
+	agentID, cs := connectAgent(t, ts, "canceller")
 	defer approver(t, ts, agentID, true)()
 
 	for _, c := range []struct {

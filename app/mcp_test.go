@@ -46,6 +46,17 @@ func mcpConnect(t *testing.T, ts *testServer, token string) *mcp.ClientSession {
 	return cs
 }
 
+// connectAgent adds an agent named name (allowed to execute skills) and
+// connects an MCP session with its token, closed when the test ends; it
+// returns the agent's id and the session.
+func connectAgent(t *testing.T, ts *testServer, name string) (string, *mcp.ClientSession) {
+	t.Helper()
+	agentID, tok := addAgent(t, ts, name)
+	cs := mcpConnect(t, ts, tok)
+	t.Cleanup(func() { cs.Close() })
+	return agentID, cs
+}
+
 // listTools lists the tools cs offers; a failed listing ends the test.
 func listTools(t *testing.T, cs *mcp.ClientSession) *mcp.ListToolsResult {
 	t.Helper()
@@ -155,9 +166,7 @@ func TestMCPToolsAndTokens(t *testing.T) {
 
 func TestMCPRunSkillDecisions(t *testing.T) {
 	ts := startServer(t)
-	agentID, token := addAgent(t, ts, "agent-run")
-	cs := mcpConnect(t, ts, token)
-	defer cs.Close()
+	agentID, cs := connectAgent(t, ts, "agent-run")
 	ws := t.TempDir()
 
 	stop := approver(t, ts, agentID, true)
