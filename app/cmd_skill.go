@@ -218,15 +218,11 @@ func runSkillInspect(ctx context.Context, io IO, args []string) error {
 	if len(pos) != 1 {
 		return usageError("skill inspect takes exactly one PATH or NAME")
 	}
-	env, err := openEnv(ctx, io)
+	env, s, err := openSkill(ctx, io, pos[0])
 	if err != nil {
 		return err
 	}
 	defer env.Close()
-	s, err := env.resolveSkill(ctx, pos[0])
-	if err != nil {
-		return err
-	}
 	out := inspection(env, s)
 	if *asJSON {
 		return writeJSON(io, out)
