@@ -163,9 +163,7 @@ func TestAttentionNotifiesOverDBus(t *testing.T) {
 	sessionBus(t)
 	srv := startNotifyServer(t)
 	ts := startServer(t)
-	_, tok := addAgent(t, ts, "research-bot")
-	cs := mcpConnect(t, ts, tok)
-	defer cs.Close()
+	_, cs := connectAgent(t, ts, "research-bot")
 	n, err := newDBusNotifier()
 	if err != nil {
 		t.Fatal(err)

@@ -23,12 +23,8 @@ type DoctorCheck struct {
 func runDoctor(ctx context.Context, io IO, args []string) error {
 	fs := newFlags(io, "doctor", "doctor [--json]\n\nReports Go, Node, the runtime pin, the data directory, SQLite and the skill roots.")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usageError("doctor takes no arguments")
 	}
 	checks := []DoctorCheck{{Name: "go", Status: "ok", Detail: fmt.Sprintf("built with %s %s/%s", runtime.Version(), runtime.GOOS, runtime.GOARCH)}}
 	if p, err := exec.LookPath("node"); err == nil {

@@ -91,12 +91,8 @@ func countStdin(names ...string) int {
 func runEvidenceList(ctx context.Context, io IO, args []string) error {
 	fs := newFlags(io, "evidence list", "evidence list [--json]\n\nThe captures saved in the data directory, newest first.")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usageError("evidence list takes no arguments")
 	}
 	env, err := openEnv(ctx, io)
 	if err != nil {

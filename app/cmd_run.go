@@ -50,15 +50,11 @@ func runSkillRun(ctx context.Context, io IO, args []string) error {
 	if err != nil {
 		return errorf("workspace", CategoryInvalid, "%v", err)
 	}
-	env, err := openEnv(ctx, io)
+	env, s, err := openSkill(ctx, io, pos[0])
 	if err != nil {
 		return err
 	}
 	defer env.Close()
-	s, err := env.resolveSkill(ctx, pos[0])
-	if err != nil {
-		return err
-	}
 	ex := env.inspectExecution(s)
 
 	sup, err := proctree.NewSupervisor(proctree.Options{})
@@ -155,6 +151,22 @@ func progressLine(p runner.Progress) string {
 		return fmt.Sprintf("\r[%s%s] %d/%d %s\x1b[K", strings.Repeat("#", done), strings.Repeat(".", width-done), p.Completed, *p.Total, visibleLine(p.Message))
 	}
 	return fmt.Sprintf("\r%d %s\x1b[K", p.Completed, visibleLine(p.Message))
+}
+
+// openSkill opens the data directory and resolves arg in it
+// (resolveSkill); the caller closes the Env it returns. On an error
+// nothing is left open.
+func openSkill(ctx context.Context, io IO, arg string) (*Env, *skills.Skill, error) {
+	env, err := openEnv(ctx, io)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := env.resolveSkill(ctx, arg)
+	if err != nil {
+		env.Close()
+		return nil, nil, err
+	}
+	return env, s, nil
 }
 
 func (e *Env) resolveSkill(ctx context.Context, arg string) (*skills.Skill, error) {

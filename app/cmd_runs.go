@@ -15,12 +15,8 @@ func runRuns(ctx context.Context, io IO, args []string) error {
 	fs := newFlags(io, "runs", "runs [--limit N] [--json]\n\nThe run history, newest first: every attempt and every refusal, with its envelope.")
 	limit := fs.Int("limit", 20, "how many runs to show (1-1000)")
 	asJSON := fs.Bool("json", false, "print JSON (records with their envelopes)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usageError("runs takes no arguments")
 	}
 	if *limit < 1 || *limit > 1000 {
 		return usageError("--limit must be between 1 and 1000, got %d", *limit)

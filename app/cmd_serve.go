@@ -21,12 +21,8 @@ func runServe(ctx context.Context, io IO, args []string) error {
 	open := fs.Bool("open", false, "open the URL in the default browser")
 	window := testConsentWindow(fs)
 	keepAlive := testMCPKeepAlive(fs)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usageError("serve takes no arguments")
 	}
 	ln, err := listenLoopback(*addr)
 	if err != nil {

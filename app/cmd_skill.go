@@ -129,12 +129,8 @@ func (e *Env) discover(ctx context.Context) (*skills.Catalog, error) {
 func runSkillList(ctx context.Context, io IO, args []string) error {
 	fs := newFlags(io, "skill list", "skill list [--json]")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usageError("skill list takes no arguments")
 	}
 	env, err := openEnv(ctx, io)
 	if err != nil {
@@ -222,15 +218,11 @@ func runSkillInspect(ctx context.Context, io IO, args []string) error {
 	if len(pos) != 1 {
 		return usageError("skill inspect takes exactly one PATH or NAME")
 	}
-	env, err := openEnv(ctx, io)
+	env, s, err := openSkill(ctx, io, pos[0])
 	if err != nil {
 		return err
 	}
 	defer env.Close()
-	s, err := env.resolveSkill(ctx, pos[0])
-	if err != nil {
-		return err
-	}
 	out := inspection(env, s)
 	if *asJSON {
 		return writeJSON(io, out)

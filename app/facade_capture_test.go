@@ -132,12 +132,7 @@ func TestStartCaptureRefusesBeforeRunning(t *testing.T) {
 	if _, status, e := apiCall[StartCaptureResult](t, ts, "StartCapture", StartCaptureArgs{Scenario: uiScenario(work, script, 5000)}); status != 400 || e.Code != "working_directory_outside_roots" {
 		t.Errorf("outside the working roots: %d %+v", status, e)
 	}
-	if _, err := os.Stat(marker); err == nil {
-		t.Error("a refused capture ran")
-	}
-	if list, _, _ := apiCall[ListEvidenceResult](t, ts, "ListEvidence", map[string]any{}); len(list.Evidence) != 0 {
-		t.Errorf("a refused capture saved Evidence: %+v", list.Evidence)
-	}
+	refusedCaptureLeftNothing(t, ts, marker)
 }
 
 func TestCancelCaptureEndsItAndSavesNothing(t *testing.T) {
@@ -250,12 +245,7 @@ func TestUIOnlyCallsRefuseEveryoneElse(t *testing.T) {
 			t.Errorf("MCP ran %s: %+v", name, res)
 		}
 	}
-	if _, err := os.Stat(marker); err == nil {
-		t.Fatal("a refused capture ran")
-	}
-	if list, _, _ := apiCall[ListEvidenceResult](t, ts, "ListEvidence", map[string]any{}); len(list.Evidence) != 0 {
-		t.Errorf("a refused capture saved Evidence: %+v", list.Evidence)
-	}
+	refusedCaptureLeftNothing(t, ts, marker)
 }
 
 // TestStartCaptureAfterCloseIsRefused: once the facade has begun closing
@@ -302,5 +292,17 @@ func TestStartCaptureRacingCloseRace(t *testing.T) {
 	ts.facade.captures.mu.Unlock()
 	if n != 0 {
 		t.Errorf("%d captures still running after stop", n)
+	}
+}
+
+// refusedCaptureLeftNothing fails the test when a refused capture ran
+// (its command made marker) or saved Evidence.
+func refusedCaptureLeftNothing(t *testing.T, ts *testServer, marker string) {
+	t.Helper()
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a refused capture ran")
+	}
+	if list, _, _ := apiCall[ListEvidenceResult](t, ts, "ListEvidence", map[string]any{}); len(list.Evidence) != 0 {
+		t.Errorf("a refused capture saved Evidence: %+v", list.Evidence)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/internal/testfs"
 )
 
 // writeEditableSkill writes a runnable skill "edit-me" whose files the
@@ -14,7 +16,7 @@ func writeEditableSkill(t *testing.T, script string) (root, dir string) {
 	t.Helper()
 	root = t.TempDir()
 	dir = filepath.Join(root, "edit-me")
-	writeFiles(t, dir, map[string]string{
+	testfs.WriteTree(t, dir, map[string]string{
 		"SKILL.md": "---\nname: edit-me\ndescription: Echoes its input. \u202eevil\n---\nBody.\n",
 		"execution.json": `{"schemaVersion":1,"entrypoint":"scripts/run.mjs","files":["scripts/run.mjs","assets/blob.bin"],
 "inputSchema":{"type":"object","properties":{"a":{"type":"integer"}}},"outputSchema":{"type":"object","properties":{"got":{"type":"integer"}}},"timeoutMs":5000,"maxOutputBytes":4096}`,

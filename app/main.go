@@ -114,6 +114,19 @@ func newFlags(io IO, name, usage string) *flag.FlagSet {
 	return fs
 }
 
+// parseNoArgs parses args for a command that takes flags only: a
+// positional argument is the usage error "NAME takes no arguments".
+func parseNoArgs(fs *flag.FlagSet, args []string) error {
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("%s takes no arguments", fs.Name())
+	}
+	return nil
+}
+
 // parseFlags parses args; interleaved flags and positional arguments are
 // allowed (`skill inspect NAME --json`).
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -78,17 +77,7 @@ func BenchmarkMCPListSkills100(b *testing.B) {
 	if _, err := ts.facade.SetSkillRoots(SetSkillRootsArgs{Roots: []string{hundredSkills(b)}}); err != nil {
 		b.Fatal(err)
 	}
-	res, err := ts.facade.AddAgent(AddAgentArgs{Name: "bench", CanExecuteSkills: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.base + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer{token: res.Token, base: http.DefaultTransport}}}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cs.Close()
+	_, cs := connectAgent(b, ts, "bench")
 	call := func() {
 		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_skills", Arguments: map[string]any{}})
 		if err != nil || r.IsError {
@@ -116,9 +105,7 @@ func TestMCPInspectionCacheSeesChanges(t *testing.T) {
 	if _, err := ts.facade.SetSkillRoots(SetSkillRootsArgs{Roots: []string{root}}); err != nil {
 		t.Fatal(err)
 	}
-	_, tok := addAgent(t, ts, "cache")
-	cs := mcpConnect(t, ts, tok)
-	defer cs.Close()
+	_, cs := connectAgent(t, ts, "cache")
 	runnable := func() (bool, any) {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_skills", Arguments: map[string]any{}})
 		if err != nil {
@@ -159,24 +146,16 @@ func TestMCPInspectionCacheSeesChanges(t *testing.T) {
 func trustedBench(b *testing.B) (*testServer, *mcp.ClientSession, string, string) {
 	ts := startServer(b)
 	ws := b.TempDir()
-	res, err := ts.facade.AddAgent(AddAgentArgs{Name: "bench", CanExecuteSkills: true})
-	if err != nil {
-		b.Fatal(err)
-	}
+	agentID, tok := addAgent(b, ts, "bench")
 	ins, _ := ts.facade.InspectSkill(InspectSkillArgs{Name: "text-metrics"})
 	real, _ := resolveForTest(ws)
 	if _, err := ts.facade.SetPolicy(SetPolicyArgs{Policy: json.RawMessage(fmt.Sprintf(`{"mode":"trusted_revisions","safeMode":false,"trusted":[{"revision":%q,"agentId":%q,"workspace":%q,"timeoutMsCeiling":5000,"maxOutputBytesCeiling":16384}]}`,
-		ins.Execution.Revision, res.Agent.ID, real))}); err != nil {
+		ins.Execution.Revision, agentID, real))}); err != nil {
 		b.Fatal(err)
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.base + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer{token: res.Token, base: http.DefaultTransport}}}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	cs := mcpConnect(b, ts, tok)
 	b.Cleanup(func() { cs.Close() })
-	return ts, cs, res.Agent.ID, ws
+	return ts, cs, agentID, ws
 }
 
 // BenchmarkRunSkillTrustedMCP is run_skill of a trusted skill over MCP;

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/testfs"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -50,23 +52,8 @@ func writeSlowSkill(t *testing.T, marker string) string {
 			"spawn('/bin/sleep', ['" + marker + "'], { stdio: 'ignore', detached: true }).unref();\n" +
 			"setInterval(() => {}, 1000);\n",
 	}
-	writeFiles(t, dir, files)
+	testfs.WriteTree(t, dir, files)
 	return root
-}
-
-// writeFiles writes files (slash-separated names relative to dir, each
-// with its parent directories) below dir; a failed write ends the test.
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // Cancelling a tool call (the client gives up on it) cancels the run or
@@ -82,9 +69,7 @@ func TestMCPCancelledCallsCleanUp(t *testing.T) {
 	if _, err := ts.facade.SetSkillRoots(SetSkillRootsArgs{Roots: []string{writeSlowSkill(t, runMarker)}}); err != nil {
 		t.Fatal(err)
 	}
-	agentID, tok := addAgent(t, ts, "canceller")
-	cs := mcpConnect(t, ts, tok)
-	defer cs.Close()
+	agentID, cs := connectAgent(t, ts, "canceller")
 	defer approver(t, ts, agentID, true)()
 
 	for _, c := range []struct {

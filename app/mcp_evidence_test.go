@@ -61,9 +61,7 @@ func TestMCPReplayAndCompareTools(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, token := addAgent(t, ts, "agent-evidence")
-	cs := mcpConnect(t, ts, token)
-	defer cs.Close()
+	_, cs := connectAgent(t, ts, "agent-evidence")
 
 	var args map[string]any
 	json.Unmarshal([]byte(replayRun), &args)

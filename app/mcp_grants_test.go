@@ -306,9 +306,7 @@ func TestMCPProposeWorkflow(t *testing.T) {
 func TestMCPRunSkillExpires(t *testing.T) {
 	clock := consent.NewManualClock(time.Now())
 	ts := startServerWith(t, consentWindow{clock: clock})
-	_, tok := addAgent(t, ts, "slow-person")
-	cs := mcpConnect(t, ts, tok)
-	defer cs.Close()
+	_, cs := connectAgent(t, ts, "slow-person")
 	events, stop := ts.facade.events.subscribe(64)
 	defer stop()
 	res := callAsync(cs, "run_skill", map[string]any{"name": "text-metrics", "input": map[string]any{"text": "late"}, "workspace": t.TempDir()})

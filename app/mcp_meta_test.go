@@ -19,9 +19,7 @@ import (
 // have the one error shape.
 func TestMCPToolMetadata(t *testing.T) {
 	ts := startServer(t)
-	agentID, tok := addAgent(t, ts, "meta")
-	cs := mcpConnect(t, ts, tok)
-	defer cs.Close()
+	agentID, cs := connectAgent(t, ts, "meta")
 	ctx := context.Background()
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {
@@ -140,9 +138,7 @@ func TestMCPCatalogBlobsAndValidity(t *testing.T) {
 	if _, err := ts.facade.SetSkillRoots(SetSkillRootsArgs{Roots: []string{root}}); err != nil {
 		t.Fatal(err)
 	}
-	_, tok := addAgent(t, ts, "catalog")
-	cs := mcpConnect(t, ts, tok)
-	defer cs.Close()
+	_, cs := connectAgent(t, ts, "catalog")
 	ctx := context.Background()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_skill_resource", Arguments: map[string]any{"name": "binary-skill", "path": "assets/logo.png"}})
 	if err != nil || res.IsError {
@@ -185,9 +181,7 @@ func TestMCPCaptureLinkAndName(t *testing.T) {
 	work := t.TempDir()
 	setCaptureEnv(t, work)
 	ts := startServer(t)
-	_, tok := addAgent(t, ts, "linker")
-	cs := mcpConnect(t, ts, tok)
-	defer cs.Close()
+	_, cs := connectAgent(t, ts, "linker")
 	ctx := context.Background()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "capture_process_scenario", Arguments: map[string]any{
 		"approved": true, "executable": "/bin/echo", "arguments": []string{"linked"}, "working_directory": work, "timeout_ms": 5000}})

@@ -97,9 +97,7 @@ func TestScenarioSchemaMatchesParser(t *testing.T) {
 // capture_process_scenario publishes exactly the docs/schemas document.
 func TestMCPPublishesScenarioSchema(t *testing.T) {
 	ts := startServer(t)
-	_, tok := addAgent(t, ts, "schema")
-	cs := mcpConnect(t, ts, tok)
-	defer cs.Close()
+	_, cs := connectAgent(t, ts, "schema")
 	tools := listTools(t, cs)
 	want := publishedSchema("capture-scenario.schema.json")
 	for _, tl := range tools.Tools {
@@ -171,9 +169,7 @@ func TestReplayRunSchemaMatchesParser(t *testing.T) {
 // and refuses the structurally broken ones, as the parser does.
 func TestMCPPublishesTraceSpecSchema(t *testing.T) {
 	ts := startServer(t)
-	_, tok := addAgent(t, ts, "trace-schema")
-	cs := mcpConnect(t, ts, tok)
-	defer cs.Close()
+	_, cs := connectAgent(t, ts, "trace-schema")
 	tools := listTools(t, cs)
 	var raw json.RawMessage
 	for _, tl := range tools.Tools {

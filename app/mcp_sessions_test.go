@@ -211,9 +211,7 @@ func TestMCPSessionsPerAgentBounded(t *testing.T) {
 func TestMCPIdleSessionReleased(t *testing.T) {
 	ts := startServer(t)
 	ts.mcp.setLimits(mcpLimits{Idle: 300 * time.Millisecond, PerAgent: 4, KeepAlive: time.Second})
-	_, tok := addAgent(t, ts, "idle")
-	cs := mcpConnect(t, ts, tok)
-	defer cs.Close()
+	_, cs := connectAgent(t, ts, "idle")
 	waitFor(t, "the idle session released", func() bool { return ts.mcp.liveSessions() == 0 })
 	if _, err := cs.ListTools(context.Background(), nil); err == nil {
 		t.Fatal("an expired session still answers")

@@ -15,7 +15,7 @@ import (
 )
 
 // mcpClient connects the official Go SDK client to the server with token.
-func mcpClient(t *testing.T, ts *testServer, token string, onProgress func(*mcp.ProgressNotificationClientRequest)) (*mcp.ClientSession, error) {
+func mcpClient(t testing.TB, ts *testServer, token string, onProgress func(*mcp.ProgressNotificationClientRequest)) (*mcp.ClientSession, error) {
 	t.Helper()
 	return mcpClientWith(t, ts, token, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
@@ -27,7 +27,7 @@ func mcpClient(t *testing.T, ts *testServer, token string, onProgress func(*mcp.
 }
 
 // mcpClientWith connects the Go SDK client with opts and the agent token.
-func mcpClientWith(t *testing.T, ts *testServer, token string, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
+func mcpClientWith(t testing.TB, ts *testServer, token string, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, opts)
 	tr := &mcp.StreamableClientTransport{Endpoint: ts.base + "/mcp", HTTPClient: &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}}
@@ -37,13 +37,24 @@ func mcpClientWith(t *testing.T, ts *testServer, token string, opts *mcp.ClientO
 // mcpConnect is mcpClient without a progress handler for a test that
 // must connect: a refused connection ends the test. The caller closes the
 // session.
-func mcpConnect(t *testing.T, ts *testServer, token string) *mcp.ClientSession {
+func mcpConnect(t testing.TB, ts *testServer, token string) *mcp.ClientSession {
 	t.Helper()
 	cs, err := mcpClient(t, ts, token, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cs
+}
+
+// connectAgent adds an agent named name (allowed to execute skills) and
+// connects an MCP session with its token, closed when the test ends; it
+// returns the agent's id and the session.
+func connectAgent(t testing.TB, ts *testServer, name string) (string, *mcp.ClientSession) {
+	t.Helper()
+	agentID, tok := addAgent(t, ts, name)
+	cs := mcpConnect(t, ts, tok)
+	t.Cleanup(func() { cs.Close() })
+	return agentID, cs
 }
 
 // listTools lists the tools cs offers; a failed listing ends the test.
@@ -56,7 +67,7 @@ func listTools(t *testing.T, cs *mcp.ClientSession) *mcp.ListToolsResult {
 	return tools
 }
 
-func addAgent(t *testing.T, ts *testServer, name string) (string, string) {
+func addAgent(t testing.TB, ts *testServer, name string) (string, string) {
 	t.Helper()
 	res, err := ts.facade.AddAgent(AddAgentArgs{Name: name, CanExecuteSkills: true})
 	if err != nil {
@@ -155,9 +166,7 @@ func TestMCPToolsAndTokens(t *testing.T) {
 
 func TestMCPRunSkillDecisions(t *testing.T) {
 	ts := startServer(t)
-	agentID, token := addAgent(t, ts, "agent-run")
-	cs := mcpConnect(t, ts, token)
-	defer cs.Close()
+	agentID, cs := connectAgent(t, ts, "agent-run")
 	ws := t.TempDir()
 
 	stop := approver(t, ts, agentID, true)

@@ -93,9 +93,7 @@ func TestMCPKeepAliveWhileWaiting(t *testing.T) {
 // resumes the same proposal until the run completes.
 func TestMCPTwoStepWithoutProgressToken(t *testing.T) {
 	ts := startServer(t)
-	agentID, tok := addAgent(t, ts, "fixed-timeout")
-	cs := mcpConnect(t, ts, tok)
-	defer cs.Close()
+	agentID, cs := connectAgent(t, ts, "fixed-timeout")
 	ctx := context.Background()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_skill", Arguments: map[string]any{
 		"name": "text-metrics", "input": map[string]any{"text": "one two three"}, "workspace": t.TempDir(), "wait_ms": 300}})
@@ -198,9 +196,7 @@ func TestMCPNoWindowToldAtOnce(t *testing.T) {
 // proposal is cancelled (not permission_required).
 func TestMCPCancelledWaitRecordedCancelled(t *testing.T) {
 	ts := startServer(t)
-	agentID, tok := addAgent(t, ts, "impatient")
-	cs := mcpConnect(t, ts, tok)
-	defer cs.Close()
+	agentID, cs := connectAgent(t, ts, "impatient")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	params := &mcp.CallToolParams{Name: "run_skill", Arguments: map[string]any{"name": "text-metrics", "input": map[string]any{"text": "x"}, "workspace": t.TempDir()}}
@@ -228,9 +224,7 @@ func TestMCPCancelledWaitRecordedCancelled(t *testing.T) {
 // ends with a clear superseded refusal, the second waits and runs.
 func TestMCPParallelCallSuperseded(t *testing.T) {
 	ts := startServer(t)
-	agentID, tok := addAgent(t, ts, "twice")
-	cs := mcpConnect(t, ts, tok)
-	defer cs.Close()
+	agentID, cs := connectAgent(t, ts, "twice")
 	first := make(chan map[string]any, 1)
 	go func() { first <- callRun(t, cs, t.TempDir(), true) }()
 	p1 := pendingProposal(t, ts, agentID)

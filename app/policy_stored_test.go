@@ -16,9 +16,7 @@ import (
 // (the Security view) says why.
 func TestForgedReceiptApprovesNothing(t *testing.T) {
 	ts := startServer(t)
-	agentID, token := addAgent(t, ts, "forger")
-	cs := mcpConnect(t, ts, token)
-	defer cs.Close()
+	agentID, cs := connectAgent(t, ts, "forger")
 	ws := t.TempDir()
 	ins, _ := ts.facade.InspectSkill(InspectSkillArgs{Name: "text-metrics"})
 	real, _ := resolveForTest(ws)

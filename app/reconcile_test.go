@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/internal/testfs"
 )
 
 // TestCrashMidRunIsRecordedInterrupted kills Gatehouse (SIGKILL, no
@@ -17,7 +19,7 @@ import (
 func TestCrashMidRunIsRecordedInterrupted(t *testing.T) {
 	bin := buildBinary(t)
 	dir := filepath.Join(t.TempDir(), "sleeper-skill")
-	writeFiles(t, dir, map[string]string{
+	testfs.WriteTree(t, dir, map[string]string{
 		"SKILL.md": "---\nname: sleeper-skill\ndescription: Sleeps.\n---\n",
 		"scripts/run.mjs": `import { writeFileSync } from 'node:fs';
 writeFileSync('started', 'yes'); setTimeout(() => process.stdout.write('{}'), 60000);

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/testfs"
+
 	"github.com/creack/pty"
 )
 
@@ -36,7 +38,7 @@ func buildBinary(t *testing.T) string {
 // directory, so a test can see whether anything executed.
 func markerBundle(t *testing.T) string {
 	dir := filepath.Join(t.TempDir(), "marker-skill")
-	writeFiles(t, dir, map[string]string{
+	testfs.WriteTree(t, dir, map[string]string{
 		"SKILL.md": "---\nname: marker-skill\ndescription: Drops a marker.\n---\n",
 		"scripts/run.mjs": `import { writeFileSync } from 'node:fs';
 let d = ''; process.stdin.on('data', (c) => { d += c; });
@@ -227,7 +229,7 @@ func TestCrashMidRunIsCleanedUpAtNextStart(t *testing.T) {
 	bin := buildBinary(t)
 	marker := fmt.Sprintf("gatehouse-crash-%d", time.Now().UnixNano())
 	dir := filepath.Join(t.TempDir(), "crash-skill")
-	writeFiles(t, dir, map[string]string{
+	testfs.WriteTree(t, dir, map[string]string{
 		"SKILL.md": "---\nname: crash-skill\ndescription: Leaves a grandchild and hangs.\n---\n",
 		"scripts/run.mjs": `import { spawn } from 'node:child_process';
 spawn(process.execPath, ['-e', 'setInterval(()=>{},1000)', '` + marker + `'], { stdio: 'ignore', detached: true }).unref();

@@ -2,11 +2,12 @@ package approvals
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/internal/testfs"
 
 	"github.com/gatehouse/gatehouse/backend/artifact"
 	"github.com/gatehouse/gatehouse/backend/store"
@@ -35,15 +36,7 @@ func snapshot(t *testing.T, files map[string]string) *artifact.Snapshot {
 			declared = append(declared, k)
 		}
 	}
-	for p, data := range all {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfs.WriteTree(t, dir, all)
 	s, err := artifact.Capture(dir, declared)
 	if err != nil {
 		t.Fatal(err)

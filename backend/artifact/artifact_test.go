@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/gatehouse/gatehouse/internal/testfs"
 )
 
 // writeBundle creates a bundle folder holding files (relative path → bytes)
@@ -22,15 +24,7 @@ func writeBundle(t testing.TB, files map[string]string) string {
 	for k, v := range files {
 		all[k] = v
 	}
-	for p, data := range all {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfs.WriteTree(t, dir, all)
 	return dir
 }
 

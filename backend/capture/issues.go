@@ -34,7 +34,7 @@ const (
 	CodeMissingSecret  = "missing_secret"              // a secret alias without a non-empty environment value
 	CodeInvalidPattern = "invalid_pattern"             // a normalization pattern that does not compile
 	CodeConflict       = "conflict"                    // two fields that cannot be combined
-	CodeInvalidVariant = "invalid_variant"             // an unknown discriminator ("type") value
+	CodeInvalidVariant = strictjson.CodeInvalidVariant // an unknown discriminator ("type") value
 
 	CodeCredentialHeader = loopback.CodeCredentialHeader // a static replay route that matches a credential header literally
 )

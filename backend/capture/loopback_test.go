@@ -327,7 +327,10 @@ ws.on("message", (d) => { console.log("feed got " + d); if (String(d) === "welco
 ws.on("close", (code) => { console.log("feed closed " + code); });
 `
 
-func TestLoopbackMachineLoginFlow(t *testing.T) {
+// lbFeedCommand is the shell command that runs lbMachineClient under
+// node; the test is skipped without curl, node or the ws module.
+func lbFeedCommand(t *testing.T) string {
+	t.Helper()
 	lbNeedTool(t, "curl")
 	node := lbNeedTool(t, "node")
 	ws := lbWsModule(t)
@@ -335,6 +338,11 @@ func TestLoopbackMachineLoginFlow(t *testing.T) {
 	if err := os.WriteFile(client, []byte(lbMachineClient), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return node + " " + client + " " + ws
+}
+
+func TestLoopbackMachineLoginFlow(t *testing.T) {
+	feed := lbFeedCommand(t)
 	// The token is assembled at run time, so only the target ever holds it.
 	script := `u="$GATEHOUSE_REPLAY_HTTP_URL"
 tok="s3cr3t"; tok="Bearer $tok-t0ken-value"
@@ -344,7 +352,7 @@ c -X POST -H "Authorization: $tok" --data '{"user":"ada"}' "$u/login"
 c -H 'Authorization: Bearer wrong' "$u/me"
 c -H "Authorization: $tok" "$u/me"
 echo "the client holds: $tok"
-` + node + ` ` + client + ` ` + ws + `
+` + feed + `
 c -X POST -H "Authorization: $tok" "$u/logout"
 c -X POST -H "Authorization: $tok" "$u/logout"
 c "$u/missing"

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/gatehouse/gatehouse/backend/capture/record"
@@ -143,18 +141,12 @@ func lbHasIssue(issues []Issue, code, path string) bool {
 }
 
 func TestVerifyRejectsMutatedMachineReplay(t *testing.T) {
-	lbNeedTool(t, "curl")
-	node := lbNeedTool(t, "node")
-	ws := lbWsModule(t)
-	client := filepath.Join(t.TempDir(), "feed.js")
-	if err := os.WriteFile(client, []byte(lbMachineClient), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	feed := lbFeedCommand(t)
 	script := `u="$GATEHOUSE_REPLAY_HTTP_URL"
 c() { curl -sS --max-time 5 "$@"; echo; }
 c -X POST -H "Authorization: Bearer abc" "$u/login"
 c -H "Authorization: Bearer abc" "$u/me"
-` + node + ` ` + client + ` ` + ws + `
+` + feed + `
 c -X POST -H "Authorization: Bearer abc" "$u/logout"
 `
 	sc, opts := shScenario(t, script, func(m obj) {

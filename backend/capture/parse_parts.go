@@ -2,36 +2,9 @@ package capture
 
 import (
 	"math"
-	"strings"
 
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
-
-// variant reads the "type" discriminator of a union object.
-func (c *checker) variant(n *strictjson.Node, path string, types ...string) (string, bool) {
-	if n.Kind != strictjson.Object {
-		c.Add(path, CodeWrongType, "must be an object, not %s", n.Kind)
-		return "", false
-	}
-	for i, k := range n.Keys {
-		if k != "type" {
-			continue
-		}
-		s, ok := c.Str(n.Vals[i], path+".type")
-		if !ok {
-			return "", false
-		}
-		for _, t := range types {
-			if s == t {
-				return s, true
-			}
-		}
-		c.Add(path+".type", CodeInvalidVariant, "%q is not one of %s", strictjson.Truncate(s, 64), strings.Join(types, ", "))
-		return "", false
-	}
-	c.Add(path+".type", CodeMissingField, "required field is missing")
-	return "", false
-}
 
 // events reads the event list: sorted by at_ms (ties keep their order),
 // none after timeout_ms (checked only when timeout_ms itself is valid).
@@ -57,7 +30,7 @@ func (c *checker) events(m strictjson.Members, timeout int, timeoutOK bool) []Ev
 
 // event reads one event and reports whether its at_ms is valid.
 func (c *checker) event(n *strictjson.Node, path string) (Event, bool) {
-	typ, ok := c.variant(n, path, EventInput, EventResize, EventSignal)
+	typ, ok := c.Variant(n, path, "type", EventInput, EventResize, EventSignal)
 	if !ok {
 		return Event{}, false
 	}
@@ -122,7 +95,7 @@ func (c *checker) checkpoints(m strictjson.Members) []Checkpoint {
 }
 
 func (c *checker) trigger(n *strictjson.Node, path string) Trigger {
-	typ, ok := c.variant(n, path, TriggerTime, TriggerTerminalLiteral, TriggerRootExit, TriggerSettled)
+	typ, ok := c.Variant(n, path, "type", TriggerTime, TriggerTerminalLiteral, TriggerRootExit, TriggerSettled)
 	if !ok {
 		return Trigger{}
 	}
@@ -205,7 +178,7 @@ func (c *checker) route(n *strictjson.Node, path string) ShimRoute {
 }
 
 func (c *checker) termination(n *strictjson.Node, path string) Termination {
-	typ, ok := c.variant(n, path, TerminationExit, TerminationSignal)
+	typ, ok := c.Variant(n, path, "type", TerminationExit, TerminationSignal)
 	if !ok {
 		return Termination{}
 	}

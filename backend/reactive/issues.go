@@ -22,7 +22,7 @@ const (
 	CodeInvalidLength  = strictjson.CodeInvalidLength  // a string outside its length bounds
 	CodeTooManyEntries = strictjson.CodeTooManyEntries // an array or object longer than allowed
 	CodeTooFewEntries  = strictjson.CodeTooFewEntries  // an array shorter than required
-	CodeInvalidVariant = "invalid_variant"             // an unknown kind, type, source or selector
+	CodeInvalidVariant = strictjson.CodeInvalidVariant // an unknown kind, type, source or selector
 	CodeInvalidName    = "invalid_name"                // an id, name or event id not matching its pattern
 	CodeReservedName   = "reserved_name"               // a reserved checkpoint name
 	CodeDuplicateEntry = "duplicate_entry"             // a state id, transition id or checkpoint name twice

@@ -204,30 +204,8 @@ func (p *parser) transition(n *strictjson.Node, path string) Transition {
 	return t
 }
 
-// kind reads the discriminator key of a union object.
-func (p *parser) kind(n *strictjson.Node, path, key string, kinds ...string) (string, bool) {
-	if n.Kind != strictjson.Object {
-		p.Add(path, CodeWrongType, "must be an object, not %s", n.Kind)
-		return "", false
-	}
-	v, ok := n.Member(key)
-	if !ok {
-		p.Add(path+"."+key, CodeMissingField, "required field is missing")
-		return "", false
-	}
-	s, ok := p.Str(v, path+"."+key)
-	if !ok {
-		return "", false
-	}
-	if !slices.Contains(kinds, s) {
-		p.Add(path+"."+key, CodeInvalidVariant, "%q is not one of %s", strictjson.Truncate(s, 64), strings.Join(kinds, ", "))
-		return "", false
-	}
-	return s, true
-}
-
 func (p *parser) target(n *strictjson.Node, path string) Target {
-	k, ok := p.kind(n, path, "kind", TargetGoto, TargetFinish)
+	k, ok := p.Variant(n, path, "kind", TargetGoto, TargetFinish)
 	if !ok {
 		return Target{}
 	}
@@ -257,7 +235,7 @@ func (p *parser) trigger(n *strictjson.Node, path string, depth int) *Trigger {
 		p.Add(path, CodeTooDeep, "triggers nest more than %d levels", MaxTriggerDepth)
 		return t
 	}
-	k, ok := p.kind(n, path, "kind", KindTerminalText, KindEvent, KindAll, KindAny, KindSequence, KindRepeat)
+	k, ok := p.Variant(n, path, "kind", KindTerminalText, KindEvent, KindAll, KindAny, KindSequence, KindRepeat)
 	if !ok {
 		return t
 	}
@@ -355,7 +333,7 @@ func (p *parser) frontier(m strictjson.Members, path string) Frontier {
 		return Frontier{Kind: SinceStateEntry}
 	}
 	path += ".since"
-	k, ok := p.kind(v, path, "kind", SinceScenarioStart, SinceStateEntry, SinceCheckpoint, SinceEventID)
+	k, ok := p.Variant(v, path, "kind", SinceScenarioStart, SinceStateEntry, SinceCheckpoint, SinceEventID)
 	if !ok {
 		return Frontier{}
 	}
@@ -384,7 +362,7 @@ func (p *parser) frontier(m strictjson.Members, path string) Frontier {
 }
 
 func (p *parser) action(n *strictjson.Node, path string) Action {
-	typ, ok := p.kind(n, path, "type", ActionSendInput, ActionResize, ActionCloseStdin, ActionSendSignal, ActionCheckpoint)
+	typ, ok := p.Variant(n, path, "type", ActionSendInput, ActionResize, ActionCloseStdin, ActionSendSignal, ActionCheckpoint)
 	if !ok {
 		return Action{}
 	}

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -77,36 +76,6 @@ func list[T any](c *checker, m strictjson.Members, path, key string, required bo
 // named is name as a member reader (see member).
 func (c *checker) named(what, pattern string, match func(string) bool) func(*strictjson.Node, string) (string, bool) {
 	return func(v *strictjson.Node, path string) (string, bool) { return c.name(v, path, what, pattern, match) }
-}
-
-// kind reads the discriminator member key of the object v, which must be
-// one of allowed: v that is not an object, a missing key and a key outside
-// allowed are each reported, before any other member is looked at.
-func (c *checker) kind(v *strictjson.Node, path, key string, allowed ...string) (string, bool) {
-	if v.Kind != strictjson.Object {
-		c.Add(path, CodeWrongType, "must be an object, not %s", v.Kind)
-		return "", false
-	}
-	kv, ok := v.Member(key)
-	if !ok {
-		c.Add(path+"."+key, CodeMissingField, "required field is missing")
-		return "", false
-	}
-	return c.variant(strictjson.Members{key: kv}, path, key, allowed...)
-}
-
-// variant reads the discriminator member key of m, which must be one of
-// allowed.
-func (c *checker) variant(m strictjson.Members, path, key string, allowed ...string) (string, bool) {
-	s, ok := c.ReqStr(m, path, key)
-	if !ok {
-		return "", false
-	}
-	if !slices.Contains(allowed, s) {
-		c.Add(path+"."+key, CodeInvalidVariant, "%q is not one of %s", strictjson.Truncate(s, 64), strings.Join(allowed, ", "))
-		return "", false
-	}
-	return s, true
 }
 
 // headers reads optional header map member key of m: at most MaxHeaders

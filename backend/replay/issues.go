@@ -18,7 +18,7 @@ const (
 	CodeUnknownField   = strictjson.CodeUnknownField   // a member the schema does not define
 	CodeMissingField   = strictjson.CodeMissingField   // a required member is absent
 	CodeInvalidValue   = strictjson.CodeInvalidValue   // outside its enumeration, or a forbidden character
-	CodeInvalidVariant = "invalid_variant"             // an unknown protocol, action type or source
+	CodeInvalidVariant = strictjson.CodeInvalidVariant // an unknown protocol, action type or source
 	CodeNotInteger     = strictjson.CodeNotInteger     // a fractional number where an integer is required
 	CodeOutOfRange     = strictjson.CodeOutOfRange     // an integer outside its bounds
 	CodeInvalidLength  = strictjson.CodeInvalidLength  // a string outside its length bounds

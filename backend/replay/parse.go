@@ -132,7 +132,7 @@ func (c *checker) transition(v *strictjson.Node, at string) (Transition, bool) {
 // trigger reads a trigger; its protocol decides which members it has.
 func (c *checker) trigger(v *strictjson.Node, at string) (Trigger, bool) {
 	var t Trigger
-	proto, ok := c.kind(v, at, "protocol", ProtocolHTTP, ProtocolWebSocketConnect, ProtocolWebSocketMessage)
+	proto, ok := c.Variant(v, at, "protocol", ProtocolHTTP, ProtocolWebSocketConnect, ProtocolWebSocketMessage)
 	if !ok {
 		return t, false
 	}
@@ -179,7 +179,7 @@ func (c *checker) trigger(v *strictjson.Node, at string) (Trigger, bool) {
 
 func (c *checker) source(v *strictjson.Node, at string) (Source, bool) {
 	var s Source
-	kind, ok := c.kind(v, at, "source", SourceRequestHeader, SourceRequestJSON, SourceWebSocketJSON, SourceActionJSON)
+	kind, ok := c.Variant(v, at, "source", SourceRequestHeader, SourceRequestJSON, SourceWebSocketJSON, SourceActionJSON)
 	if !ok {
 		return s, false
 	}
@@ -258,7 +258,7 @@ func (c *checker) binding(m strictjson.Members, at string) (string, Source, bool
 
 func (c *checker) action(v *strictjson.Node, at string) (Action, bool) {
 	var a Action
-	kind, ok := c.kind(v, at, "type", ActionHTTPResponse, ActionWebSocketSend, ActionDisconnect, ActionDelay)
+	kind, ok := c.Variant(v, at, "type", ActionHTTPResponse, ActionWebSocketSend, ActionDisconnect, ActionDelay)
 	if !ok {
 		return a, false
 	}

@@ -146,7 +146,7 @@ func (c *checker) directBounds(m *Machine, path string) {
 // event reads one event; prevAt is the default at_ms.
 func (c *checker) event(v *strictjson.Node, at string, prevAt int) (Event, bool) {
 	var ev Event
-	typ, ok := c.kind(v, at, "type", EventHTTPRequest, EventWebSocketConnect, EventWebSocketMessage)
+	typ, ok := c.Variant(v, at, "type", EventHTTPRequest, EventWebSocketConnect, EventWebSocketMessage)
 	if !ok {
 		return ev, false
 	}

@@ -152,6 +152,7 @@ test('attention in browser mode: tab title, notifications, the setting, two wind
     await bell.click();
     await until('the setting saved', async () => (await callApi(srv, 'GetAttention')).notifications === false);
     await until('A shows the setting it saved', async () => (await bell.getAttribute('aria-pressed')) === 'false');
+    assert.equal(await bell.locator('svg.icon[aria-hidden="true"] path').count(), 3, 'the bell off is struck through');
     await until('B follows the setting', async () => (await b.page.getByTestId('notifications-toggle').getAttribute('aria-pressed')) === 'false');
     const before = (await notifications(a.page)).length;
     await a.page.evaluate(() => (window.__focused = false));
@@ -170,6 +171,7 @@ test('attention in browser mode: tab title, notifications, the setting, two wind
     assert.deepEqual(await notifications(d.page), [], 'no notification at open while turned off');
     await callApi(srv, 'SetAttention', { notifications: true });
     await until('A follows the setting back on', async () => (await bell.getAttribute('aria-pressed')) === 'true');
+    assert.equal(await bell.locator('svg.icon[aria-hidden="true"] path').count(), 2, 'the bell on is not struck through');
     const c = await openWindow(context, srv, { background: true });
     const [n3] = await until('a notification at open for the waiting request', async () => {
       const got = await notifications(c.page);

@@ -135,6 +135,32 @@ func (c *Checker) Enum(n *Node, path string, allowed ...string) (string, bool) {
 	return s, true
 }
 
+// Variant reads the discriminator member key of the union object n, which
+// must be a string in allowed. An n that is not an object, a missing key,
+// a key that is not a string and a string outside allowed
+// (CodeInvalidVariant, naming them) are each reported, before any other
+// member of n is looked at; the first member named key decides.
+func (c *Checker) Variant(n *Node, path, key string, allowed ...string) (string, bool) {
+	if n.Kind != Object {
+		c.Add(path, CodeWrongType, "must be an object, not %s", n.Kind)
+		return "", false
+	}
+	v, ok := n.Member(key)
+	if !ok {
+		c.Add(path+"."+key, CodeMissingField, "required field is missing")
+		return "", false
+	}
+	s, ok := c.Str(v, path+"."+key)
+	if !ok {
+		return "", false
+	}
+	if !slices.Contains(allowed, s) {
+		c.Add(path+"."+key, CodeInvalidVariant, "%q is not one of %s", Truncate(s, 64), strings.Join(allowed, ", "))
+		return "", false
+	}
+	return s, true
+}
+
 // ReqStr reads required string member key of m.
 func (c *Checker) ReqStr(m Members, path, key string) (string, bool) {
 	v, ok := c.Required(m, path, key)

@@ -20,6 +20,7 @@ const (
 	CodeUnknownField   = "unknown_field"    // a member the schema does not define
 	CodeMissingField   = "missing_field"    // a required member is absent
 	CodeInvalidValue   = "invalid_value"    // a value outside what is allowed
+	CodeInvalidVariant = "invalid_variant"  // a union's discriminator outside its kinds (Checker.Variant)
 	CodeNotInteger     = "not_integer"      // a fractional number where an integer is required
 	CodeOutOfRange     = "out_of_range"     // an integer outside its bounds
 	CodeInvalidLength  = "invalid_length"   // a string outside its length bounds

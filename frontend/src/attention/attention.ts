@@ -10,7 +10,7 @@
 
 import { api, onEvent, shellKind } from '../api/client';
 import type { GrantView, PlanView, ProposalView } from '../api/types';
-import { h } from '../lib/dom';
+import { h, icon } from '../lib/dom';
 import './attention.css';
 
 export type RequestKind = 'proposal' | 'plan' | 'grant';
@@ -104,7 +104,7 @@ function renderBell(): void {
   if (!bell) return;
   const perm = browserPermission();
   const on = enabled && (shellKind() === 'desktop' || perm === 'granted');
-  bell.replaceChildren(bellIcon(on));
+  bell.replaceChildren(icon(on ? 'bell' : 'bellOff'));
   bell.classList.toggle('on', on);
   bell.setAttribute('aria-pressed', String(on));
   const label = !enabled
@@ -241,21 +241,4 @@ export function notice(text: string): void {
   );
   noticeHost.append(item);
   setTimeout(() => item.remove(), 8000);
-}
-
-function bellIcon(on: boolean): SVGSVGElement {
-  const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
-  svg.setAttribute('viewBox', '0 0 16 16');
-  svg.setAttribute('width', '14');
-  svg.setAttribute('height', '14');
-  svg.setAttribute('class', 'icon');
-  svg.setAttribute('aria-hidden', 'true');
-  const paths = ['M4 11.5V7a4 4 0 0 1 8 0v4.5l1 1H3z', 'M6.5 14a1.5 1.5 0 0 0 3 0'];
-  if (!on) paths.push('M2.5 2.5l11 11');
-  for (const d of paths) {
-    const p = document.createElementNS('http://www.w3.org/2000/svg', 'path');
-    p.setAttribute('d', d);
-    svg.appendChild(p);
-  }
-  return svg;
 }

@@ -70,18 +70,28 @@ export function replace(el: Element, ...children: Child[]): void {
 
 /** An inline SVG icon from a fixed, trusted set (never from data). */
 export function icon(name: keyof typeof ICONS, label?: string): SVGSVGElement {
+  return svgGlyph(ICONS[name], 'icon', label);
+}
+
+/**
+ * An inline 16×16 SVG drawn at 14 px from fixed, trusted path data (never
+ * from data), with class cls: labelled for assistive technology when label
+ * is given, hidden from it otherwise. icon() and the filled glyphs of
+ * evidence/icons.ts are made here.
+ */
+export function svgGlyph(paths: readonly string[], cls: string, label?: string): SVGSVGElement {
   const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
   svg.setAttribute('viewBox', '0 0 16 16');
   svg.setAttribute('width', '14');
   svg.setAttribute('height', '14');
-  svg.setAttribute('class', 'icon');
+  svg.setAttribute('class', cls);
   if (label) {
     svg.setAttribute('role', 'img');
     svg.setAttribute('aria-label', label);
   } else {
     svg.setAttribute('aria-hidden', 'true');
   }
-  for (const d of ICONS[name]) {
+  for (const d of paths) {
     const p = document.createElementNS('http://www.w3.org/2000/svg', 'path');
     p.setAttribute('d', d);
     svg.appendChild(p);
@@ -109,6 +119,8 @@ const ICONS = {
   back: ['M12.5 8h-9M7 4.5L3.5 8 7 11.5'],
   evidence: ['M2.5 3.5h11v9h-11z', 'M4.5 6.5l2 1.5-2 1.5', 'M8 10h3.5'],
   compare: ['M2.5 3h4.5v10h-4.5z', 'M9 3h4.5v10h-4.5z', 'M4 6h1.5M4 8.5h1.5M10.5 6h1.5M10.5 8.5h1.5'],
+  bell: ['M4 11.5V7a4 4 0 0 1 8 0v4.5l1 1H3z', 'M6.5 14a1.5 1.5 0 0 0 3 0'],
+  bellOff: ['M4 11.5V7a4 4 0 0 1 8 0v4.5l1 1H3z', 'M6.5 14a1.5 1.5 0 0 0 3 0', 'M2.5 2.5l11 11'],
 } as const;
 
 /** Deterministic ids for label/for pairs. */
