@@ -162,20 +162,59 @@ func TestCheckpointTimeTriggerAndSymlinks(t *testing.T) {
 	if err := os.Symlink(root, filepath.Join(root, "loop")); err != nil { // never followed
 		t.Fatal(err)
 	}
-	// The link changes at 600 ms plus the shell's start-up and the fork
-	// and exec of sleep and ln, which a loaded machine stretched past a
-	// 600 ms checkpoint when the change was at 400 ms: each checkpoint is
-	// 500 ms away from the change, and the target outlives the later one.
-	script := fmt.Sprintf(`sleep 0.6; ln -sf target %s/link; sleep 1`, root)
-	sc, opts := shScenario(t, script, func(m obj) {
-		m["filesystem_roots"] = []any{root, filepath.Join(root, "missing")}
-		m["checkpoints"] = []any{
-			obj{"name": "early", "trigger": obj{"type": "time", "at_ms": 100}},
-			obj{"name": "later", "trigger": obj{"type": "time", "at_ms": 1100}},
+	// The link changes 600 ms after launch at the earliest (the sleep
+	// before it), the later checkpoint is due 500 ms after that, and the
+	// target outlives it. A loaded machine stretched the shell's start-up
+	// and its forks past the later checkpoint, so the test states what it
+	// needs from the record and runs again with its times scaled up when
+	// that did not hold (withTimingPrecondition): the early checkpoint
+	// was due before the change could happen, and the later one was taken
+	// after the output the shell writes once the link has changed.
+	var early, later FilesystemCheckpoint
+	withTimingPrecondition(t, func(t *testing.T, scale int) (*Record, string) {
+		script := fmt.Sprintf(`sleep %d.%d; ln -sf target %s/link; printf 'changed\n'; sleep %d`, 6*scale/10, 6*scale%10, root, scale)
+		sc, opts := shScenario(t, script, func(m obj) {
+			m["filesystem_roots"] = []any{root, filepath.Join(root, "missing")}
+			m["checkpoints"] = []any{
+				obj{"name": "early", "trigger": obj{"type": "time", "at_ms": 100}},
+				obj{"name": "later", "trigger": obj{"type": "time", "at_ms": 1100 * scale}},
+			}
+		})
+		rec := capture(t, sc, opts)
+		// Put the link back for the next run, if there is one.
+		if err := os.Remove(filepath.Join(root, "link")); err != nil {
+			t.Fatal(err)
 		}
+		if err := os.Symlink("/etc/passwd", filepath.Join(root, "link")); err != nil {
+			t.Fatal(err)
+		}
+		early, later = checkpointNamed(t, rec, "early"), FilesystemCheckpoint{}
+		if l := fileIn(early.Files, "<filesystem-root-0>/link"); l != nil && l.SymlinkTarget != nil && *l.SymlinkTarget == "target" {
+			// The change was seen, so the checkpoint came after it: that
+			// is only the machine's load if it was taken when the change
+			// could have happened (within a time bucket of it).
+			if early.AtMS+10 < 600*scale {
+				t.Fatalf("early checkpoint taken at %d ms saw the link changed after %d ms", early.AtMS, 600*scale)
+			}
+			return rec, fmt.Sprintf("the early checkpoint came at %d ms", early.AtMS)
+		}
+		changed := -1
+		for k, f := range rec.Frames {
+			if strings.Contains(f.Data, "changed") {
+				changed = journalPos(rec, "frames", k)
+			}
+		}
+		for i, cp := range rec.FilesystemCheckpoints {
+			if cp.Name == "later" {
+				if p := journalPos(rec, "filesystem_checkpoints", i); changed < 0 || p < changed {
+					return rec, fmt.Sprintf("the later checkpoint (%d ms) was taken before the shell's output after the change was read", cp.AtMS)
+				}
+				later = cp
+				return rec, ""
+			}
+		}
+		return rec, "the later checkpoint was not taken before the root exited"
 	})
-	rec := capture(t, sc, opts)
-	early, later := checkpointNamed(t, rec, "early"), checkpointNamed(t, rec, "later")
 	if early.AtMS < 100 || later.AtMS < 1100 {
 		t.Errorf("taken at %d and %d ms", early.AtMS, later.AtMS)
 	}
