@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -12,6 +13,8 @@ import (
 	"github.com/gatehouse/gatehouse/backend/agents"
 	"github.com/gatehouse/gatehouse/backend/capture"
 	"github.com/gatehouse/gatehouse/backend/consent"
+	"github.com/gatehouse/gatehouse/backend/evidence"
+	"github.com/gatehouse/gatehouse/backend/library"
 	"github.com/gatehouse/gatehouse/backend/policy"
 )
 
@@ -165,13 +168,7 @@ func (f *Facade) runUICapture(ctx context.Context, id string, sc *capture.Scenar
 	<-ticked
 	if err == nil {
 		f.events.publish("capture", ev("saving"))
-		// The saved bytes were verified in full before they were written
-		// and marked (library.Save); this read of the file as
-		// saved costs a hash.
-		if _, issues := f.env.lib().VerifySaved(f.ctx, env.EvidenceID, out); len(issues) > 0 {
-			err = &CLIError{Code: "evidence_integrity_mismatch", Category: CategoryInternal, Details: issues,
-				Message: fmt.Sprintf("the capture was saved as %s but does not verify: %d failing path(s)", env.EvidenceID, len(issues))}
-		}
+		err = checkSaved(f.ctx, f.env.lib(), env.EvidenceID, out)
 	}
 	e := ev("done")
 	switch {
@@ -185,6 +182,29 @@ func (f *Facade) runUICapture(ctx context.Context, id string, sc *capture.Scenar
 		e.Error = captureErrorOf(err)
 	}
 	f.events.publish("capture", e)
+}
+
+// checkSaved reads the Evidence file id back as saved and verifies what
+// it read: the bytes must be out, which library.Save verified in full
+// before it wrote and marked them, so this costs a read, a comparison and
+// a hash (the verified cache). A file that is missing, or whose bytes are
+// not the ones saved, is evidence_integrity_mismatch.
+func checkSaved(ctx context.Context, lib *library.Library, id string, out []byte) error {
+	mismatch := func(why string, details any) error {
+		return &CLIError{Code: "evidence_integrity_mismatch", Category: CategoryInternal, Details: details,
+			Message: fmt.Sprintf("the capture was saved as %s but %s", id, why)}
+	}
+	data, err := library.ReadBounded(lib.Path(id), evidence.MaxEnvelopeBytes)
+	if err != nil {
+		return mismatch(fmt.Sprintf("its file cannot be read back: %v", err), nil)
+	}
+	if !bytes.Equal(data, out) {
+		return mismatch(fmt.Sprintf("its file on disk (%d bytes) is not the %d bytes saved", len(data), len(out)), nil)
+	}
+	if _, issues := lib.VerifySaved(ctx, id, data); len(issues) > 0 {
+		return mismatch(fmt.Sprintf("does not verify: %d failing path(s)", len(issues)), issues)
+	}
+	return nil
 }
 
 // CancelCaptureArgs names a capture started with StartCapture.

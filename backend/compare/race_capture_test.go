@@ -24,24 +24,32 @@ import (
 const raceScript = `(sleep "$1"; echo one) & (sleep "$2"; echo two) & wait`
 
 // captureRace captures /bin/sh -c raceScript sh delay1 delay2 for real
-// and returns its sealed Process Capture Evidence.
-func captureRace(t *testing.T, sup *proctree.Supervisor, workdir, delay1, delay2 string) *evidence.Envelope {
+// and returns its sealed Process Capture Evidence, with why (non-empty)
+// when the two writers did not appear as two raw frames in the order the
+// delays force: a loaded machine can start the first writer's sleep and
+// echo later than the second one's, or read both lines as one chunk.
+func captureRace(t *testing.T, sup *proctree.Supervisor, workdir, delay1, delay2 string) (e *evidence.Envelope, why string) {
 	t.Helper()
 	e, rec := captureSh(t, sup, workdir, 10, nil, "-c", raceScript, "sh", delay1, delay2)
 	var data []string
 	for _, f := range rec.Frames {
 		data = append(data, f.Data)
 	}
-	// The two writers must appear as two raw frames, in the forced order.
 	want := []string{"one\r\n", "two\r\n"}
 	if delay1 > delay2 {
 		want = []string{"two\r\n", "one\r\n"}
 	}
 	if strings.Join(data, "|") != strings.Join(want, "|") {
-		t.Fatalf("raw frames %q, want %q (exit %+v)", data, want, rec.Exit)
+		return e, fmt.Sprintf("raw frames %q, want %q (exit %+v)", data, want, rec.Exit)
 	}
-	return e
+	return e, ""
 }
+
+// timingScales are the factors TestRacingWritersOfRealCaptures multiplies
+// its delays by, one try each, until the captured programs did what the
+// comparison needs (the writers in the forced order, the readers alive
+// until their input); the comparison is checked only on such captures.
+var timingScales = []int{1, 2, 4, 8}
 
 // captureSh captures /bin/sh with args for real, its recorded times
 // bucketed to bucketMS and events (if any) sent to it, and returns its
@@ -74,8 +82,21 @@ func TestRacingWritersOfRealCaptures(t *testing.T) {
 	}
 	defer sup.Close()
 	workdir := t.TempDir()
-	oneFirst := captureRace(t, sup, workdir, "0", "0.5")
-	twoFirst := captureRace(t, sup, workdir, "0.5", "0")
+	var oneFirst, twoFirst *evidence.Envelope
+	for i, scale := range timingScales {
+		// Two writers, 500 ms apart (scaled), racing in opposite orders.
+		delay := fmt.Sprintf("%d.%d", 5*scale/10, 5*scale%10)
+		var why1, why2 string
+		oneFirst, why1 = captureRace(t, sup, workdir, "0", delay)
+		twoFirst, why2 = captureRace(t, sup, workdir, delay, "0")
+		if why1 == "" && why2 == "" {
+			break
+		}
+		if i == len(timingScales)-1 {
+			t.Fatalf("the writers never appeared in the forced order: %s %s", why1, why2)
+		}
+		t.Logf("delays ×%d: %s %s; trying again with longer delays", scale, why1, why2)
+	}
 
 	// The same program twice: real pids differ between the runs, but with
 	// pid normalization the process trees compare equal. Sample times
@@ -86,16 +107,33 @@ func TestRacingWritersOfRealCaptures(t *testing.T) {
 	// exec still shows its parent's command line, an extra sample in one
 	// run only (a loaded machine did so with "sleep 0.3 & sleep 0.4 &").
 	// Two forked readers, each ended by one line of timed input, keep the
-	// root's command line from fork to exit.
+	// root's command line from fork to exit. Both runs must have sampled
+	// the root and both readers (a loaded machine can start the shell
+	// after the input came, so that the readers end before a sample):
+	// otherwise both are captured again with the input later.
 	tree := "exec 3<&0; read a <&3 & read b <&3 & wait; echo done"
-	lines := []any{
-		map[string]any{"type": "input", "at_ms": 500, "data": "one\r"},
-		map[string]any{"type": "input", "at_ms": 600, "data": "two\r"},
-	}
-	a, ra := captureSh(t, sup, workdir, capture.MaxTimeBucketMS, lines, "-c", tree)
-	b, _ := captureSh(t, sup, workdir, capture.MaxTimeBucketMS, lines, "-c", tree)
-	if n := len(ra.ProcessSamples); n != 3 || ra.Exit.Code == nil || *ra.Exit.Code != 0 {
-		t.Fatalf("process samples %+v (want the root and two readers), exit %+v", ra.ProcessSamples, ra.Exit)
+	var a, b *evidence.Envelope
+	for i, scale := range timingScales {
+		lines := []any{
+			map[string]any{"type": "input", "at_ms": 500 * scale, "data": "one\r"},
+			map[string]any{"type": "input", "at_ms": 600 * scale, "data": "two\r"},
+		}
+		var ra, rb *capture.Record
+		a, ra = captureSh(t, sup, workdir, capture.MaxTimeBucketMS, lines, "-c", tree)
+		b, rb = captureSh(t, sup, workdir, capture.MaxTimeBucketMS, lines, "-c", tree)
+		bad := ""
+		for _, r := range []*capture.Record{ra, rb} {
+			if n := len(r.ProcessSamples); n != 3 || r.Exit.Code == nil || *r.Exit.Code != 0 {
+				bad += fmt.Sprintf("process samples %+v (want the root and two readers), exit %+v; ", r.ProcessSamples, r.Exit)
+			}
+		}
+		if bad == "" {
+			break
+		}
+		if i == len(timingScales)-1 {
+			t.Fatal(bad)
+		}
+		t.Logf("input ×%d: %strying again with the input later", scale, bad)
 	}
 	if same, err := Compare(a, b, Options{Mode: ModeExact}); err != nil || same.Process != Unchanged {
 		t.Errorf("same program twice: %+v %v", same, err)

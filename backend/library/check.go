@@ -1,6 +1,7 @@
 package library
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"fmt"
 
@@ -12,8 +13,11 @@ import (
 // capture, every commitment and invariant of the record (Verify). Only
 // Check, CheckForSave and CheckParsedForSave make one, and Save saves
 // nothing else, so every file entering the library was checked, and its
-// verification mark names the bytes that were. The zero value is refused
-// by Save.
+// verification mark names the bytes that were. A Checked holds its own
+// copy of the bytes it checked (and Check parses that copy), so a caller
+// that changes or reuses its slice afterwards cannot change what Save
+// writes: those stay the bytes that passed. The zero value is refused by
+// Save.
 type Checked struct {
 	data []byte
 	sum  [sha256.Size]byte
@@ -31,6 +35,7 @@ func (c Checked) Result() Result { return c.res }
 // Check verifies data in full (ParseVerified); on success the result may
 // be saved with Save. Issues are non-empty exactly when it fails.
 func Check(data []byte) (Checked, []Issue) {
+	data = bytes.Clone(data) // the parse may keep slices of it
 	env, res, issues := ParseVerified(data)
 	if len(issues) > 0 {
 		return Checked{}, issues
@@ -50,7 +55,8 @@ func CheckForSave(data []byte, want string) (Checked, error) {
 // CheckParsedForSave is CheckForSave for bytes evidence.SealParsed has
 // just written and parsed as evidence.Parse does: its parse stands for
 // the first half of the check, and the rest (the record) is run here.
-// A nil parse is an internal error.
+// The bytes saved are a copy of data taken with the check; parsed stays
+// the caller's (Envelope returns it). A nil parse is an internal error.
 func CheckParsedForSave(data []byte, parsed *evidence.Envelope, want string) (Checked, error) {
 	if parsed == nil {
 		return Checked{}, errorf("internal", KindInternal, "the sealed Evidence %s has no parse to verify", want)
@@ -58,6 +64,7 @@ func CheckParsedForSave(data []byte, parsed *evidence.Envelope, want string) (Ch
 	res, issues := VerifyParsed(parsed)
 	c := Checked{}
 	if len(issues) == 0 {
+		data = bytes.Clone(data)
 		c = Checked{data: data, sum: sha256.Sum256(data), env: parsed, res: res}
 	}
 	return forSave(c, issues, want)

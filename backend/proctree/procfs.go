@@ -84,6 +84,28 @@ func ScanMarked(marker string) []int {
 	return out
 }
 
+// ScanKey returns the live processes (other than this one) whose
+// environment holds the variable key, each with that variable's value,
+// read from /proc rather than from any bookkeeping. Unreadable
+// environments (other users, zombies) are not listed.
+func ScanKey(key string) map[int]string {
+	prefix := key + "="
+	out := map[int]string{}
+	eachLive(func(pid int, _ procStat) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil {
+			return
+		}
+		for _, kv := range bytes.Split(b, []byte{0}) {
+			if v, ok := strings.CutPrefix(string(kv), prefix); ok {
+				out[pid] = v
+				return
+			}
+		}
+	})
+	return out
+}
+
 // eachLive calls fn for every live process other than this one.
 func eachLive(fn func(pid int, st procStat)) {
 	pids, _ := allPids()
