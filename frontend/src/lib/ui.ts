@@ -32,6 +32,26 @@ async function writeClipboard(text: string): Promise<boolean> {
   return ok;
 }
 
+/**
+ * A file input kept offscreen (a visible button clicks it): the one file
+ * the person picks goes to onFile, and the input is reset first so the same
+ * file can be picked again.
+ */
+export function filePicker(accept: string, testid: string, label: string, onFile: (f: File) => void | Promise<void>): HTMLInputElement {
+  return h('input', {
+    type: 'file',
+    accept,
+    class: 'offscreen',
+    'data-testid': testid,
+    'aria-label': label,
+    onchange: (e: Event) => {
+      const f = (e.target as HTMLInputElement).files?.[0];
+      (e.target as HTMLInputElement).value = '';
+      if (f) void onFile(f);
+    },
+  });
+}
+
 /** A small icon button that copies `text` and confirms with a tick. */
 export function copyButton(text: string, what = 'value', testid?: string): HTMLButtonElement {
   const label = `Copy ${what}`;
