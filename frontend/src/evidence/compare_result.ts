@@ -7,7 +7,7 @@
 import { api, ApiError } from '../api/client';
 import type { ComparisonView, DiffItem, DimensionName, DimensionRow, TraceDiagnostic } from '../api/types';
 import { h, icon, replace } from '../lib/dom';
-import { badge, errorBox, hashChip } from '../lib/ui';
+import { badge, errorBox, exportButton, hashChip } from '../lib/ui';
 import { downloadText } from './asciicast';
 import { attestationButton } from './library';
 import {
@@ -259,33 +259,18 @@ export class ComparisonPanel {
     this.sideBox[s] = box;
     const time = h('span', { class: 'mono small', 'data-testid': `time-${s}` }, formatMs(0));
     this.sideTime[s] = time;
-    const exportBtn = h(
-      'button',
-      {
-        type: 'button',
-        class: 'btn small ghost',
-        'data-testid': `export-${s}`,
-        disabled: !side.available,
-        title: 'Download this capture as an asciicast v2 file (sensitive input only as its placeholder)',
-        onclick: async (e: Event) => {
-          const b = e.currentTarget as HTMLButtonElement;
-          b.disabled = true;
-          b.textContent = 'Exporting…';
-          try {
-            const r = await api.ExportAsciicast({ id: side.evidence_id });
-            downloadText(r.name, r.text);
-            b.textContent = 'Exported';
-          } catch (err) {
-            b.textContent = 'Export failed';
-            b.title = err instanceof Error ? err.message : String(err);
-          } finally {
-            b.disabled = false;
-            setTimeout(() => (b.textContent = 'Export .cast'), 2000);
-          }
-        },
+    const exportBtn = exportButton({
+      label: 'Export .cast',
+      busy: 'Exporting…',
+      done: 'Exported',
+      testid: `export-${s}`,
+      disabled: !side.available,
+      title: 'Download this capture as an asciicast v2 file (sensitive input only as its placeholder)',
+      run: async () => {
+        const r = await api.ExportAsciicast({ id: side.evidence_id });
+        downloadText(r.name, r.text);
       },
-      'Export .cast',
-    );
+    });
     return h(
       'div',
       { class: ['cmp-side', `cmp-${s}`], 'data-testid': `side-${s}` },

@@ -52,6 +52,48 @@ export function filePicker(accept: string, testid: string, label: string, onFile
   });
 }
 
+/**
+ * A small ghost button that runs an export: while run is pending it is
+ * disabled and reads busy; then it reads done, or "Export failed" with the
+ * error as its title, for two seconds before label returns.
+ */
+export function exportButton(o: {
+  label: string;
+  busy: string;
+  done: string;
+  title: string;
+  testid: string;
+  disabled?: boolean;
+  run: () => Promise<void>;
+}): HTMLButtonElement {
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: 'btn small ghost',
+      'data-testid': o.testid,
+      disabled: o.disabled ?? false,
+      title: o.title,
+      onclick: async (e: Event) => {
+        const b = e.currentTarget as HTMLButtonElement;
+        b.disabled = true;
+        b.textContent = o.busy;
+        try {
+          await o.run();
+          b.textContent = o.done;
+        } catch (err) {
+          b.textContent = 'Export failed';
+          b.title = err instanceof Error ? err.message : String(err);
+        } finally {
+          b.disabled = false;
+          setTimeout(() => (b.textContent = o.label), 2000);
+        }
+      },
+    },
+    o.label,
+  );
+}
+
 /** A small icon button that copies `text` and confirms with a tick. */
 export function copyButton(text: string, what = 'value', testid?: string): HTMLButtonElement {
   const label = `Copy ${what}`;
