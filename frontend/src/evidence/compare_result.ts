@@ -22,7 +22,7 @@ import {
   timeOfLocation,
   VERDICT,
 } from './compare_model';
-import { charRanges, divergenceWords, fieldDiffs, screenMarks, segments, valueText, type Range } from './compare_diff';
+import { charRanges, divergenceWords, fieldDiffs, isRow, rowsOf, screenMarks, segments, valueText, type Range } from './compare_diff';
 import { SyncClock } from './compare_sync';
 import { formatMs } from './format';
 import { DEFAULT_IDLE_CAP_MS, Player, SPEEDS } from './player';
@@ -648,21 +648,6 @@ export class ComparisonPanel {
   }
 }
 
-interface RowItem {
-  row: number;
-  text: string;
-  ranges?: Range[];
-}
-
-function rowList(v: unknown): RowItem[] {
-  const rows = (v as { rows?: unknown } | null)?.rows;
-  return Array.isArray(rows) ? (rows as RowItem[]) : [];
-}
-
-function isRow(v: unknown): v is RowItem {
-  return !!v && typeof v === 'object' && typeof (v as RowItem).row === 'number' && typeof (v as RowItem).text === 'string';
-}
-
 /** Both sides of a differing item: screen rows with their differing
  * characters marked, JSON objects field by field (differing fields
  * highlighted, strings marked character by character), else one line. */
@@ -676,7 +661,7 @@ function itemBody(left: unknown, right: unknown, differing?: string[]): HTMLElem
     const one = (v: unknown) => {
       if (!v || typeof v !== 'object') return h('span', { class: 'muted small' }, '(no output)');
       const o = v as { offset: number; data?: string; rows?: unknown };
-      const rows = rowList(o);
+      const rows = rowsOf(o);
       return h(
         'span',
         { class: 'cmp-stream' },
