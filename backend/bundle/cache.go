@@ -22,7 +22,7 @@ const maxCachedInspections = 4096
 // for concurrent use.
 type InspectCache struct {
 	once        sync.Once
-	inspections *contentcache.Cache[[32]byte, []Issue]        // by cacheKey(revision, manifest)
+	inspections *contentcache.Cache[[32]byte, []Issue]        // by contentcache.Key(revision, manifest)
 	manifests   *contentcache.Cache[[32]byte, parsedManifest] // by sha256 of execution.json
 }
 
@@ -60,16 +60,6 @@ func (c *InspectCache) parseManifest(raw []byte) (*Manifest, []Issue, []string) 
 		m = &cp
 	}
 	return m, append([]Issue(nil), p.issues...), append([]string(nil), p.unsupported...)
-}
-
-func cacheKey(revision string, manifest []byte) [32]byte {
-	h := sha256.New()
-	h.Write([]byte(revision))
-	h.Write([]byte{0})
-	h.Write(manifest)
-	var k [32]byte
-	h.Sum(k[:0])
-	return k
 }
 
 func (c *InspectCache) get(k [32]byte) ([]Issue, bool) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/gatehouse/gatehouse/backend/artifact"
+	"github.com/gatehouse/gatehouse/backend/internal/contentcache"
 )
 
 // Execution is the inspection verdict on a bundle's execution extension.
@@ -89,7 +90,7 @@ func Inspect(dir string, opts InspectOptions) Execution {
 		return ex
 	}
 	ex.Snapshot, ex.Revision = snap, snap.Revision()
-	key := cacheKey(ex.Revision, raw)
+	key := contentcache.Key(ex.Revision, raw)
 	content, ok := opts.Cache.get(key)
 	if !ok {
 		content = contentIssues(snap, m)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -84,20 +82,12 @@ func TestGrantOnceIsSpentOnceUnderConcurrency(t *testing.T) {
 	}
 	_, err = m.DecideGrant(g.ID, false, "")
 	wantCode(t, err, "already_decided")
-	var wins atomic.Int32
-	var wg sync.WaitGroup
-	for range 100 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := m.UseGrant(b.RunID, b.AgentID, grantReq()); err == nil {
-				wins.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	if wins.Load() != 1 {
-		t.Fatalf("%d captures spent one once-grant", wins.Load())
+	wins := race(100, func(int) error {
+		_, err := m.UseGrant(b.RunID, b.AgentID, grantReq())
+		return err
+	})
+	if wins != 1 {
+		t.Fatalf("%d captures spent one once-grant", wins)
 	}
 	if got, _ := m.GetGrant(g.ID); got.State != Consumed || got.Uses != 1 {
 		t.Fatalf("after use: %+v", got)

@@ -31,6 +31,27 @@ func propose(t *testing.T, m *Manager, b Binding) Proposal {
 	return p
 }
 
+// race runs try(0) … try(n-1) in n goroutines released together and
+// returns how many of them returned nil.
+func race(n int, try func(i int) error) int {
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			if try(i) == nil {
+				wins.Add(1)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return int(wins.Load())
+}
+
 func wantCode(t *testing.T, err error, code string) {
 	t.Helper()
 	if Code(err) != code {
@@ -85,23 +106,8 @@ func TestHundredConsumersExactlyOneWins(t *testing.T) {
 	m, _, b := setup(t)
 	p := propose(t, m, b)
 	m.Decide(p.ID, true)
-	var wins atomic.Int32
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := 0; i < 100; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			if m.Consume(p.ID, b) == nil {
-				wins.Add(1)
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
-	if wins.Load() != 1 {
-		t.Fatalf("%d consumers won", wins.Load())
+	if wins := race(100, func(int) error { return m.Consume(p.ID, b) }); wins != 1 {
+		t.Fatalf("%d consumers won", wins)
 	}
 }
 

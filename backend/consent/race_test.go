@@ -53,25 +53,18 @@ func TestConcurrentDecisionsExactlyOneCounts(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m, _, b := setup(t)
 			id := k.raise(t, m, b)
-			var wins atomic.Int32
 			var won atomic.Value
-			var wg sync.WaitGroup
-			for i := range 64 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					s, err := k.decide(m, id, i%2 == 0)
-					if err == nil {
-						wins.Add(1)
-						won.Store(s)
-					} else if Code(err) != CodeAlreadyDecided {
-						t.Errorf("a losing decision: %v, want %s", err, CodeAlreadyDecided)
-					}
-				}()
-			}
-			wg.Wait()
-			if wins.Load() != 1 {
-				t.Fatalf("%d decisions of one %s counted", wins.Load(), name)
+			wins := race(64, func(i int) error {
+				s, err := k.decide(m, id, i%2 == 0)
+				if err == nil {
+					won.Store(s)
+				} else if Code(err) != CodeAlreadyDecided {
+					t.Errorf("a losing decision: %v, want %s", err, CodeAlreadyDecided)
+				}
+				return err
+			})
+			if wins != 1 {
+				t.Fatalf("%d decisions of one %s counted", wins, name)
 			}
 			var now State
 			switch name {
@@ -102,22 +95,15 @@ func TestConcurrentStepIsTakenOnce(t *testing.T) {
 	if _, err := m.DecidePlan(plan.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	var wins atomic.Int32
-	var wg sync.WaitGroup
-	for range 64 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := m.ConsumeStep(b); err == nil {
-				wins.Add(1)
-			} else if Code(err) != "off_plan" {
-				t.Errorf("a losing step: %v, want off_plan", err)
-			}
-		}()
-	}
-	wg.Wait()
-	if wins.Load() != 1 {
-		t.Fatalf("one planned step ran %d times", wins.Load())
+	wins := race(64, func(int) error {
+		_, err := m.ConsumeStep(b)
+		if err != nil && Code(err) != "off_plan" {
+			t.Errorf("a losing step: %v, want off_plan", err)
+		}
+		return err
+	})
+	if wins != 1 {
+		t.Fatalf("one planned step ran %d times", wins)
 	}
 }
 

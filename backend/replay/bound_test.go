@@ -2,7 +2,6 @@ package replay
 
 import (
 	"bytes"
-	"fmt"
 	"testing"
 )
 
@@ -14,21 +13,8 @@ import (
 // of the 1,025 values.
 func TestRunSensitiveCaptureBoundWith1025Events(t *testing.T) {
 	const n = MaxSensitiveCaptureOps + 1 // 1,025
-	machine := func(maxUses int) obj {
-		m := loopMachine(obj{"id": "cap", "trigger": httpTrig("POST", "/c"),
-			"captures": []any{obj{"variable": "key", "value": hdr("x-key"), "sensitive": true}},
-			"actions":  []any{resp(200, "ok")}, "max_uses": maxUses})
-		m["max_transitions"] = 100_000
-		m["limits"] = obj{"connections": MaxLimitConnections}
-		return m
-	}
-	events := make([]any, n)
-	for i := range events {
-		e := req("POST", "/c")
-		e["connection"] = "one"
-		e["headers"] = obj{"x-key": fmt.Sprintf("value-%04d-sensitive", i)}
-		events[i] = e
-	}
+	machine := func(maxUses int) obj { return sensitiveCaptureMachine(maxUses, 100_000) }
+	events := keyedEvents(n, "value-%04d-sensitive")
 	if is := parseRunIssues(t, machine(n), events); !hasIssue(is, CodeSensitiveCaptureExceeded, "$.machine.transitions[1].captures") {
 		t.Fatalf("1,025 possible sensitive captures accepted:%s", issuesString(is))
 	}

@@ -49,6 +49,32 @@ func addTransition(m obj, t obj) { m["transitions"] = append(m["transitions"].([
 
 func addState(m obj, s obj) { m["states"] = append(m["states"].([]any), s) }
 
+// sensitiveCaptureMachine is loopMachine whose transition "cap" (POST
+// /c, up to maxUses times) captures request header x-key as the sensitive
+// variable key, allowing maxTransitions transitions and every connection
+// the bound allows.
+func sensitiveCaptureMachine(maxUses, maxTransitions int) obj {
+	m := loopMachine(obj{"id": "cap", "trigger": httpTrig("POST", "/c"),
+		"captures": []any{obj{"variable": "key", "value": hdr("x-key"), "sensitive": true}},
+		"actions":  []any{resp(200, "ok")}, "max_uses": maxUses})
+	m["max_transitions"] = maxTransitions
+	m["limits"] = obj{"connections": MaxLimitConnections}
+	return m
+}
+
+// keyedEvents is n POST /c requests on connection "one", request i with
+// header x-key fmt.Sprintf(format, i).
+func keyedEvents(n int, format string) []any {
+	events := make([]any, n)
+	for i := range events {
+		e := req("POST", "/c")
+		e["connection"] = "one"
+		e["headers"] = obj{"x-key": fmt.Sprintf(format, i)}
+		events[i] = e
+	}
+	return events
+}
+
 func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)

@@ -432,18 +432,8 @@ func TestRedactionPrefersLongerSecrets(t *testing.T) {
 }
 
 func TestSensitiveCapturesAtTheBoundAreAllRedacted(t *testing.T) {
-	m := loopMachine(obj{"id": "cap", "trigger": httpTrig("POST", "/c"),
-		"captures": []any{obj{"variable": "k", "value": hdr("x-key"), "sensitive": true}},
-		"actions":  []any{resp(200, "ok")}, "max_uses": MaxSensitiveCaptureOps})
-	m["max_transitions"] = MaxSensitiveCaptureOps
-	m["limits"] = obj{"connections": MaxLimitConnections}
-	events := make([]any, MaxSensitiveCaptureOps)
-	for i := range events {
-		e := req("POST", "/c")
-		e["connection"] = "one"
-		e["headers"] = obj{"x-key": fmt.Sprintf("key-%04d-zz", i)}
-		events[i] = e
-	}
+	m := sensitiveCaptureMachine(MaxSensitiveCaptureOps, MaxSensitiveCaptureOps)
+	events := keyedEvents(MaxSensitiveCaptureOps, "key-%04d-zz")
 	res := execute(t, m, events)
 	if len(res.TransitionJournal) != MaxSensitiveCaptureOps {
 		t.Fatalf("%d transitions", len(res.TransitionJournal))

@@ -60,40 +60,14 @@ func TestConfinementFromTheScriptsSide(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(other) })
 	mount, _ := cgroupMountAndSelf(t)
 
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tcp.Close()
-	go func() {
-		for {
-			c, err := tcp.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	tcp := closingListener(t, "tcp", "127.0.0.1:0")
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer udp.Close()
 	abstract := fmt.Sprintf("gatehouse-test-%d", time.Now().UnixNano())
-	ua, err := net.Listen("unix", "@"+abstract)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ua.Close()
-	go func() {
-		for {
-			c, err := ua.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	closingListener(t, "unix", "@"+abstract)
 
 	probes := []struct {
 		name    string
@@ -373,4 +347,25 @@ func TestScriptIsAnOrdinaryUserInItsOwnNamespaces(t *testing.T) {
 			}
 		}
 	}
+}
+
+// closingListener listens on network address and accepts and closes every
+// connection until the test ends: a peer a probe can reach.
+func closingListener(t *testing.T, network, address string) net.Listener {
+	t.Helper()
+	l, err := net.Listen(network, address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return l
 }

@@ -1,7 +1,6 @@
 package skills
 
 import (
-	"crypto/sha256"
 	"maps"
 	"sync"
 
@@ -35,23 +34,13 @@ func (c *DocumentCache) entries() *contentcache.Cache[[32]byte, *parsed] {
 	return c.cache
 }
 
-func documentKey(doc []byte, folder string) [32]byte {
-	h := sha256.New()
-	h.Write([]byte(folder))
-	h.Write([]byte{0})
-	h.Write(doc)
-	var k [32]byte
-	h.Sum(k[:0])
-	return k
-}
-
 // parse is parseDocument, remembered by content. Each caller gets its own
 // copy, so a caller may append to or change what it gets.
 func (c *DocumentCache) parse(doc []byte, folder string) *parsed {
 	if c == nil {
 		return parseDocument(doc, folder)
 	}
-	k := documentKey(doc, folder)
+	k := contentcache.Key(folder, doc)
 	if p, ok := c.entries().Get(k); ok {
 		return p.clone()
 	}

@@ -86,6 +86,21 @@ async function tabTo(page, testid, max = 40) {
   throw new Error(`Tab never reached ${testid}`);
 }
 
+/**
+ * From the empty library, by keyboard only: Tab to New capture, Enter opens
+ * the editor, whose template is filled from the policy in effect (its
+ * working directory is work). Returns the editor.
+ */
+async function openCaptureEditor(page, work) {
+  await page.getByTestId('evidence-empty').waitFor();
+  await page.locator('body').focus();
+  await tabTo(page, 'evidence-new-capture');
+  await page.keyboard.press('Enter');
+  const editor = page.getByTestId('capture-scenario');
+  await until('template filled', async () => JSON.parse((await editor.inputValue()) || '{}').working_directory === work);
+  return editor;
+}
+
 /** Replaces the scenario editor's text by keyboard (select all, type). */
 async function typeScenario(page, text) {
   await page.getByTestId('capture-scenario').focus(); // the screenshots' theme switch took the focus
@@ -98,14 +113,8 @@ async function typeScenario(page, text) {
 test('New capture: template, field errors with paths, progress, saved, opened on the poster frame (keyboard only)', { timeout: TEST_TIMEOUT }, async () => {
   const { work, env } = policyEnv();
   await withEvidence('new', env, async (page) => {
-    await page.getByTestId('evidence-empty').waitFor();
-    // Keyboard only from here: Tab to New capture, Enter opens the editor
-    // with the template filled from the policy in effect.
-    await page.locator('body').focus();
-    await tabTo(page, 'evidence-new-capture');
-    await page.keyboard.press('Enter');
-    const editor = page.getByTestId('capture-scenario');
-    await until('template filled', async () => JSON.parse((await editor.inputValue()) || '{}').working_directory === work);
+    // Keyboard only from here.
+    const editor = await openCaptureEditor(page, work);
     assert.equal((await focused(page)).testid, 'capture-scenario', 'the editor has the focus');
     await shots(page, 'new-capture-editor');
 
@@ -162,12 +171,7 @@ test('New capture: template, field errors with paths, progress, saved, opened on
 test('New capture: Cancel ends a long capture and saves nothing (keyboard only); refusals from the policy', { timeout: TEST_TIMEOUT }, async () => {
   const { work, env } = policyEnv();
   await withEvidence('cancel', env, async (page, srv) => {
-    await page.getByTestId('evidence-empty').waitFor();
-    await page.locator('body').focus();
-    await tabTo(page, 'evidence-new-capture');
-    await page.keyboard.press('Enter');
-    const editor = page.getByTestId('capture-scenario');
-    await until('template filled', async () => JSON.parse((await editor.inputValue()) || '{}').working_directory === work);
+    const editor = await openCaptureEditor(page, work);
     // The long-running template, picked from the template list by keyboard.
     await page.keyboard.press('Shift+Tab');
     assert.deepEqual(await focused(page), { testid: 'capture-template', visible: true });

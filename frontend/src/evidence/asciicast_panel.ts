@@ -7,7 +7,7 @@ import { api } from '../api/client';
 import type { ImportAsciicastResult } from '../api/types';
 import { h, icon, replace } from '../lib/dom';
 import { formatBytes } from '../lib/format';
-import { badge, hashChip, loading } from '../lib/ui';
+import { badge, filePicker, hashChip, loading } from '../lib/ui';
 import { PREDICATE_TERMINAL_RECORDING, recordingAsCapture, type TerminalRecording } from './asciicast';
 import { issuesBox } from './compare_result';
 import { DIMENSION_LABEL, DIMENSIONS } from './compare_model';
@@ -24,18 +24,7 @@ export class AsciicastPanel {
   private offs: (() => void)[] = [];
 
   constructor() {
-    const input = h('input', {
-      type: 'file',
-      accept: '.cast,.json,.ndjson,.txt,application/x-asciicast',
-      class: 'offscreen',
-      'data-testid': 'import-cast',
-      'aria-label': 'Import an asciicast file',
-      onchange: (e: Event) => {
-        const f = (e.target as HTMLInputElement).files?.[0];
-        (e.target as HTMLInputElement).value = '';
-        if (f) void this.importFile(f);
-      },
-    });
+    const input = filePicker('.cast,.json,.ndjson,.txt,application/x-asciicast', 'import-cast', 'Import an asciicast file', (f) => this.importFile(f));
     const pick = h('button', { type: 'button', class: 'btn', onclick: () => input.click() }, icon('plus'), 'Import asciicast…');
     this.el = h(
       'section',

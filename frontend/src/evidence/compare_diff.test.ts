@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FirstDivergence } from '../api/types';
-import { canonical, charRanges, divergenceWords, fieldDiffs, screenMarks, segments } from './compare_diff';
+import { canonical, charRanges, divergenceWords, fieldDiffs, isRow, rowsOf, screenMarks, segments } from './compare_diff';
 
 describe('character ranges', () => {
   it('marks the differing characters like the backend', () => {
@@ -72,5 +72,18 @@ describe('the first divergence in words', () => {
       left_location: null, right_location: null,
     };
     expect(divergenceWords(fd)).not.toMatch(/\x1b/);
+  });
+});
+
+describe('screen rows', () => {
+  it('reads only well-formed rows', () => {
+    expect(isRow({ row: 3, text: 'x' })).toBe(true);
+    for (const v of [null, 'row', { row: '3', text: 'x' }, { row: 3 }, { text: 'x' }]) expect(isRow(v)).toBe(false);
+    expect(rowsOf({ rows: [{ row: 1, text: 'a', ranges: [[0, 1]] }, { row: 'x', text: 'b' }, null, { row: 2, text: 'c' }] })).toEqual([
+      { row: 1, text: 'a', ranges: [[0, 1]] },
+      { row: 2, text: 'c' },
+    ]);
+    expect(rowsOf({ rows: 'no' })).toEqual([]);
+    expect(rowsOf(null)).toEqual([]);
   });
 });

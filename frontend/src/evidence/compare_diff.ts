@@ -154,15 +154,23 @@ export function valueText(v: unknown, max = 120): string {
   return s.length > max ? s.slice(0, max) + '…' : s;
 }
 
-interface RowValue {
+/** One screen row of a terminal item: its index, text and the
+ * differing character ranges. */
+export interface RowValue {
   row: number;
   text: string;
   ranges?: Range[];
 }
 
-function rowsOf(v: unknown): RowValue[] {
+/** Whether v is a screen row (a number row and a string text). */
+export function isRow(v: unknown): v is RowValue {
+  return !!v && typeof v === 'object' && typeof (v as RowValue).row === 'number' && typeof (v as RowValue).text === 'string';
+}
+
+/** The screen rows of v.rows; anything else in it is left out. */
+export function rowsOf(v: unknown): RowValue[] {
   const rows = (v as { rows?: unknown } | null)?.rows;
-  return Array.isArray(rows) ? rows.filter((r): r is RowValue => !!r && typeof r === 'object' && typeof (r as RowValue).row === 'number' && typeof (r as RowValue).text === 'string') : [];
+  return Array.isArray(rows) ? rows.filter(isRow) : [];
 }
 
 /** The first divergence in words: what differs, e.g. "row 4: '✔ build
@@ -175,10 +183,7 @@ export function divergenceWords(fd: FirstDivergence, differing?: readonly string
   if (fd.dimension === 'terminal') {
     const lrow = rowsOf(fd.left);
     const rrow = rowsOf(fd.right);
-    const rowText = (v: unknown) => {
-      const o = v as RowValue | null;
-      return o && typeof o.row === 'number' && typeof o.text === 'string' ? o : null;
-    };
+    const rowText = (v: unknown) => (isRow(v) ? v : null);
     const single = rowText(fd.left) ?? rowText(fd.right);
     if (single && !lrow.length && !rrow.length) {
       const l = rowText(fd.left);

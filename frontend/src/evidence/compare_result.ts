@@ -7,7 +7,7 @@
 import { api, ApiError } from '../api/client';
 import type { ComparisonView, DiffItem, DimensionName, DimensionRow, TraceDiagnostic } from '../api/types';
 import { h, icon, replace } from '../lib/dom';
-import { badge, errorBox, hashChip } from '../lib/ui';
+import { badge, errorBox, exportButton, hashChip } from '../lib/ui';
 import { downloadText } from './asciicast';
 import { attestationButton } from './library';
 import {
@@ -22,7 +22,7 @@ import {
   timeOfLocation,
   VERDICT,
 } from './compare_model';
-import { charRanges, divergenceWords, fieldDiffs, screenMarks, segments, valueText, type Range } from './compare_diff';
+import { charRanges, divergenceWords, fieldDiffs, isRow, rowsOf, screenMarks, segments, valueText, type Range } from './compare_diff';
 import { SyncClock } from './compare_sync';
 import { formatMs } from './format';
 import { DEFAULT_IDLE_CAP_MS, Player, SPEEDS } from './player';
@@ -259,33 +259,18 @@ export class ComparisonPanel {
     this.sideBox[s] = box;
     const time = h('span', { class: 'mono small', 'data-testid': `time-${s}` }, formatMs(0));
     this.sideTime[s] = time;
-    const exportBtn = h(
-      'button',
-      {
-        type: 'button',
-        class: 'btn small ghost',
-        'data-testid': `export-${s}`,
-        disabled: !side.available,
-        title: 'Download this capture as an asciicast v2 file (sensitive input only as its placeholder)',
-        onclick: async (e: Event) => {
-          const b = e.currentTarget as HTMLButtonElement;
-          b.disabled = true;
-          b.textContent = 'Exporting…';
-          try {
-            const r = await api.ExportAsciicast({ id: side.evidence_id });
-            downloadText(r.name, r.text);
-            b.textContent = 'Exported';
-          } catch (err) {
-            b.textContent = 'Export failed';
-            b.title = err instanceof Error ? err.message : String(err);
-          } finally {
-            b.disabled = false;
-            setTimeout(() => (b.textContent = 'Export .cast'), 2000);
-          }
-        },
+    const exportBtn = exportButton({
+      label: 'Export .cast',
+      busy: 'Exporting…',
+      done: 'Exported',
+      testid: `export-${s}`,
+      disabled: !side.available,
+      title: 'Download this capture as an asciicast v2 file (sensitive input only as its placeholder)',
+      run: async () => {
+        const r = await api.ExportAsciicast({ id: side.evidence_id });
+        downloadText(r.name, r.text);
       },
-      'Export .cast',
-    );
+    });
     return h(
       'div',
       { class: ['cmp-side', `cmp-${s}`], 'data-testid': `side-${s}` },
@@ -663,21 +648,6 @@ export class ComparisonPanel {
   }
 }
 
-interface RowItem {
-  row: number;
-  text: string;
-  ranges?: Range[];
-}
-
-function rowList(v: unknown): RowItem[] {
-  const rows = (v as { rows?: unknown } | null)?.rows;
-  return Array.isArray(rows) ? (rows as RowItem[]) : [];
-}
-
-function isRow(v: unknown): v is RowItem {
-  return !!v && typeof v === 'object' && typeof (v as RowItem).row === 'number' && typeof (v as RowItem).text === 'string';
-}
-
 /** Both sides of a differing item: screen rows with their differing
  * characters marked, JSON objects field by field (differing fields
  * highlighted, strings marked character by character), else one line. */
@@ -691,7 +661,7 @@ function itemBody(left: unknown, right: unknown, differing?: string[]): HTMLElem
     const one = (v: unknown) => {
       if (!v || typeof v !== 'object') return h('span', { class: 'muted small' }, '(no output)');
       const o = v as { offset: number; data?: string; rows?: unknown };
-      const rows = rowList(o);
+      const rows = rowsOf(o);
       return h(
         'span',
         { class: 'cmp-stream' },

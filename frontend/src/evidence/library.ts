@@ -8,7 +8,7 @@ import { api, ApiError } from '../api/client';
 import type { EvidenceItem, EvidenceSignature, Issue } from '../api/types';
 import { h, icon, replace } from '../lib/dom';
 import { formatBytes, formatDateTime, formatWhen, shortHash } from '../lib/format';
-import { badge, emptyState, errorBox, loading } from '../lib/ui';
+import { badge, emptyState, errorBox, exportButton, loading } from '../lib/ui';
 import { exitText, settlementTone } from './format';
 import { downloadText } from './asciicast';
 import { NewCapture } from './new_capture';
@@ -590,33 +590,14 @@ export class Library {
  * view uses it): signs with this installation's key and downloads
  * FILE.intoto.jsonl. */
 export function attestationButton(id: string): HTMLButtonElement {
-  const label = 'Export attestation';
-  return h(
-    'button',
-    {
-      type: 'button',
-      class: 'btn small ghost',
-      'data-testid': 'export-attestation',
-      title: "Sign an in-toto attestation of this saved Evidence with this installation's key and download both (FILE and FILE.intoto.jsonl)",
-      onclick: async (e: Event) => {
-        const b = e.currentTarget as HTMLButtonElement;
-        b.disabled = true;
-        b.textContent = 'Signing…';
-        try {
-          const r = await api.AttestEvidence({ id });
-          downloadAttested(r);
-          b.textContent = 'Attestation exported';
-        } catch (err) {
-          b.textContent = 'Export failed';
-          b.title = err instanceof Error ? err.message : String(err);
-        } finally {
-          b.disabled = false;
-          setTimeout(() => (b.textContent = label), 2000);
-        }
-      },
-    },
-    label,
-  );
+  return exportButton({
+    label: 'Export attestation',
+    busy: 'Signing…',
+    done: 'Attestation exported',
+    testid: 'export-attestation',
+    title: "Sign an in-toto attestation of this saved Evidence with this installation's key and download both (FILE and FILE.intoto.jsonl)",
+    run: async () => downloadAttested(await api.AttestEvidence({ id })),
+  });
 }
 
 function signatureBadge(sig: EvidenceSignature | undefined): HTMLElement {

@@ -32,6 +32,68 @@ async function writeClipboard(text: string): Promise<boolean> {
   return ok;
 }
 
+/**
+ * A file input kept offscreen (a visible button clicks it): the one file
+ * the person picks goes to onFile, and the input is reset first so the same
+ * file can be picked again.
+ */
+export function filePicker(accept: string, testid: string, label: string, onFile: (f: File) => void | Promise<void>): HTMLInputElement {
+  return h('input', {
+    type: 'file',
+    accept,
+    class: 'offscreen',
+    'data-testid': testid,
+    'aria-label': label,
+    onchange: (e: Event) => {
+      const f = (e.target as HTMLInputElement).files?.[0];
+      (e.target as HTMLInputElement).value = '';
+      if (f) void onFile(f);
+    },
+  });
+}
+
+/**
+ * A small ghost button that runs an export: while run is pending it is
+ * disabled and reads busy; then it reads done, or "Export failed" with the
+ * error as its title, for two seconds before label returns.
+ */
+export function exportButton(o: {
+  label: string;
+  busy: string;
+  done: string;
+  title: string;
+  testid: string;
+  disabled?: boolean;
+  run: () => Promise<void>;
+}): HTMLButtonElement {
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: 'btn small ghost',
+      'data-testid': o.testid,
+      disabled: o.disabled ?? false,
+      title: o.title,
+      onclick: async (e: Event) => {
+        const b = e.currentTarget as HTMLButtonElement;
+        b.disabled = true;
+        b.textContent = o.busy;
+        try {
+          await o.run();
+          b.textContent = o.done;
+        } catch (err) {
+          b.textContent = 'Export failed';
+          b.title = err instanceof Error ? err.message : String(err);
+        } finally {
+          b.disabled = false;
+          setTimeout(() => (b.textContent = o.label), 2000);
+        }
+      },
+    },
+    o.label,
+  );
+}
+
 /** A small icon button that copies `text` and confirms with a tick. */
 export function copyButton(text: string, what = 'value', testid?: string): HTMLButtonElement {
   const label = `Copy ${what}`;

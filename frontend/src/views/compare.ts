@@ -15,7 +15,7 @@ import { ComparisonPanel, issuesBox } from '../evidence/compare_result';
 import { PREDICATE_CAPTURE } from '../evidence/record';
 import { h, icon, replace, uid } from '../lib/dom';
 import { formatDateTime, shortHash } from '../lib/format';
-import { emptyState, errorBox, loading } from '../lib/ui';
+import { emptyState, errorBox, filePicker, loading } from '../lib/ui';
 import type { View } from './view';
 
 const COMPARISON_PREDICATES = ['gatehouse.process-comparison/v3', 'gatehouse.process-comparison/v4'];
@@ -165,32 +165,13 @@ export function compareView(): View {
       return;
     }
     const traceId = uid('trace');
-    const traceFile = h('input', {
-      type: 'file',
-      accept: '.json,application/json',
-      class: 'offscreen',
-      'data-testid': 'trace-file',
-      'aria-label': 'Load a trace spec file',
-      onchange: async (e: Event) => {
-        const f = (e.target as HTMLInputElement).files?.[0];
-        (e.target as HTMLInputElement).value = '';
-        if (!f) return;
-        traceText = await f.text();
-        traceName = f.name;
-        renderPicker();
-      },
+    const traceFile = filePicker('.json,application/json', 'trace-file', 'Load a trace spec file', async (f) => {
+      traceText = await f.text();
+      traceName = f.name;
+      renderPicker();
     });
-    const openFile = h('input', {
-      type: 'file',
-      accept: '.json,application/json',
-      class: 'offscreen',
-      'data-testid': 'open-comparison-file',
-      'aria-label': 'Open a comparison Evidence file',
-      onchange: async (e: Event) => {
-        const f = (e.target as HTMLInputElement).files?.[0];
-        (e.target as HTMLInputElement).value = '';
-        if (f) void open({ text: await f.text() }, f.name);
-      },
+    const openFile = filePicker('.json,application/json', 'open-comparison-file', 'Open a comparison Evidence file', async (f) => {
+      void open({ text: await f.text() }, f.name);
     });
     const swap = h(
       'button',
