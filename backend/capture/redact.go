@@ -1,14 +1,53 @@
 package capture
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
 
-// Redaction of secrets a screen shows split: a rendered frame's rows and
-// its serialized state are not one stream of text, so a secret wrapped
-// over two rows, or restyled or moved over by escape sequences, is no
-// literal the normalizer's replacer can find.
+// Redaction of secrets shown split: a raw chunk can show a secret split by
+// escape sequences (restyled, or moved over), and a rendered frame's rows
+// and its serialized state are not one stream of text, so a secret the
+// output composed on the screen is no literal the normalizer's replacer
+// can find.
+
+// redactScreen redacts, in place, the secrets f's rows and serialized
+// state show: within one row, continued from one row onto the next
+// (redactRows), or split by escape sequences (redactSplit). The stream
+// the screen renders is already redacted, so a screen shows a secret only
+// when the output composed it from pieces written apart. It reports
+// whether it changed anything.
+func (n *normalizer) redactScreen(f *RenderedFrame) bool {
+	if len(n.secrets) == 0 && n.redact == nil {
+		return false
+	}
+	changed := false
+	before := slices.Clone(f.Lines)
+	n.redactRows(f.Lines)
+	for i, l := range f.Lines {
+		f.Lines[i] = n.redactWhole(l)
+		changed = changed || f.Lines[i] != before[i]
+	}
+	state := n.redactWhole(n.redactSplit(f.SerializedState))
+	changed = changed || state != f.SerializedState
+	f.SerializedState = state
+	return changed
+}
+
+// redactWhole replaces the secrets s holds whole (and the replay
+// machine's, n.redact).
+func (n *normalizer) redactWhole(s string) string {
+	if n.redact != nil {
+		s = n.redact(s)
+	}
+	for _, secret := range n.secrets {
+		if strings.Contains(s, secret) {
+			return n.secretReplacer.Replace(s)
+		}
+	}
+	return s
+}
 
 // redactRows redacts, in place, the secrets a screen shows across the end
 // of one row and the start of the next (as wrapped text is): each row's
