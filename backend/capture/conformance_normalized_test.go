@@ -12,10 +12,14 @@ import (
 // normalizedScript prints, near the right margin of a 40-column terminal,
 // text whose normalized form is longer or shorter than what it printed:
 // the temporary root (inside $HOME), a working directory that wraps, a
-// secret alias value, the root's pid, a pattern's match and an echoed
+// secret alias value, the root's pid, a pattern's match, a secret written
+// in two pieces (held back at the end of the first chunk, then replaced
+// whole), the start of a secret that is not one after all, and an echoed
 // sensitive input; then it is resized and prints more of the same.
 const normalizedScript = `printf '%33s' 'home:'; printf '%s|\n' "$HOME"; printf '%30s%s/%s\n' x "$PWD" "$PWD"; ` +
-	`printf '%35s%s|\n' s "$SECRET"; printf '%35s %s|token-12345|\n' p "$$"; printf '%32s' 'password: '; read x; ` +
+	`printf '%35s%s|\n' s "$SECRET"; printf '%35s %s|token-12345|\n' p "$$"; ` +
+	`printf '%36s%s' q "${SECRET%-42}"; sleep 0.05; printf '%s|\n' -42; printf '%36ss3cr' r; sleep 0.05; printf 'Xyz|\n'; ` +
+	`printf '%32s' 'password: '; read x; ` +
 	`sleep 0.3; printf '%44s%s|%s|\n' y "$SECRET" "$HOME"; printf '\033[2;30H%s\033[5;1Hend' "$HOME"`
 
 // normalizedScenario is normalizedScript on a 40x8 terminal with a secret
@@ -27,8 +31,8 @@ func normalizedScenario(t *testing.T, secret, typed string, edit func(m obj)) (*
 		m["secret_aliases"] = []any{"SECRET"}
 		m["normalization"] = obj{"patterns": []any{obj{"pattern": `token-[0-9]+`, "replacement": "<token>"}}}
 		m["events"] = []any{
-			obj{"type": "input", "at_ms": 200, "data": typed + "\r", "sensitive": true},
-			obj{"type": "resize", "at_ms": 350, "columns": 50, "rows": 10},
+			obj{"type": "input", "at_ms": 300, "data": typed + "\r", "sensitive": true},
+			obj{"type": "resize", "at_ms": 450, "columns": 50, "rows": 10},
 		}
 		if edit != nil {
 			edit(m)
@@ -50,7 +54,7 @@ func TestCapturedNormalizedFramesMatchXterm(t *testing.T) {
 	// the echo of the input comes after the prompt unless the shell was
 	// slow to start (under load), so only its placeholder is looked for
 	for _, want := range []string{"<temporary-root>/home|", "<working-directory>/<working-directory>\r\n", "s<redacted>|",
-		"<pid>|<token>|", "<redacted>\r\n", "y<redacted>|"} {
+		"<pid>|<token>|", "q<redacted>|", "rs3crXyz|", "<redacted>\r\n", "y<redacted>|"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the raw frames lack %q: %q", want, out)
 		}
