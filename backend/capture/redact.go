@@ -91,9 +91,56 @@ func (n *normalizer) redactRows(rows []string) {
 // that only looks like a secret once the escapes are removed is redacted
 // too.
 func (n *normalizer) redactSplit(s string) string {
-	if len(n.secrets) == 0 || !strings.ContainsAny(s, "\x1b\r\n") {
+	if len(n.secrets) == 0 || !n.maySplit(s) {
 		return s
 	}
+	return n.redactSplitAll(s)
+}
+
+// maySplit reports whether s may show a secret split (redactSplit) without
+// copying s, since every raw chunk passes here: the first piece of a split
+// secret is a proper prefix of it that ends right before a CR, an LF or an
+// ESC (what redactSplit skips), and the first visible byte after what is
+// skipped there continues it; s shows none unless both hold somewhere. A
+// secret longer than maxScannedSecret is not looked for here (the answer
+// is then yes), which bounds the scan.
+func (n *normalizer) maySplit(s string) bool {
+	for i := strings.IndexAny(s, "\x1b\r\n"); i >= 0; {
+		next := i // the first visible byte after the skipped run at i
+		for next < len(s) && (s[next] == '\r' || s[next] == '\n' || s[next] == 0x1b) {
+			if s[next] == 0x1b {
+				next = skipEscape(s, next)
+			} else {
+				next++
+			}
+		}
+		if next == len(s) {
+			return false
+		}
+		for _, secret := range n.secrets {
+			if len(secret) > maxScannedSecret {
+				return true
+			}
+			for j := i - 1; j >= 0 && j > i-len(secret); j-- {
+				if s[j] == secret[0] && s[j:i] == secret[:i-j] && s[next] == secret[i-j] {
+					return true
+				}
+			}
+		}
+		k := strings.IndexAny(s[next:], "\x1b\r\n")
+		if k < 0 {
+			break
+		}
+		i = next + k
+	}
+	return false
+}
+
+// maxScannedSecret bounds the secrets maySplit looks for.
+const maxScannedSecret = 256
+
+// redactSplitAll is redactSplit without maySplit's shortcut.
+func (n *normalizer) redactSplitAll(s string) string {
 	visible := make([]byte, 0, len(s))
 	at := make([]int, 0, len(s)) // offset in s of each visible byte
 	for i := 0; i < len(s); {
