@@ -11,16 +11,18 @@ import (
 
 // normalizedScript prints, near the right margin of a 40-column terminal,
 // text whose normalized form is longer or shorter than what it printed:
+// a child's pid (printed before it is sampled: as the raw frame shows it),
 // the temporary root (inside $HOME), a working directory that wraps, a
 // secret alias value, the root's pid, a pattern's match, a secret written
 // in two pieces (held back at the end of the first chunk, then replaced
 // whole), the start of a secret that is not one after all, and an echoed
-// sensitive input; then it is resized and prints more of the same.
-const normalizedScript = `printf '%33s' 'home:'; printf '%s|\n' "$HOME"; printf '%30s%s/%s\n' x "$PWD" "$PWD"; ` +
+// sensitive input; then it is resized and prints more of the same (the
+// child's pid again, sampled by then).
+const normalizedScript = `sleep 0.5 & printf '%36s %s|\n' c "$!"; printf '%33s' 'home:'; printf '%s|\n' "$HOME"; printf '%30s%s/%s\n' x "$PWD" "$PWD"; ` +
 	`printf '%35s%s|\n' s "$SECRET"; printf '%35s %s|token-12345|\n' p "$$"; ` +
 	`printf '%36s%s' q "${SECRET%-42}"; sleep 0.05; printf '%s|\n' -42; printf '%36ss3cr' r; sleep 0.05; printf 'Xyz|\n'; ` +
 	`printf '%32s' 'password: '; read x; ` +
-	`sleep 0.3; printf '%44s%s|%s|\n' y "$SECRET" "$HOME"; printf '\033[2;30H%s\033[5;1Hend' "$HOME"`
+	`sleep 0.3; printf '%44s%s|%s|%s|\n' y "$SECRET" "$HOME" "$!"; printf '\033[2;30H%s\033[5;1Hend' "$HOME"`
 
 // normalizedScenario is normalizedScript on a 40x8 terminal with a secret
 // alias, a pattern, a sensitive input echoed and a resize to 50x10.
@@ -54,7 +56,7 @@ func TestCapturedNormalizedFramesMatchXterm(t *testing.T) {
 	// the echo of the input comes after the prompt unless the shell was
 	// slow to start (under load), so only its placeholder is looked for
 	for _, want := range []string{"<temporary-root>/home|", "<working-directory>/<working-directory>\r\n", "s<redacted>|",
-		"<pid>|<token>|", "q<redacted>|", "rs3crXyz|", "<redacted>\r\n", "y<redacted>|"} {
+		"<pid>|<token>|", "q<redacted>|", "rs3crXyz|", "<redacted>\r\n", "y<redacted>|<temporary-root>/home|<pid>|"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the raw frames lack %q: %q", want, out)
 		}
