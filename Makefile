@@ -33,6 +33,7 @@ FUZZ_TARGETS := \
 	./backend/capture/record:FuzzVerifyMatchesOracle \
 	./backend/capture:FuzzScreen \
 	./backend/capture:FuzzDecodeFrame \
+	./backend/capture:FuzzRecordedFramesRender \
 	./backend/loopback:FuzzReplayPlan \
 	./backend/replay:FuzzParseMachine \
 	./backend/replay:FuzzParseRun \

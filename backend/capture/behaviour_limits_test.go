@@ -33,6 +33,33 @@ func TestBehaviourFramesLimit(t *testing.T) {
 				t.Fatalf("%d raw frames %q, %d rendered frames", len(rec.Frames), output(rec), len(rec.RenderedFrames))
 			}
 			wantLimitation(t, rec, exceeded, fmt.Sprintf("raw frames exceeded limits.frames (%d)", limit))
+			// a rendered frame is the screen of a recorded raw frame: the
+			// output past the raw limit has none, so rendered frames stay
+			// within theirs
+			if slices.ContainsFunc(rec.Limitations, func(l string) bool { return strings.Contains(l, "rendered frames exceeded") }) {
+				t.Errorf("rendered frames said to exceed a limit: %v", rec.Limitations)
+			}
+		})
+	}
+}
+
+func TestBehaviourRenderedFramesLimit(t *testing.T) {
+	// three raw frames and the screen after a resize between the second
+	// and the third: four rendered frames
+	for _, limit := range []int{4, 3} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			sc, opts := shScenario(t, threeChunks, func(m obj) {
+				m["limits"] = obj{"frames": limit}
+				m["events"] = []any{obj{"type": "resize", "at_ms": 450, "columns": 60, "rows": 20}}
+			})
+			rec := capture(t, sc, opts)
+			exceeded := limit < 4
+			if len(rec.Frames) != 3 || len(rec.RenderedFrames) != limit || output(rec) != "abc" {
+				t.Fatalf("%d raw frames %q, %d rendered frames", len(rec.Frames), output(rec), len(rec.RenderedFrames))
+			}
+			if f := rec.RenderedFrames[2]; f.Columns != 60 || f.Rows != 20 {
+				t.Errorf("rendered frame 2 is %dx%d, want the resize's 60x20", f.Columns, f.Rows)
+			}
 			wantLimitation(t, rec, exceeded, fmt.Sprintf("rendered frames exceeded limits.frames (%d)", limit))
 		})
 	}

@@ -29,36 +29,54 @@ func TestCapturedFramesMatchXterm(t *testing.T) {
 }
 
 // checkFramesMatchXterm checks every rendered frame of rec, a capture of
-// sc, against an independent @xterm/headless run over its raw frames
-// (TestCapturedFramesMatchXterm) and returns how many raw frames held
-// enough lines for the fast-forward to cut.
+// sc, against an independent @xterm/headless run over its raw frames and
+// dispatched resizes in capture order (the event journal's), as the viewer
+// replays them (TestCapturedFramesMatchXterm), and returns how many raw
+// frames held enough lines for the fast-forward to cut. The rendered
+// frames must be the views after the first steps of that run (all of
+// them unless the capture was truncated).
 func checkFramesMatchXterm(t *testing.T, node string, sc *Scenario, rec *Record) int {
 	t.Helper()
-	if rec.Truncated || len(rec.RenderedFrames) != len(rec.Frames) || len(rec.Frames) == 0 {
-		t.Fatalf("%d raw frames, %d rendered, truncated %v", len(rec.Frames), len(rec.RenderedFrames), rec.Truncated)
-	}
 	item := xtermItem{ID: "capture", Columns: sc.Terminal.Columns, Rows: sc.Terminal.Rows}
 	sb := sc.Terminal.Scrollback
 	item.Scrollback = &sb
-	long := 0 // raw frames with enough lines for the fast-forward to cut
-	for _, f := range rec.Frames {
-		if strings.Count(f.Data, "\n") >= sb+2*sc.Terminal.Rows {
-			long++
-		}
-		for d := f.Data; len(d) > 0; { // the renderer's messages
-			n := min(len(d), writeMessage)
-			item.PartsBase64 = append(item.PartsBase64, base64.StdEncoding.EncodeToString([]byte(d[:n])))
-			d = d[n:]
+	long, steps := 0, 0 // raw frames with enough lines for the fast-forward to cut; renderer inputs
+	for _, e := range rec.EventJournal {
+		switch e.Collection {
+		case "frames":
+			f := rec.Frames[e.Index]
+			if strings.Count(f.Data, "\n") >= sb+2*sc.Terminal.Rows {
+				long++
+			}
+			for d := f.Data; len(d) > 0; { // the renderer's messages
+				n := min(len(d), writeMessage)
+				item.PartsBase64 = append(item.PartsBase64, base64.StdEncoding.EncodeToString([]byte(d[:n])))
+				d = d[n:]
+			}
+		case "interaction_events":
+			ev := rec.InteractionEvents[e.Index]
+			var c, r int
+			if _, err := fmt.Sscanf(ev.Data, "%dx%d", &c, &r); ev.Type != EventResize || ev.Outcome != OutcomeDispatched || err != nil {
+				continue
+			}
+			item.ResizesBefore = append(item.ResizesBefore, xtermResize{Part: len(item.PartsBase64), Columns: max(c, minColumns), Rows: r})
+			item.PartsBase64 = append(item.PartsBase64, "")
+		default:
+			continue
 		}
 		item.ViewsAfter = append(item.ViewsAfter, len(item.PartsBase64)-1)
+		steps++
+	}
+	if len(rec.Frames) == 0 || len(rec.RenderedFrames) > steps || (!rec.Truncated && len(rec.RenderedFrames) != steps) {
+		t.Fatalf("%d raw frames and resizes, %d rendered, truncated %v", steps, len(rec.RenderedFrames), rec.Truncated)
 	}
 	items := []xtermItem{item}
 	for i, f := range rec.RenderedFrames {
 		items = append(items, newXtermItem(fmt.Sprint("restored:", i), f.Columns, f.Rows, []byte(f.SerializedState)))
 	}
 	views, restored := xtermViews(t, node, items)
-	if len(views) != len(rec.RenderedFrames) {
-		t.Fatalf("xterm.js answered %d views for %d frames", len(views), len(rec.RenderedFrames))
+	if len(views) != steps {
+		t.Fatalf("xterm.js answered %d views for %d raw frames and resizes", len(views), steps)
 	}
 	for i, f := range rec.RenderedFrames {
 		if d := views[i].diff(frameView(f)); len(d) > 0 {

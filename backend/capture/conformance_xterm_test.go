@@ -213,6 +213,15 @@ type xtermItem struct {
 	Scrollback *int `json:"scrollback,omitempty"`
 	// ViewsAfter, when set, asks for the view after each of these parts.
 	ViewsAfter []int `json:"views_after,omitempty"`
+	// ResizesBefore resizes the terminal before the parts they name.
+	ResizesBefore []xtermResize `json:"resizes_before,omitempty"`
+}
+
+// xtermResize resizes render.mjs's terminal before part Part is written.
+type xtermResize struct {
+	Part    int `json:"part"`
+	Columns int `json:"columns"`
+	Rows    int `json:"rows"`
 }
 
 type xtermSize struct {

@@ -38,6 +38,9 @@ type normalizer struct {
 	patterns []*regexp.Regexp
 	replace  []string
 	bucket   int
+
+	// secretReplacer replaces the secrets alone (redactWhole).
+	secretReplacer *strings.Replacer
 }
 
 // newNormalizer prepares the normalization of sc for a run whose
@@ -52,6 +55,7 @@ func newNormalizer(sc *Scenario, tempRoot string, tg ...target) (*normalizer, er
 	for _, s := range n.secrets {
 		pairs = append(pairs, s, RedactedSecret)
 	}
+	n.secretReplacer = strings.NewReplacer(pairs...)
 	if sc.Normalization.Paths {
 		paths := map[string]string{
 			tempRoot: PlaceholderTemporaryRoot, sc.WorkingDirectory: PlaceholderWorkingDirectory, sc.Executable: PlaceholderExecutable,

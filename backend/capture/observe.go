@@ -28,6 +28,10 @@ type recorder struct {
 	fs            *checkpoints   // filesystem checkpoints (checkpoints.go)
 	rx            *reactiveRun   // reactive run; nil without (reactive_run.go)
 
+	// screenRedacted: a rendered frame's screen composed a secret and was
+	// redacted (frameArrived), which the limitations say once.
+	screenRedacted bool
+
 	// async: rendered frames are asked for and recorded when they come
 	// (frameArrived, from the session's loop), so recording never waits
 	// on the renderer; otherwise each is waited for where it is asked.
@@ -56,7 +60,11 @@ func (r *recorder) truncate(what string) {
 
 // chunk records one raw PTY chunk read at (since the start): the raw
 // frame (cut at limits.output_bytes, refused past limits.frames) and then
-// the screen it renders to.
+// the screen that frame renders to. The renderer gets exactly the text
+// recorded (normalized and redacted), never the target's bytes: each
+// rendered frame is xterm.js's screen after the recorded raw frames up to
+// it, as the viewer replays them, and the helper never sees a secret the
+// raw frames redact.
 func (r *recorder) chunk(data []byte, at time.Duration) {
 	if r.rawFull {
 		return
@@ -71,15 +79,15 @@ func (r *recorder) chunk(data []byte, at time.Duration) {
 	if r.rawFull {
 		text += r.text.flush()
 	}
-	r.frame(text, at)
-	r.render(text, at)
+	r.render(r.frame(text, at), at)
 	r.literalCheckpoints(text)
 }
 
-// render feeds the screen what the raw frames have released and asks for
-// the screen it renders to (rendered). The screen never gets the held-back tail of a
-// chunk (a possible start of a secret) before the raw frames do, so no
-// rendered frame shows a secret's first bytes while they are held back.
+// render feeds the screen text, what a raw frame recorded, and asks for
+// the screen it renders to (rendered). The screen never gets the
+// held-back tail of a chunk (a possible start of a secret) before the raw
+// frames do, so no rendered frame shows a secret's first bytes while they
+// are held back.
 //
 // Once rendered frames stopped at a limit, nothing reads the screen, so
 // the output is not parsed any more.
@@ -107,28 +115,32 @@ func (r *recorder) screenFailed(err error) {
 	}
 }
 
-// frame appends a raw frame holding text (nothing when text is empty).
-func (r *recorder) frame(text string, at time.Duration) {
+// frame appends a raw frame holding text, normalized and redacted, and
+// returns what it recorded: nothing when text is empty or past
+// limits.frames. A secret text shows split by escape sequences, CR or LF
+// is redacted too (redactSplit), so the screen the frame renders to does
+// not compose it either.
+func (r *recorder) frame(text string, at time.Duration) string {
 	if text == "" {
-		return
+		return ""
 	}
 	if len(r.rec.Frames) >= r.limits.Frames {
 		if !r.rawFull {
 			r.rawFull = true
 			r.truncate(fmt.Sprintf("raw frames exceeded limits.frames (%d); later output was not recorded", r.limits.Frames))
 		}
-		return
+		return ""
 	}
-	r.rec.Frames = append(r.rec.Frames, Frame{Sequence: len(r.rec.Frames), AtMS: r.norm.ms(ms(at)), Data: r.norm.text(text)})
+	data := r.norm.text(r.norm.redactSplit(text))
+	r.rec.Frames = append(r.rec.Frames, Frame{Sequence: len(r.rec.Frames), AtMS: r.norm.ms(ms(at)), Data: data})
 	r.journal("frames", len(r.rec.Frames)-1)
+	return data
 }
 
 // flush records text still held back at the end of the output.
 func (r *recorder) flush(at time.Duration) {
 	if !r.rawFull {
-		text := r.text.flush()
-		r.frame(text, at)
-		r.render(text, at)
+		r.render(r.frame(r.text.flush(), at), at)
 	}
 }
 
@@ -190,15 +202,15 @@ func (r *recorder) frameArrived(typ byte, b []byte, err error) {
 	if r.renderedFull { // asked for before rendered frames stopped
 		return
 	}
-	// A secret wrapped over two rows is not one literal in any row, nor in
-	// a serialized state that moves the cursor or breaks the line between
-	// its pieces: redact those pieces first.
-	r.norm.redactRows(f.Lines)
-	f.SerializedState = r.norm.text(r.norm.redactSplit(f.SerializedState))
+	// The screen is the render of the recorded (normalized) stream, so it
+	// is recorded as it is: normalizing its rows again would make it
+	// another screen than the raw frames render to. Only a secret the
+	// output composed on the screen from pieces the raw frames hold apart
+	// is still redacted, and the frame then says it differs.
+	redacted := r.norm.redactScreen(&f)
 	size := len(f.SerializedState)
-	for i, l := range f.Lines {
-		f.Lines[i] = r.norm.text(l)
-		size += len(f.Lines[i])
+	for _, l := range f.Lines {
+		size += len(l)
 	}
 	switch {
 	case len(r.rec.RenderedFrames) >= r.limits.Frames:
@@ -212,6 +224,12 @@ func (r *recorder) frameArrived(typ byte, b []byte, err error) {
 	}
 	r.renderedBytes += size
 	f.Sequence, f.AtMS = len(r.rec.RenderedFrames), r.norm.ms(ms(at))
+	if redacted && !r.screenRedacted {
+		r.screenRedacted = true
+		r.rec.Limitations = append(r.rec.Limitations, fmt.Sprintf("rendered frames: from rendered frame %d on, a screen showed a secret value "+
+			"composed from pieces written apart (across raw chunks, or by cursor movement); it was redacted in the lines and "+
+			"serialized_state of those frames, which therefore differ from xterm.js's screen of the raw frames, whose pieces still compose it", f.Sequence))
+	}
 	if n := len(r.rec.RenderedFrames); n > 0 { // a resize dispatched before the last chunk was read
 		f.AtMS = max(f.AtMS, r.rec.RenderedFrames[n-1].AtMS)
 	}

@@ -1,14 +1,53 @@
 package capture
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
 
-// Redaction of secrets a screen shows split: a rendered frame's rows and
-// its serialized state are not one stream of text, so a secret wrapped
-// over two rows, or restyled or moved over by escape sequences, is no
-// literal the normalizer's replacer can find.
+// Redaction of secrets shown split: a raw chunk can show a secret split by
+// escape sequences (restyled, or moved over), and a rendered frame's rows
+// and its serialized state are not one stream of text, so a secret the
+// output composed on the screen is no literal the normalizer's replacer
+// can find.
+
+// redactScreen redacts, in place, the secrets f's rows and serialized
+// state show: within one row, continued from one row onto the next
+// (redactRows), or split by escape sequences (redactSplit). The stream
+// the screen renders is already redacted, so a screen shows a secret only
+// when the output composed it from pieces written apart. It reports
+// whether it changed anything.
+func (n *normalizer) redactScreen(f *RenderedFrame) bool {
+	if len(n.secrets) == 0 && n.redact == nil {
+		return false
+	}
+	changed := false
+	before := slices.Clone(f.Lines)
+	n.redactRows(f.Lines)
+	for i, l := range f.Lines {
+		f.Lines[i] = n.redactWhole(l)
+		changed = changed || f.Lines[i] != before[i]
+	}
+	state := n.redactWhole(n.redactSplit(f.SerializedState))
+	changed = changed || state != f.SerializedState
+	f.SerializedState = state
+	return changed
+}
+
+// redactWhole replaces the secrets s holds whole (and the replay
+// machine's, n.redact).
+func (n *normalizer) redactWhole(s string) string {
+	if n.redact != nil {
+		s = n.redact(s)
+	}
+	for _, secret := range n.secrets {
+		if strings.Contains(s, secret) {
+			return n.secretReplacer.Replace(s)
+		}
+	}
+	return s
+}
 
 // redactRows redacts, in place, the secrets a screen shows across the end
 // of one row and the start of the next (as wrapped text is): each row's
@@ -52,9 +91,56 @@ func (n *normalizer) redactRows(rows []string) {
 // that only looks like a secret once the escapes are removed is redacted
 // too.
 func (n *normalizer) redactSplit(s string) string {
-	if len(n.secrets) == 0 || !strings.ContainsAny(s, "\x1b\r\n") {
+	if len(n.secrets) == 0 || !n.maySplit(s) {
 		return s
 	}
+	return n.redactSplitAll(s)
+}
+
+// maySplit reports whether s may show a secret split (redactSplit) without
+// copying s, since every raw chunk passes here: the first piece of a split
+// secret is a proper prefix of it that ends right before a CR, an LF or an
+// ESC (what redactSplit skips), and the first visible byte after what is
+// skipped there continues it; s shows none unless both hold somewhere. A
+// secret longer than maxScannedSecret is not looked for here (the answer
+// is then yes), which bounds the scan.
+func (n *normalizer) maySplit(s string) bool {
+	for i := strings.IndexAny(s, "\x1b\r\n"); i >= 0; {
+		next := i // the first visible byte after the skipped run at i
+		for next < len(s) && (s[next] == '\r' || s[next] == '\n' || s[next] == 0x1b) {
+			if s[next] == 0x1b {
+				next = skipEscape(s, next)
+			} else {
+				next++
+			}
+		}
+		if next == len(s) {
+			return false
+		}
+		for _, secret := range n.secrets {
+			if len(secret) > maxScannedSecret {
+				return true
+			}
+			for j := i - 1; j >= 0 && j > i-len(secret); j-- {
+				if s[j] == secret[0] && s[j:i] == secret[:i-j] && s[next] == secret[i-j] {
+					return true
+				}
+			}
+		}
+		k := strings.IndexAny(s[next:], "\x1b\r\n")
+		if k < 0 {
+			break
+		}
+		i = next + k
+	}
+	return false
+}
+
+// maxScannedSecret bounds the secrets maySplit looks for.
+const maxScannedSecret = 256
+
+// redactSplitAll is redactSplit without maySplit's shortcut.
+func (n *normalizer) redactSplitAll(s string) string {
 	visible := make([]byte, 0, len(s))
 	at := make([]int, 0, len(s)) // offset in s of each visible byte
 	for i := 0; i < len(s); {

@@ -3,8 +3,10 @@ package capture
 // Renderer is the terminal emulator Capture renders rendered_frames with,
 // for readers that rebuild rendered frames from raw terminal output (the
 // asciicast importer): xterm.js itself, in the renderer helper
-// (render_helper.go). The same bytes and resizes give the same
-// RenderedFrame values Capture records, before normalization.
+// (render_helper.go). Capture renders the text it records: a record's
+// raw frames and dispatched resizes, written in capture order, give its
+// rendered frames (all but those its limitations say were redacted after
+// rendering).
 // A Renderer is not safe for concurrent use; Close releases it.
 type Renderer struct{ s *screen }
 

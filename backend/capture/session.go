@@ -283,5 +283,6 @@ func (s *session) noteMechanism(sup *proctree.Supervisor) {
 		"rendered frames come from xterm.js itself ("+s.rec.scr.version+") in a helper process run by the pinned Node, the viewer's terminal engine",
 		"rendered frames: serialized_state restores, in a reset xterm.js terminal of the frame's size, the visible screen (characters, colours, attributes), the active buffer, the cursor (a pending wrap included), its visibility and the modes xterm.js exposes; not scrollback, the normal buffer beneath an active alternate one, scroll margins, tab stops, character sets, hyperlinks, the pen or the saved cursor",
 		"terminal query replies (DA, DSR, CPR) are not sent to the target",
-		"normalization: literal replacements (secrets, sensitive input, paths, pids) hold across raw chunk boundaries, pids only once sampled; regular-expression patterns apply within one raw chunk or rendered row")
+		"normalization: literal replacements (secrets, sensitive input, paths, pids) hold across raw chunk boundaries, pids only once sampled; regular-expression patterns apply within one raw chunk; "+
+			"rendered frames are xterm.js's screens of the normalized raw frames and are not normalized again, so text the output composes on the screen from pieces written apart (a match split across chunks, a pid printed before it was sampled) stays as the raw frames show it")
 }

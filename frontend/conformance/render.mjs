@@ -10,6 +10,10 @@
 // resized after the data and then_base64 is written after that, and
 // scrollback (default 1000). With views_after (indices of parts_base64),
 // the answer is {id, views}: the view after each of those parts, in order.
+// resizes_before, optionally, is [{part, columns, rows}]: the terminal is
+// resized after the parts before parts_base64[part] have been parsed (a
+// capture's resizes between its chunks; an empty part then stands for
+// the view after the resize).
 // Output (stdout): a JSON array, in the same order, of
 //   {id, lines, trimmed, attrs, cursor_x, cursor_y, active_buffer, cursor_hidden}
 // where lines[i] is row i of the visible screen as translateToString(false)
@@ -136,8 +140,11 @@ async function render(item) {
   try {
     if (item.parts_base64) {
       const after = new Set(item.views_after || []);
+      const resizes = new Map((item.resizes_before || []).map((r) => [r.part, r]));
       for (const [i, p] of item.parts_base64.entries()) {
-        await write(term, new Uint8Array(Buffer.from(p, 'base64')));
+        const r = resizes.get(i);
+        if (r) term.resize(r.columns, r.rows);
+        if (p.length) await write(term, new Uint8Array(Buffer.from(p, 'base64')));
         if (after.has(i)) views.push(view(term));
       }
     } else {
