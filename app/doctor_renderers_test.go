@@ -38,6 +38,10 @@ func doctorRendererLines(t *testing.T) (mine, all []DoctorCheck) {
 // the pinned Node running the terminal renderer, why it is there, and
 // whose it is); once the server closed, doctor says none is running.
 func TestDoctorShowsTheRendererHelperStartedAhead(t *testing.T) {
+	// A helper of an earlier test's server may still be ending.
+	for deadline := time.Now().Add(10 * time.Second); len(ownRenderers()) > 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if mine, _ := doctorRendererLines(t); len(mine) != 0 {
 		t.Skipf("renderer helpers of this process are alive: %+v", mine)
 	}

@@ -168,8 +168,8 @@ func TestCheckpointTimeTriggerAndSymlinks(t *testing.T) {
 	// and its forks past the later checkpoint, so the test states what it
 	// needs from the record and runs again with its times scaled up when
 	// that did not hold (withTimingPrecondition): the early checkpoint
-	// was due before the change could happen, and the later one was taken
-	// after the output the shell writes once the link has changed.
+	// was walked before the change, and the later one was taken after the
+	// output the shell writes once the link has changed.
 	var early, later FilesystemCheckpoint
 	withTimingPrecondition(t, func(t *testing.T, scale int) (*Record, string) {
 		script := fmt.Sprintf(`sleep %d.%d; ln -sf target %s/link; printf 'changed\n'; sleep %d`, 6*scale/10, 6*scale%10, root, scale)
@@ -190,13 +190,10 @@ func TestCheckpointTimeTriggerAndSymlinks(t *testing.T) {
 		}
 		early, later = checkpointNamed(t, rec, "early"), FilesystemCheckpoint{}
 		if l := fileIn(early.Files, "<filesystem-root-0>/link"); l != nil && l.SymlinkTarget != nil && *l.SymlinkTarget == "target" {
-			// The change was seen, so the checkpoint came after it: that
-			// is only the machine's load if it was taken when the change
-			// could have happened (within a time bucket of it).
-			if early.AtMS+10 < 600*scale {
-				t.Fatalf("early checkpoint taken at %d ms saw the link changed after %d ms", early.AtMS, 600*scale)
-			}
-			return rec, fmt.Sprintf("the early checkpoint came at %d ms", early.AtMS)
+			// The change was seen, so the walk came after it (a loaded
+			// machine did so in 1 of 45 runs): a time trigger that fires
+			// late every time fails at every scale.
+			return rec, fmt.Sprintf("the early checkpoint (due at 100 ms, taken at %d ms) was walked after the change", early.AtMS)
 		}
 		changed := -1
 		for k, f := range rec.Frames {

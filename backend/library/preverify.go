@@ -28,7 +28,9 @@ type preverifier struct {
 // verifier, unless a sweep is already running or ctx is done. It is the
 // same verification Open runs, only earlier; a file that fails is left
 // unmarked and Open reports it when it is opened. The sweep ends after
-// the file it is verifying once ctx is done; Wait waits for it.
+// the file it is verifying once ctx is done; Wait waits for it. An id
+// that is not an evidence id is skipped: nothing outside the library's
+// evidence directory is read.
 func (l *Library) Preverify(ctx context.Context, ids []string) {
 	if len(ids) > preverifyCount {
 		ids = ids[:preverifyCount]
@@ -56,6 +58,12 @@ func (l *Library) Preverify(ctx context.Context, ids []string) {
 		for _, id := range ids {
 			if ctx.Err() != nil {
 				return
+			}
+			if !evidence.ValidID(id) {
+				// an index row that names no evidence id (a damaged or
+				// foreign index) would make Path reach outside the
+				// library; Open refuses such an id the same way
+				continue
 			}
 			if m, ok := l.ReadMark(ctx, id); ok && m.Verifier == verifier {
 				continue // marked by this executable (a changed file is caught when opened)
