@@ -43,13 +43,9 @@ func lbRunMutations(t *testing.T, rec *Record, cases []lbMutation) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			issues := record.Verify(lbMutate(t, rec, c.f))
-			for _, is := range issues {
-				if is.Code == c.code && is.Path == c.path {
-					return
-				}
+			if issues := record.Verify(lbMutate(t, rec, c.f)); !hasIssue(issues, c.code, c.path) {
+				t.Errorf("want %s at %s; got %v", c.code, c.path, IssueList(issues))
 			}
-			t.Errorf("want %s at %s; got %v", c.code, c.path, IssueList(issues))
 		})
 	}
 }
@@ -117,7 +113,7 @@ curl -sS "$u/hello"; curl -sS "$u/hello"; curl -sS -X POST --data 'pw=hunter2' "
 	}
 	if issues := record.Verify(lbMutate(t, none, func(m map[string]any) {
 		m["protocol_events"] = []any{lbItem(lbDecode(t, rec), "protocol_events", 0)}
-	})); !lbHasIssue(issues, record.CodeUnexpectedReplay, "$.protocol_events") {
+	})); !hasIssue(issues, record.CodeUnexpectedReplay, "$.protocol_events") {
 		t.Errorf("protocol events without replay: %v", IssueList(issues))
 	}
 }
@@ -129,15 +125,6 @@ func lbDecode(t *testing.T, rec *Record) map[string]any {
 		t.Fatal(err)
 	}
 	return m
-}
-
-func lbHasIssue(issues []Issue, code, path string) bool {
-	for _, is := range issues {
-		if is.Code == code && is.Path == path {
-			return true
-		}
-	}
-	return false
 }
 
 func TestVerifyRejectsMutatedMachineReplay(t *testing.T) {
