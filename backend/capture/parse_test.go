@@ -71,12 +71,9 @@ func runRules(t *testing.T, cases []ruleCase) {
 			if sc != nil {
 				t.Fatalf("accepted; want %s at %s", tc.code, tc.path)
 			}
-			for _, is := range issues {
-				if is.Code == tc.code && is.Path == tc.path {
-					return
-				}
+			if !hasIssue(issues, tc.code, tc.path) {
+				t.Fatalf("want %s at %s; got %v", tc.code, tc.path, IssueList(issues))
 			}
-			t.Fatalf("want %s at %s; got %v", tc.code, tc.path, IssueList(issues))
 		})
 	}
 }
