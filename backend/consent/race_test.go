@@ -13,10 +13,7 @@ func TestConcurrentDecisionsExactlyOneCounts(t *testing.T) {
 	for _, k := range requestKinds() {
 		t.Run(k.name, func(t *testing.T) {
 			m, _, b := setup(t)
-			id, err := k.raise(m, b)
-			if err != nil {
-				t.Fatal(err)
-			}
+			id := k.mustRaise(t, m, b)
 			var approved atomic.Bool // what the one counted decision asked for
 			wins := race(64, func(i int) error {
 				err := k.decide(m, id, i%2 == 0)
