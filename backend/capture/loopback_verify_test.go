@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"testing"
@@ -12,22 +11,9 @@ import (
 // lbMutate decodes rec, lets f change it and re-encodes it.
 func lbMutate(t *testing.T, rec *Record, f func(m map[string]any)) json.RawMessage {
 	t.Helper()
-	b, err := json.Marshal(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		t.Fatal(err)
-	}
+	m := decodeTree(t, mustJSON(t, rec))
 	f(m)
-	out, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return mustJSON(t, m)
 }
 
 func lbItem(m map[string]any, list string, i int) map[string]any {
