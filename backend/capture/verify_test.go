@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/testjson"
+
 	"github.com/gatehouse/gatehouse/backend/capture/record"
 )
 
@@ -41,13 +43,7 @@ func recordJSON(t *testing.T) []byte {
 // (so a mutated tree re-encodes every untouched number as it was).
 func decodeTree(t testing.TB, b []byte) map[string]any {
 	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return testjson.Object(t, b)
 }
 
 // at walks a path of keys and indices in a decoded tree.
