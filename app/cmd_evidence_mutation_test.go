@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/backend/evidence"
 	"github.com/gatehouse/gatehouse/backend/library"
+	"github.com/gatehouse/gatehouse/internal/testjson"
 )
 
 // richCaptureEvidence captures a scenario with input, a resize, a shim
@@ -33,13 +33,7 @@ func richCaptureEvidence(t *testing.T) []byte {
 
 func decodeNumbers(t *testing.T, b []byte) map[string]any {
 	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return testjson.Object(t, b)
 }
 
 // flipHex changes the hex digit at i.

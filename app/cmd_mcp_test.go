@@ -39,6 +39,21 @@ func (s *syncBuf) String() string {
 	return s.b.String()
 }
 
+// wantEnd waits (up to 20 s) for the bridge to end with an error saying
+// want; a bridge still running then fails the test, which names the
+// situation in why ("with a refused token").
+func (br *bridgeRun) wantEnd(t *testing.T, want, why string) {
+	t.Helper()
+	select {
+	case err := <-br.done:
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("bridge ended with %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the bridge kept running " + why)
+	}
+}
+
 func startBridge(t *testing.T, url, token string) *bridgeRun {
 	t.Helper()
 	dir := t.TempDir()
@@ -144,14 +159,7 @@ func TestBridgeBadTokenReported(t *testing.T) {
 	if m := br.next(t); m["id"] != float64(1) || m["error"] == nil {
 		t.Fatalf("initialize with a bad token: %v", m)
 	}
-	select {
-	case err := <-br.done:
-		if err == nil || !strings.Contains(err.Error(), "refused the agent token") {
-			t.Fatalf("bridge ended with %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the bridge kept running with a refused token")
-	}
+	br.wantEnd(t, "refused the agent token", "with a refused token")
 }
 
 // An app that goes away: the waiting request is answered with an error,
@@ -179,12 +187,5 @@ func TestBridgeAppGoneReported(t *testing.T) {
 			t.Fatalf("ping to a stopped app: %v", m)
 		}
 	}
-	select {
-	case err := <-br.done:
-		if err == nil || !strings.Contains(err.Error(), "not answering") {
-			t.Fatalf("bridge ended with %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the bridge kept running without its app")
-	}
+	br.wantEnd(t, "not answering", "without its app")
 }

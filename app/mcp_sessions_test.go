@@ -117,17 +117,7 @@ func TestMCPForeignDeleteCancelsNothing(t *testing.T) {
 	defer csA.Close()
 	done := make(chan map[string]any, 1)
 	go func() { done <- callRun(t, csA, t.TempDir(), false) }()
-	var pending ProposalView
-	waitFor(t, "the victim's proposal", func() bool {
-		p, _ := ts.facade.PendingProposals(Empty{})
-		for _, v := range p.Proposals {
-			if v.Agent.ID == aID {
-				pending = v
-				return true
-			}
-		}
-		return false
-	})
+	pending := pendingProposal(t, ts, aID) // the victim's
 	del, _ := http.NewRequest(http.MethodDelete, ts.base+"/mcp", nil)
 	del.Header.Set("Authorization", "Bearer "+bTok)
 	del.Header.Set("Mcp-Session-Id", csA.ID())

@@ -18,6 +18,13 @@ import (
 	"github.com/gatehouse/gatehouse/backend/store"
 )
 
+// newRegistry is a Registry on a fresh database, with the real clock.
+func newRegistry(t *testing.T) *Registry {
+	t.Helper()
+	db, _ := openDB(t)
+	return New(db, nil)
+}
+
 func openDB(t *testing.T) (*store.DB, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), store.FileName)
@@ -174,8 +181,7 @@ func TestTokenIsStoredOnlyAsHash(t *testing.T) {
 
 func TestAuthenticateRefusals(t *testing.T) {
 	ctx := context.Background()
-	db, _ := openDB(t)
-	r := New(db, nil)
+	r := newRegistry(t)
 	a, token, err := r.Add(ctx, "agent", true)
 	if err != nil {
 		t.Fatal(err)
@@ -293,8 +299,7 @@ func TestStoredLocalRowIgnored(t *testing.T) {
 
 func TestNameRules(t *testing.T) {
 	ctx := context.Background()
-	db, _ := openDB(t)
-	r := New(db, nil)
+	r := newRegistry(t)
 	ok := []string{
 		strings.Repeat("a", 64),
 		"a",
@@ -465,8 +470,7 @@ func TestListOrder(t *testing.T) {
 
 func TestConcurrentAdds(t *testing.T) {
 	ctx := context.Background()
-	db, _ := openDB(t)
-	r := New(db, nil)
+	r := newRegistry(t)
 	const n = 50
 	var wg sync.WaitGroup
 	agents := make([]Agent, n)
@@ -508,8 +512,7 @@ func TestConcurrentAdds(t *testing.T) {
 // Concurrent Adds of one name differing only in case: exactly one wins.
 func TestConcurrentSameNameOneWins(t *testing.T) {
 	ctx := context.Background()
-	db, _ := openDB(t)
-	r := New(db, nil)
+	r := newRegistry(t)
 	const n = 20
 	var wg sync.WaitGroup
 	errs := make([]error, n)

@@ -44,7 +44,9 @@ func sealed(t testing.TB, limitation string) (*evidence.Envelope, []byte) {
 
 func sealedF(f *testing.F) (*evidence.Envelope, []byte) { return sealed(f, "none") }
 
-func keyring(t *testing.T) *Keyring {
+// keyring opens a fresh keyring (its key made on first use) in a
+// temporary directory; a failure ends the test.
+func keyring(t testing.TB) *Keyring {
 	t.Helper()
 	k, err := Open(filepath.Join(t.TempDir(), "signing"))
 	if err != nil {

@@ -10,10 +10,7 @@ import (
 // attested file is the small sealed envelope, so these are the fixed
 // costs: the statement, DSSE and Ed25519.
 func BenchmarkAttest(b *testing.B) {
-	k, err := Open(b.TempDir() + "/signing")
-	if err != nil {
-		b.Fatal(err)
-	}
+	k := keyring(b)
 	s, _ := k.Signer()
 	e, data := sealed(b, "none")
 	b.ReportAllocs()
@@ -25,10 +22,7 @@ func BenchmarkAttest(b *testing.B) {
 }
 
 func BenchmarkVerify(b *testing.B) {
-	k, err := Open(b.TempDir() + "/signing")
-	if err != nil {
-		b.Fatal(err)
-	}
+	k := keyring(b)
 	s, _ := k.Signer()
 	e, data := sealed(b, "none")
 	att, _ := Attest(context.Background(), s, "ev.json", data, e)

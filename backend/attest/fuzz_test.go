@@ -2,7 +2,6 @@ package attest
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 )
 
@@ -12,10 +11,7 @@ import (
 // panic; an accepted envelope has the in-toto payload type and 1–16
 // signatures, and only the genuine attestation verifies.
 func FuzzParseAttestation(f *testing.F) {
-	k, err := Open(filepath.Join(f.TempDir(), "signing"))
-	if err != nil {
-		f.Fatal(err)
-	}
+	k := keyring(f)
 	e, data := sealedF(f)
 	s, err := k.Signer()
 	if err != nil {

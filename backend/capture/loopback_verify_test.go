@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"testing"
@@ -12,22 +11,9 @@ import (
 // lbMutate decodes rec, lets f change it and re-encodes it.
 func lbMutate(t *testing.T, rec *Record, f func(m map[string]any)) json.RawMessage {
 	t.Helper()
-	b, err := json.Marshal(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		t.Fatal(err)
-	}
+	m := decodeTree(t, mustJSON(t, rec))
 	f(m)
-	out, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return mustJSON(t, m)
 }
 
 func lbItem(m map[string]any, list string, i int) map[string]any {
@@ -43,13 +29,9 @@ func lbRunMutations(t *testing.T, rec *Record, cases []lbMutation) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			issues := record.Verify(lbMutate(t, rec, c.f))
-			for _, is := range issues {
-				if is.Code == c.code && is.Path == c.path {
-					return
-				}
+			if issues := record.Verify(lbMutate(t, rec, c.f)); !hasIssue(issues, c.code, c.path) {
+				t.Errorf("want %s at %s; got %v", c.code, c.path, IssueList(issues))
 			}
-			t.Errorf("want %s at %s; got %v", c.code, c.path, IssueList(issues))
 		})
 	}
 }
@@ -117,7 +99,7 @@ curl -sS "$u/hello"; curl -sS "$u/hello"; curl -sS -X POST --data 'pw=hunter2' "
 	}
 	if issues := record.Verify(lbMutate(t, none, func(m map[string]any) {
 		m["protocol_events"] = []any{lbItem(lbDecode(t, rec), "protocol_events", 0)}
-	})); !lbHasIssue(issues, record.CodeUnexpectedReplay, "$.protocol_events") {
+	})); !hasIssue(issues, record.CodeUnexpectedReplay, "$.protocol_events") {
 		t.Errorf("protocol events without replay: %v", IssueList(issues))
 	}
 }
@@ -129,15 +111,6 @@ func lbDecode(t *testing.T, rec *Record) map[string]any {
 		t.Fatal(err)
 	}
 	return m
-}
-
-func lbHasIssue(issues []Issue, code, path string) bool {
-	for _, is := range issues {
-		if is.Code == code && is.Path == path {
-			return true
-		}
-	}
-	return false
 }
 
 func TestVerifyRejectsMutatedMachineReplay(t *testing.T) {

@@ -90,12 +90,9 @@ func TestScenarioDocumentRules(t *testing.T) {
 			if sc != nil {
 				t.Fatal("accepted")
 			}
-			for _, is := range issues {
-				if is.Code == tc.code && is.Path == tc.path {
-					return
-				}
+			if !hasIssue(issues, tc.code, tc.path) {
+				t.Fatalf("want %s at %s; got %v", tc.code, tc.path, IssueList(issues))
 			}
-			t.Fatalf("want %s at %s; got %v", tc.code, tc.path, IssueList(issues))
 		})
 	}
 	// The deepest value a scenario admits: an event trigger's exact value

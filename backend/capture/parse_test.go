@@ -1,10 +1,11 @@
 package capture
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse/gatehouse/internal/testjson"
 )
 
 // obj is a scenario (or part of one) under construction.
@@ -24,11 +25,7 @@ func list(n int, f func(i int) any) []any {
 
 func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return testjson.Marshal(t, v)
 }
 
 func input(at int) obj { return obj{"type": "input", "at_ms": at, "data": "x"} }
@@ -71,12 +68,9 @@ func runRules(t *testing.T, cases []ruleCase) {
 			if sc != nil {
 				t.Fatalf("accepted; want %s at %s", tc.code, tc.path)
 			}
-			for _, is := range issues {
-				if is.Code == tc.code && is.Path == tc.path {
-					return
-				}
+			if !hasIssue(issues, tc.code, tc.path) {
+				t.Fatalf("want %s at %s; got %v", tc.code, tc.path, IssueList(issues))
 			}
-			t.Fatalf("want %s at %s; got %v", tc.code, tc.path, IssueList(issues))
 		})
 	}
 }

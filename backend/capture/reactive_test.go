@@ -432,11 +432,7 @@ func TestReactiveScenarioParseRules(t *testing.T) {
 		}},
 	} {
 		_, issues := ParseScenario(base(c.edit))
-		found := false
-		for _, is := range issues {
-			found = found || is.Code == c.code && is.Path == c.path
-		}
-		if !found {
+		if !hasIssue(issues, c.code, c.path) {
 			t.Errorf("%s: want %s at %s, got %v", c.name, c.code, c.path, issues)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/testjson"
+
 	"github.com/gatehouse/gatehouse/backend/capture/record"
 )
 
@@ -34,22 +36,14 @@ func recordJSON(t *testing.T) []byte {
 	if len(rec.Frames) < 2 || len(rec.InteractionEvents) != 2 || len(rec.FilesystemCheckpoints) != 4 {
 		t.Fatalf("frames %d, events %d, checkpoints %d", len(rec.Frames), len(rec.InteractionEvents), len(rec.FilesystemCheckpoints))
 	}
-	b, err := json.Marshal(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return mustJSON(t, rec)
 }
 
+// decodeTree decodes the JSON object b with its numbers as json.Number
+// (so a mutated tree re-encodes every untouched number as it was).
 func decodeTree(t testing.TB, b []byte) map[string]any {
 	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return testjson.Object(t, b)
 }
 
 // at walks a path of keys and indices in a decoded tree.

@@ -19,6 +19,16 @@ type requestKind struct {
 	use      func(m *Manager, id string, b Binding) error // spends approved request id
 }
 
+// mustRaise raises a request of kind k for b; a refusal ends the test.
+func (k requestKind) mustRaise(t *testing.T, m *Manager, b Binding) string {
+	t.Helper()
+	id, err := k.raise(m, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
 func requestKinds() []requestKind {
 	step := func(b Binding) []Step {
 		return []Step{{Skill: b.Skill, Revision: b.Revision, InvocationDigest: b.InvocationDigest, Workspace: b.Workspace}}
@@ -81,14 +91,6 @@ func TestDecisionErrorsAreOneRuleForEveryKind(t *testing.T) {
 		make  func(t *testing.T, k requestKind, m *Manager, c *ManualClock, b Binding) string
 		want  string
 	}
-	raise := func(t *testing.T, k requestKind, m *Manager, b Binding) string {
-		t.Helper()
-		id, err := k.raise(m, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
 	decide := func(t *testing.T, k requestKind, m *Manager, id string, ok bool) {
 		t.Helper()
 		if err := k.decide(m, id, ok); err != nil {
@@ -100,31 +102,31 @@ func TestDecisionErrorsAreOneRuleForEveryKind(t *testing.T) {
 			make: func(*testing.T, requestKind, *Manager, *ManualClock, Binding) string { return "no-such-request" }},
 		{name: "run ended", want: CodeUnknownRequest,
 			make: func(t *testing.T, k requestKind, m *Manager, _ *ManualClock, b Binding) string {
-				id := raise(t, k, m, b)
+				id := k.mustRaise(t, m, b)
 				m.EndRun(b.RunID)
 				return id
 			}},
 		{name: "window passed", want: CodeExpired,
 			make: func(t *testing.T, k requestKind, m *Manager, c *ManualClock, b Binding) string {
-				id := raise(t, k, m, b)
+				id := k.mustRaise(t, m, b)
 				c.Advance(Window, 0)
 				return id
 			}},
 		{name: "approved", want: CodeAlreadyDecided,
 			make: func(t *testing.T, k requestKind, m *Manager, _ *ManualClock, b Binding) string {
-				id := raise(t, k, m, b)
+				id := k.mustRaise(t, m, b)
 				decide(t, k, m, id, true)
 				return id
 			}},
 		{name: "denied", want: CodeAlreadyDecided,
 			make: func(t *testing.T, k requestKind, m *Manager, _ *ManualClock, b Binding) string {
-				id := raise(t, k, m, b)
+				id := k.mustRaise(t, m, b)
 				decide(t, k, m, id, false)
 				return id
 			}},
 		{name: "approved then used", want: CodeAlreadyDecided,
 			make: func(t *testing.T, k requestKind, m *Manager, _ *ManualClock, b Binding) string {
-				id := raise(t, k, m, b)
+				id := k.mustRaise(t, m, b)
 				decide(t, k, m, id, true)
 				if err := k.use(m, id, b); err != nil {
 					t.Fatal(err)
@@ -133,40 +135,40 @@ func TestDecisionErrorsAreOneRuleForEveryKind(t *testing.T) {
 			}},
 		{name: "approved then its window passed", want: CodeAlreadyDecided,
 			make: func(t *testing.T, k requestKind, m *Manager, c *ManualClock, b Binding) string {
-				id := raise(t, k, m, b)
+				id := k.mustRaise(t, m, b)
 				decide(t, k, m, id, true)
 				c.Advance(Window, 0)
 				return id
 			}},
 		{name: "approved then replaced", kinds: []string{"proposal", "plan"}, want: CodeAlreadyDecided,
 			make: func(t *testing.T, k requestKind, m *Manager, _ *ManualClock, b Binding) string {
-				id := raise(t, k, m, b)
+				id := k.mustRaise(t, m, b)
 				decide(t, k, m, id, true)
-				raise(t, k, m, b)
+				k.mustRaise(t, m, b)
 				return id
 			}},
 		{name: "approved then cancelled", kinds: []string{"proposal"}, want: CodeAlreadyDecided,
 			make: func(t *testing.T, k requestKind, m *Manager, _ *ManualClock, b Binding) string {
-				id := raise(t, k, m, b)
+				id := k.mustRaise(t, m, b)
 				decide(t, k, m, id, true)
 				m.Cancel(id)
 				return id
 			}},
 		{name: "withdrawn", want: CodeWithdrawn,
 			make: func(t *testing.T, k requestKind, m *Manager, _ *ManualClock, b Binding) string {
-				id := raise(t, k, m, b)
+				id := k.mustRaise(t, m, b)
 				k.withdraw(m, id)
 				return id
 			}},
 		{name: "replaced undecided", kinds: []string{"proposal", "plan"}, want: CodeWithdrawn,
 			make: func(t *testing.T, k requestKind, m *Manager, _ *ManualClock, b Binding) string {
-				id := raise(t, k, m, b)
-				raise(t, k, m, b)
+				id := k.mustRaise(t, m, b)
+				k.mustRaise(t, m, b)
 				return id
 			}},
 		{name: "refused by policy undecided", kinds: []string{"proposal"}, want: CodeWithdrawn,
 			make: func(t *testing.T, k requestKind, m *Manager, _ *ManualClock, b Binding) string {
-				id := raise(t, k, m, b)
+				id := k.mustRaise(t, m, b)
 				m.RefuseByPolicy(id)
 				return id
 			}},
@@ -211,10 +213,7 @@ func TestWaitEndsOnTheClocksSignal(t *testing.T) {
 	for _, k := range requestKinds() {
 		t.Run(k.name, func(t *testing.T) {
 			m, clock, b := setup(t)
-			id, err := k.raise(m, b)
-			if err != nil {
-				t.Fatal(err)
-			}
+			id := k.mustRaise(t, m, b)
 			type result struct {
 				s   State
 				err error
@@ -245,10 +244,7 @@ func TestWaitEndsOnTheClocksSignal(t *testing.T) {
 			}
 
 			// A wait cancelled by its caller releases its timer.
-			id2, err := k.raise(m, b)
-			if err != nil {
-				t.Fatal(err)
-			}
+			id2 := k.mustRaise(t, m, b)
 			ctx, cancel := context.WithCancel(context.Background())
 			go func() { s, err := k.wait(ctx, m, id2); done <- result{s, err} }()
 			awaitTimers(t, clock, 1)

@@ -10,75 +10,29 @@ import (
 // request at once: exactly one decision counts, for every kind, and the
 // request's state is that decision's.
 func TestConcurrentDecisionsExactlyOneCounts(t *testing.T) {
-	type decideFn func(m *Manager, id string, approve bool) (State, error)
-	kinds := map[string]struct {
-		raise  func(t *testing.T, m *Manager, b Binding) string
-		decide decideFn
-	}{
-		"proposal": {
-			raise: func(t *testing.T, m *Manager, b Binding) string { return propose(t, m, b).ID },
-			decide: func(m *Manager, id string, a bool) (State, error) {
-				p, err := m.Decide(id, a)
-				return p.State, err
-			},
-		},
-		"plan": {
-			raise: func(t *testing.T, m *Manager, b Binding) string {
-				p, err := m.ProposePlan(b.RunID, b.AgentID, []Step{{Skill: b.Skill, Revision: b.Revision, InvocationDigest: b.InvocationDigest, Workspace: b.Workspace}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return p.ID
-			},
-			decide: func(m *Manager, id string, a bool) (State, error) {
-				p, err := m.DecidePlan(id, a)
-				return p.State, err
-			},
-		},
-		"grant": {
-			raise: func(t *testing.T, m *Manager, b Binding) string {
-				g, err := m.RequestGrant(b.RunID, b.AgentID, grantReq())
-				if err != nil {
-					t.Fatal(err)
-				}
-				return g.ID
-			},
-			decide: func(m *Manager, id string, a bool) (State, error) {
-				g, err := m.DecideGrant(id, a, ScopeOnce)
-				return g.State, err
-			},
-		},
-	}
-	for name, k := range kinds {
-		t.Run(name, func(t *testing.T) {
+	for _, k := range requestKinds() {
+		t.Run(k.name, func(t *testing.T) {
 			m, _, b := setup(t)
-			id := k.raise(t, m, b)
-			var won atomic.Value
+			id := k.mustRaise(t, m, b)
+			var approved atomic.Bool // what the one counted decision asked for
 			wins := race(64, func(i int) error {
-				s, err := k.decide(m, id, i%2 == 0)
+				err := k.decide(m, id, i%2 == 0)
 				if err == nil {
-					won.Store(s)
+					approved.Store(i%2 == 0)
 				} else if Code(err) != CodeAlreadyDecided {
 					t.Errorf("a losing decision: %v, want %s", err, CodeAlreadyDecided)
 				}
 				return err
 			})
 			if wins != 1 {
-				t.Fatalf("%d decisions of one %s counted", wins, name)
+				t.Fatalf("%d decisions of one %s counted", wins, k.name)
 			}
-			var now State
-			switch name {
-			case "proposal":
-				now = state(m, id)
-			case "plan":
-				p, _ := m.GetPlan(id)
-				now = p.State
-			case "grant":
-				g, _ := m.GetGrant(id)
-				now = g.State
+			want := Denied
+			if approved.Load() {
+				want = Approved
 			}
-			if now != won.Load().(State) {
-				t.Fatalf("the %s is %s, the winning decision made it %s", name, now, won.Load())
+			if now := k.state(m, id); now != want {
+				t.Fatalf("the %s is %s, the winning decision made it %s", k.name, now, want)
 			}
 		})
 	}

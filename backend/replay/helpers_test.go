@@ -1,10 +1,11 @@
 package replay
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse/gatehouse/internal/testjson"
 )
 
 type obj = map[string]any
@@ -77,11 +78,7 @@ func keyedEvents(n int, format string) []any {
 
 func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return testjson.Marshal(t, v)
 }
 
 func hasIssue(is []Issue, code, path string) bool {

@@ -85,6 +85,20 @@ async function navKeys(page, view) {
   await page.waitForURL(new RegExp(`#/${view}(/|$)`));
 }
 
+/**
+ * Saves form `form` by keyboard (Tab to `${form}-save`, Enter) and waits
+ * for its refusal: the `${form}-errors` box appears and takes the focus.
+ * Returns the box and the texts of its `${form}-error` items.
+ */
+async function saveRefused(page, form) {
+  await tabTo(page, `${form}-save`);
+  await page.keyboard.press('Enter');
+  const box = page.getByTestId(`${form}-errors`);
+  await box.waitFor();
+  await until(`focus on the ${form} answer`, async () => (await focused(page)).id === `${form}-errors`);
+  return { box, items: await page.getByTestId(`${form}-error`).allInnerTexts() };
+}
+
 /** Screenshots at 1280×800 and 1920×1080, light and dark; `show` is scrolled into view. */
 async function shots(page, name, show) {
   for (const size of [{ width: 1280, height: 800 }, { width: 1920, height: 1080 }]) {
@@ -140,12 +154,7 @@ group('field-errors', async ({ page, api }) => {
   await tabTo(page, 'scope-timeout');
   await page.keyboard.press('Control+A');
   await page.keyboard.type('120001');
-  await tabTo(page, 'policy-save');
-  await page.keyboard.press('Enter');
-  const errs = page.getByTestId('policy-errors');
-  await errs.waitFor();
-  await until('focus on the answer', async () => (await focused(page)).id === 'policy-errors');
-  const items = await page.getByTestId('policy-error').allInnerTexts();
+  const { box: errs, items } = await saveRefused(page, 'policy');
   assert.deepEqual(
     items.sort(),
     [
@@ -338,12 +347,7 @@ group('roots-capture-errors', async ({ page, api }) => {
   await tabTo(page, 'root-add');
   await page.keyboard.press('Enter');
   await page.keyboard.type('/no/such/folder/anywhere');
-  await tabTo(page, 'roots-save');
-  await page.keyboard.press('Enter');
-  const rootsErr = page.getByTestId('roots-errors');
-  await rootsErr.waitFor();
-  await until('focus on the roots answer', async () => (await focused(page)).id === 'roots-errors');
-  const rootItems = await page.getByTestId('roots-error').allInnerTexts();
+  const { box: rootsErr, items: rootItems } = await saveRefused(page, 'roots');
   assert.equal(rootItems.length, 2, `both roots: ${rootItems}`);
   assert.match(rootItems[0], /^Skill root 1: must be an absolute, clean path$/);
   assert.match(rootItems[1], /^Skill root 2: /);
@@ -357,12 +361,7 @@ group('roots-capture-errors', async ({ page, api }) => {
   await page.keyboard.type('relative/bin\n/usr/bin');
   await tabTo(page, 'capture-allowedEnv');
   await page.keyboard.type('LANG\nNOT A NAME');
-  await tabTo(page, 'capture-save');
-  await page.keyboard.press('Enter');
-  const capErr = page.getByTestId('capture-errors');
-  await capErr.waitFor();
-  await until('focus on the capture answer', async () => (await focused(page)).id === 'capture-errors');
-  const capItems = await page.getByTestId('capture-error').allInnerTexts();
+  const { box: capErr, items: capItems } = await saveRefused(page, 'capture');
   assert.ok(capItems.some((x) => x.startsWith('Executable roots, line 1: ')), `executable roots problem: ${capItems}`);
   assert.ok(capItems.some((x) => x.startsWith('Allowed environment names, line 2: ')), `environment name problem: ${capItems}`);
   await shots(page, 'capture-errors', capErr);

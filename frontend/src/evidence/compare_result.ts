@@ -24,6 +24,7 @@ import {
 } from './compare_model';
 import { charRanges, divergenceWords, fieldDiffs, isRow, rowsOf, screenMarks, segments, valueText, type Range } from './compare_diff';
 import { SyncClock } from './compare_sync';
+import { showTimelineAt } from './controls';
 import { formatMs } from './format';
 import { DEFAULT_IDLE_CAP_MS, Player, SPEEDS } from './player';
 import type { CaptureRecord } from './record';
@@ -377,13 +378,7 @@ export class ComparisonPanel {
   }
 
   private showTime(t: number): void {
-    const d = this.clock.duration;
-    this.timeEl.textContent = `${formatMs(t)} / ${formatMs(d)}`;
-    const pct = d > 0 ? (t / d) * 100 : 0;
-    this.fill.style.width = `${pct}%`;
-    this.dot.style.left = `${pct}%`;
-    this.scrub.setAttribute('aria-valuenow', String(Math.round(t)));
-    this.scrub.setAttribute('aria-valuetext', formatMs(t));
+    showTimelineAt({ time: this.timeEl, fill: this.fill, head: this.dot, scrub: this.scrub }, t, this.clock.duration);
   }
 
   /** After both screens changed: side times and differing rows. */

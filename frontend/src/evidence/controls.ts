@@ -197,13 +197,7 @@ export class ReplayControls {
 
   /** Shows capture time ms on the clock and the timeline. */
   showTime(ms: number): void {
-    const dur = this.player.duration;
-    this.timeEl.textContent = `${formatMs(ms)} / ${formatMs(dur)}`;
-    const pct = dur > 0 ? (ms / dur) * 100 : 0;
-    this.fillEl.style.width = `${pct}%`;
-    this.headEl.style.left = `${pct}%`;
-    this.scrub.setAttribute('aria-valuenow', String(Math.round(ms)));
-    this.scrub.setAttribute('aria-valuetext', formatMs(ms));
+    showTimelineAt({ time: this.timeEl, fill: this.fillEl, head: this.headEl, scrub: this.scrub }, ms, this.player.duration);
   }
 
   private showState(st: PlayerState): void {
@@ -218,3 +212,23 @@ export class ReplayControls {
   }
 }
 
+/** The parts of a timeline that show where playback is. */
+export interface TimelineParts {
+  time: HTMLElement; // "t / duration"
+  fill: HTMLElement; // the played part of the track
+  head: HTMLElement; // the playhead dot
+  scrub: HTMLElement; // the slider (its aria value)
+}
+
+/** Shows time ms of duration on a timeline: its clock text, its played
+ * part and playhead, and the slider's value for assistive technology.
+ * The player's controls and the compare view's shared timeline both show
+ * time this way. */
+export function showTimelineAt(p: TimelineParts, ms: number, duration: number): void {
+  p.time.textContent = `${formatMs(ms)} / ${formatMs(duration)}`;
+  const pct = duration > 0 ? (ms / duration) * 100 : 0;
+  p.fill.style.width = `${pct}%`;
+  p.head.style.left = `${pct}%`;
+  p.scrub.setAttribute('aria-valuenow', String(Math.round(ms)));
+  p.scrub.setAttribute('aria-valuetext', formatMs(ms));
+}

@@ -267,37 +267,38 @@ export class Library {
   /** Shares a saved capture with agents (MCP), or stops sharing it. */
   private async toggleShare(it: EvidenceItem): Promise<void> {
     const id = it.evidence_id;
-    this.sharing.add(id);
-    this.renderTable();
-    try {
+    await this.rowAction(id, this.sharing, 'evidence-share', async () => {
       const r = await api.ShareEvidence({ id, shared: !it.shared });
       this.items = (this.items ?? []).map((x) => (x.evidence_id === id ? r.item : x));
-    } catch (e) {
-      this.loadError = e;
-      this.render();
-    }
-    this.sharing.delete(id);
-    this.renderTable();
-    this.el.querySelector<HTMLElement>(`[data-testid="evidence-share"][data-id="${id}"]`)?.focus();
+    });
   }
 
   /** Signs an attestation of a saved file with this installation's key,
    * keeps it next to the file and downloads it (FILE.intoto.jsonl). */
   private async exportAttestation(it: EvidenceItem): Promise<void> {
     const id = it.evidence_id;
-    this.attesting.add(id);
-    this.renderTable();
-    try {
+    await this.rowAction(id, this.attesting, 'evidence-attest', async () => {
       const r = await api.AttestEvidence({ id });
       downloadAttested(r);
       this.items = (this.items ?? []).map((x) => (x.evidence_id === id ? { ...x, signature: r.signature } : x));
+    });
+  }
+
+  /** Runs act for the row of id while busy holds it (its button shows
+   * the wait), keeps a failure as the load error, then gives the focus
+   * back to the row's button (data-testid testid). */
+  private async rowAction(id: string, busy: Set<string>, testid: string, act: () => Promise<void>): Promise<void> {
+    busy.add(id);
+    this.renderTable();
+    try {
+      await act();
     } catch (e) {
       this.loadError = e;
       this.render();
     }
-    this.attesting.delete(id);
+    busy.delete(id);
     this.renderTable();
-    this.el.querySelector<HTMLElement>(`[data-testid="evidence-attest"][data-id="${id}"]`)?.focus();
+    this.el.querySelector<HTMLElement>(`[data-testid="${testid}"][data-id="${id}"]`)?.focus();
   }
 
   // ---- rendering --------------------------------------------------------
