@@ -8,7 +8,7 @@ import { api, ApiError } from '../api/client';
 import type { EvidenceItem, EvidenceSignature, Issue } from '../api/types';
 import { h, icon, replace } from '../lib/dom';
 import { formatBytes, formatDateTime, formatWhen, shortHash } from '../lib/format';
-import { badge, emptyState, errorBox, exportButton, loading } from '../lib/ui';
+import { badge, emptyState, errorBox, exportButton, filterField, loading, pageHead } from '../lib/ui';
 import { exitText, settlementTone } from './format';
 import { downloadText } from './asciicast';
 import { NewCapture } from './new_capture';
@@ -305,49 +305,40 @@ export class Library {
 
   render(): void {
     const focused = document.activeElement instanceof HTMLElement && this.el.contains(document.activeElement) ? document.activeElement.dataset.testid : undefined;
-    const head = h(
-      'header',
-      { class: 'page-head' },
-      h('div', null, h('h1', null, 'Evidence'), h('p', { class: 'muted small' }, 'Process captures made here or imported from files. Each file is verified when it is imported and again whenever it is opened.')),
-      h(
-        'div',
-        { class: 'filters', role: 'search' },
+    const head = pageHead(
+      'Evidence',
+      'Process captures made here or imported from files. Each file is verified when it is imported and again whenever it is opened.',
+      filterField(
+        'Search',
+        h('input', {
+          type: 'search',
+          class: 'input small',
+          placeholder: 'command, id, exit…',
+          value: this.query,
+          'data-testid': 'evidence-search',
+          oninput: (e: Event) => {
+            this.query = (e.target as HTMLInputElement).value;
+            this.renderTable();
+          },
+        }),
+      ),
+      filterField(
+        'Sort',
         h(
-          'label',
-          { class: 'filter' },
-          h('span', null, 'Search'),
-          h('input', {
-            type: 'search',
+          'select',
+          {
             class: 'input small',
-            placeholder: 'command, id, exit…',
-            value: this.query,
-            'data-testid': 'evidence-search',
-            oninput: (e: Event) => {
-              this.query = (e.target as HTMLInputElement).value;
+            'data-testid': 'evidence-sort',
+            onchange: (e: Event) => {
+              this.sort = (e.target as HTMLSelectElement).value as SortKey;
               this.renderTable();
             },
-          }),
+          },
+          SORTS.map(([k, label]) => h('option', { value: k, selected: this.sort === k }, label)),
         ),
-        h(
-          'label',
-          { class: 'filter' },
-          h('span', null, 'Sort'),
-          h(
-            'select',
-            {
-              class: 'input small',
-              'data-testid': 'evidence-sort',
-              onchange: (e: Event) => {
-                this.sort = (e.target as HTMLSelectElement).value as SortKey;
-                this.renderTable();
-              },
-            },
-            SORTS.map(([k, label]) => h('option', { value: k, selected: this.sort === k }, label)),
-          ),
-        ),
-        h('button', { type: 'button', class: 'btn small', 'data-testid': 'evidence-new-capture', 'aria-expanded': String(this.showNew), onclick: () => this.toggleNew() }, icon('evidence'), 'New capture'),
-        h('button', { type: 'button', class: 'btn primary small', 'data-testid': 'evidence-import', disabled: this.importing, onclick: () => this.fileInput.click() }, icon('plus'), this.importing ? 'Importing…' : 'Import…'),
       ),
+      h('button', { type: 'button', class: 'btn small', 'data-testid': 'evidence-new-capture', 'aria-expanded': String(this.showNew), onclick: () => this.toggleNew() }, icon('evidence'), 'New capture'),
+      h('button', { type: 'button', class: 'btn primary small', 'data-testid': 'evidence-import', disabled: this.importing, onclick: () => this.fileInput.click() }, icon('plus'), this.importing ? 'Importing…' : 'Import…'),
     );
     const out: Node[] = [head, this.fileInput];
     if (this.showNew && this.newCapture) out.push(this.newCapture.el);

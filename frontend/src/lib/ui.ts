@@ -94,6 +94,17 @@ export function exportButton(o: {
   );
 }
 
+/** A list page's header: its title and one lead sentence, then its
+ * filters and actions in a search landmark. */
+export function pageHead(title: string, lead: string, ...tools: Node[]): HTMLElement {
+  return h('header', { class: 'page-head' }, h('div', null, h('h1', null, title), h('p', { class: 'muted small' }, lead)), h('div', { class: 'filters', role: 'search' }, ...tools));
+}
+
+/** One labelled filter control of a page header. */
+export function filterField(label: string, control: HTMLElement): HTMLLabelElement {
+  return h('label', { class: 'filter' }, h('span', null, label), control);
+}
+
 /** A small icon button that copies `text` and confirms with a tick. */
 export function copyButton(text: string, what = 'value', testid?: string): HTMLButtonElement {
   const label = `Copy ${what}`;

@@ -8,7 +8,7 @@ import { h, icon, replace } from '../lib/dom';
 import { formatBytes, formatDateTime, formatDuration, formatStamp, prettyJson, relativeOffset, shortHash } from '../lib/format';
 import { RUN_STATUS, runEventLabel, runStatus } from '../lib/labels';
 import { runOutcome } from '../lib/outcome';
-import { badge, codeBlock, emptyState, errorBox, hashChip, kv, loading, pathText, progressBar } from '../lib/ui';
+import { badge, codeBlock, emptyState, errorBox, filterField, hashChip, kv, loading, pageHead, pathText, progressBar } from '../lib/ui';
 import type { View } from './view';
 
 const HISTORY_LIMIT = 500;
@@ -102,56 +102,45 @@ export function runsView(): View {
 
   function listPage(): Node[] {
     const skills = [...new Set((runs ?? []).map((r) => r.skill).concat(filters.skill ? [filters.skill] : []))].sort();
-    const head = h(
-      'header',
-      { class: 'page-head' },
-      h('div', null, h('h1', null, 'Runs'), h('p', { class: 'muted small' }, 'Every attempt and refusal, with the rule that decided it.')),
-      h(
-        'div',
-        { class: 'filters', role: 'search' },
+    const head = pageHead(
+      'Runs',
+      'Every attempt and refusal, with the rule that decided it.',
+      filterField(
+        'Status',
         h(
-          'label',
-          { class: 'filter' },
-          h('span', null, 'Status'),
-          h(
-            'select',
-            { class: 'input small', 'data-testid': 'runs-filter-status', onchange: (e: Event) => ((filters.status = (e.target as HTMLSelectElement).value), void load()) },
-            h('option', { value: '' }, 'All'),
-            Object.entries(RUN_STATUS).map(([k, v]) => h('option', { value: k, selected: filters.status === k }, v.label)),
-          ),
+          'select',
+          { class: 'input small', 'data-testid': 'runs-filter-status', onchange: (e: Event) => ((filters.status = (e.target as HTMLSelectElement).value), void load()) },
+          h('option', { value: '' }, 'All'),
+          Object.entries(RUN_STATUS).map(([k, v]) => h('option', { value: k, selected: filters.status === k }, v.label)),
         ),
-        h(
-          'label',
-          { class: 'filter' },
-          h('span', null, 'Skill'),
-          h(
-            'select',
-            { class: 'input small', 'data-testid': 'runs-filter-skill', onchange: (e: Event) => ((filters.skill = (e.target as HTMLSelectElement).value), void load()) },
-            h('option', { value: '' }, 'All'),
-            skills.map((s) => h('option', { value: s, selected: filters.skill === s }, s)),
-          ),
-        ),
-        h(
-          'label',
-          { class: 'filter' },
-          h('span', null, 'Agent'),
-          h('input', {
-            type: 'search',
-            class: 'input small',
-            placeholder: 'name or id…',
-            value: filters.agent,
-            'data-testid': 'runs-filter-agent',
-            oninput: (e: Event) => {
-              filters.agent = (e.target as HTMLInputElement).value;
-              const body = el.querySelector('[data-testid="runs-table"] tbody');
-              if (body) replace(body, rows());
-              const count = el.querySelector('.table-count');
-              if (count) count.textContent = countText();
-            },
-          }),
-        ),
-        h('button', { type: 'button', class: 'btn small', onclick: () => void load(), disabled: loadingNow }, loadingNow ? 'Refreshing…' : 'Refresh'),
       ),
+      filterField(
+        'Skill',
+        h(
+          'select',
+          { class: 'input small', 'data-testid': 'runs-filter-skill', onchange: (e: Event) => ((filters.skill = (e.target as HTMLSelectElement).value), void load()) },
+          h('option', { value: '' }, 'All'),
+          skills.map((s) => h('option', { value: s, selected: filters.skill === s }, s)),
+        ),
+      ),
+      filterField(
+        'Agent',
+        h('input', {
+          type: 'search',
+          class: 'input small',
+          placeholder: 'name or id…',
+          value: filters.agent,
+          'data-testid': 'runs-filter-agent',
+          oninput: (e: Event) => {
+            filters.agent = (e.target as HTMLInputElement).value;
+            const body = el.querySelector('[data-testid="runs-table"] tbody');
+            if (body) replace(body, rows());
+            const count = el.querySelector('.table-count');
+            if (count) count.textContent = countText();
+          },
+        }),
+      ),
+      h('button', { type: 'button', class: 'btn small', onclick: () => void load(), disabled: loadingNow }, loadingNow ? 'Refreshing…' : 'Refresh'),
     );
     const out: Node[] = [head];
     if (active.length) out.push(activeSection());
