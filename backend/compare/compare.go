@@ -340,7 +340,7 @@ func checkContracts(lr, rr *record) error {
 // readPair decodes and validates both records, reporting every issue of
 // both sides together.
 func readPair(left, right *evidence.Envelope) (*record, *record, error) {
-	lc, rc := &recordChecker{side: "left"}, &recordChecker{side: "right"}
+	lc, rc := &recordReader{side: "left"}, &recordReader{side: "right"}
 	var rm map[string]any
 	done := make(chan struct{})
 	go func() { // the two sides are independent: decode them in parallel
@@ -372,9 +372,9 @@ func readPair(left, right *evidence.Envelope) (*record, *record, error) {
 	done = make(chan struct{})
 	go func() {
 		defer close(done)
-		rr = rc.check(rm)
+		rr = rc.check(right, rm)
 	}()
-	lr := lc.check(lm)
+	lr := lc.check(left, lm)
 	<-done
 	if len(lc.issues)+len(rc.issues) > 0 {
 		return nil, nil, newError(CodeInvalidCapture, append(lc.issues, rc.issues...))
