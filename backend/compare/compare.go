@@ -3,12 +3,11 @@
 // as docs/formats/comparison.md specifies, and optionally checks
 // both captures against a trace spec (see ParseTraceSpec).
 //
-// Compare reads each capture record from the JSON of its Evidence
-// envelope's normalized_result and checks the members it reads (their
-// names and the schema version come from backend/capture/record, the
-// record's owner); VerifyRecords runs record.Verify, the full check of
-// every invariant docs/formats/capture-record.md lists, for envelopes
-// that did not come from the evidence library. Envelope turns a Result into sealed
+// Compare checks each capture record with record.Verify, the one check
+// of every invariant docs/formats/capture-record.md lists (this package
+// keeps no checker of its own), and then reads the members it compares
+// from the JSON of the envelope's normalized_result; VerifyRecords runs
+// the same check alone. Envelope turns a Result into sealed
 // comparison Evidence. Nothing here keeps package-level mutable state; all
 // functions are safe for concurrent use.
 package compare
@@ -340,7 +339,7 @@ func checkContracts(lr, rr *record) error {
 // readPair decodes and validates both records, reporting every issue of
 // both sides together.
 func readPair(left, right *evidence.Envelope) (*record, *record, error) {
-	lc, rc := &recordChecker{side: "left"}, &recordChecker{side: "right"}
+	lc, rc := &recordReader{side: "left"}, &recordReader{side: "right"}
 	var rm map[string]any
 	done := make(chan struct{})
 	go func() { // the two sides are independent: decode them in parallel
@@ -372,9 +371,9 @@ func readPair(left, right *evidence.Envelope) (*record, *record, error) {
 	done = make(chan struct{})
 	go func() {
 		defer close(done)
-		rr = rc.check(rm)
+		rr = rc.check(right, rm)
 	}()
-	lr := lc.check(lm)
+	lr := lc.check(left, lm)
 	<-done
 	if len(lc.issues)+len(rc.issues) > 0 {
 		return nil, nil, newError(CodeInvalidCapture, append(lc.issues, rc.issues...))

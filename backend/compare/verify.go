@@ -15,10 +15,9 @@ import (
 // under $.normalized_result), or nil when all hold. Envelopes of other
 // predicates are left to Compare, which refuses them.
 //
-// Compare checks the members it reads, not every invariant of the record;
-// envelopes taken from the evidence library have passed record.Verify
-// already, and a caller comparing envelopes from anywhere else (a file on
-// the command line) calls VerifyRecords first.
+// Compare and Diffs verify each record this way themselves before
+// reading it; VerifyRecords lets a caller (the command line) report every
+// failing path of both files without comparing.
 func VerifyRecords(left, right *evidence.Envelope) error {
 	var issues []Issue
 	for i, e := range []*evidence.Envelope{left, right} {
