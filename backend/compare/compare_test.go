@@ -156,7 +156,7 @@ func TestTerminalMergeOrder(t *testing.T) {
 // toNumbers re-decodes v so numbers are json.Number, as Compare sees them.
 func toNumbers(v any) any {
 	b, _ := json.Marshal(v)
-	out, _ := decodeJSON(b)
+	out, _ := decodeJSON(string(b))
 	return out
 }
 

@@ -60,18 +60,26 @@ func (c *recordReader) add(path, code, format string, args ...any) {
 	c.issues = append(c.issues, Issue{Side: c.side, Issue: strictjson.Issue{Path: path, Code: code, Message: fmt.Sprintf(format, args...)}})
 }
 
-// decode decodes the normalized_result of a capture envelope to a JSON
-// object. It reports an issue and returns nil when that fails.
-func (c *recordReader) decode(e *evidence.Envelope) map[string]any {
+// envelope checks that e is Process Capture Evidence with a well-formed
+// evidence_id, reporting an issue for each that is not; false means e is
+// not a capture at all.
+func (c *recordReader) envelope(e *evidence.Envelope) bool {
 	if e.PredicateType != evidence.PredicateProcessCapture {
 		c.add("$.predicate_type", "not_a_capture", "predicate_type is %q, not %q: only Process Capture Evidence can be compared",
 			strictjson.Truncate(e.PredicateType, 80), evidence.PredicateProcessCapture)
-		return nil
+		return false
 	}
 	if !evidence.ValidID(e.EvidenceID) {
 		c.add("$.evidence_id", "invalid_value", `evidence_id must be "ev_" followed by 64 lowercase hexadecimal characters; parse or seal the envelope first`)
 	}
-	v, err := decodeJSON(e.NormalizedResult)
+	return true
+}
+
+// decode decodes the normalized_result of a capture envelope to a JSON
+// object, to name why record.Verify refused it (see CheckCaptures). It
+// reports an issue and returns nil when that fails.
+func (c *recordReader) decode(e *evidence.Envelope) map[string]any {
+	v, err := decodeJSON(string(e.NormalizedResult))
 	if err != nil {
 		c.add(root, "invalid_json", "normalized_result is not one JSON value: %s", strictjson.Truncate(err.Error(), 200))
 		return nil
@@ -100,17 +108,24 @@ func (c *recordReader) schemaVersion(m map[string]any) (int64, bool) {
 	return n, true
 }
 
-// check verifies the record of e with record.Verify (its issues, each
-// path under $.normalized_result, are the side's issues) and reads m, its
-// decoded form. It is meaningful only when no issue was added.
-func (c *recordReader) check(e *evidence.Envelope, m map[string]any) *record {
-	for _, is := range crecord.Verify(e.NormalizedResult) {
+// verifyIssues adds record.Verify's issues, each path under
+// $.normalized_result, as the side's issues.
+func (c *recordReader) verifyIssues(issues []crecord.Issue) {
+	for _, is := range issues {
 		c.issues = append(c.issues, Issue{Side: c.side, Issue: strictjson.Issue{Path: root + strings.TrimPrefix(is.Path, "$"), Code: is.Code, Message: is.Message}})
 	}
-	if len(c.issues) > 0 {
-		return nil
+}
+
+// readVerified decodes and reads a record that record.Verify accepted
+// (v is the proof). The decode cannot fail on such a record; if it did,
+// the error says so rather than comparing anything.
+func readVerified(v crecord.Verified) (*record, error) {
+	d, err := decodeJSON(v.JSON())
+	m, ok := d.(map[string]any)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("compare: a verified record does not decode to an object: %v", err)
 	}
-	return readRecord(m)
+	return readRecord(m), nil
 }
 
 // readRecord reads a record that record.Verify accepted.
