@@ -30,11 +30,17 @@ func newProofCache() *contentcache.Cache[[sha256.Size]byte, record.Verified] {
 // found: r, without its proof, in the results cache, and the proof in the
 // proof cache.
 func (l *Library) remember(sum [sha256.Size]byte, r Result) {
-	if r.record.Valid() {
-		l.proofs.Add(sum, r.record, int64(len(r.record.JSON())))
-		r.record = record.Verified{}
-	}
+	l.keepProof(sum, r.record)
+	r.record = record.Verified{}
 	l.verified.Add(sum, r, 0)
+}
+
+// keepProof keeps p, a proof of the record of the bytes with digest sum
+// (nothing for the zero Verified).
+func (l *Library) keepProof(sum [sha256.Size]byte, p record.Verified) {
+	if p.Valid() {
+		l.proofs.Add(sum, p, int64(len(p.JSON())))
+	}
 }
 
 // OpenedCapture is a saved process capture as OpenCapture read it.
@@ -85,7 +91,7 @@ func (l *Library) OpenCapture(ctx context.Context, id string) (OpenedCapture, er
 			return OpenedCapture{}, &Error{Code: "evidence_integrity_mismatch", Kind: KindInvalid, Issues: recordIssues(issues),
 				Message: fmt.Sprintf("the saved Evidence %s no longer verifies: %d failing path(s)", id, len(issues))}
 		}
-		l.proofs.Add(o.Sum, proof, int64(len(proof.JSON())))
+		l.keepProof(o.Sum, proof)
 	}
 	o.Result.record = record.Verified{}
 	return OpenedCapture{Opened: o, Envelope: &env, Record: proof}, nil

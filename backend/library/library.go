@@ -97,7 +97,7 @@ func (l *Library) Save(ctx context.Context, e store.EvidenceEntry, c Checked) (s
 		return store.EvidenceEntry{}, errorf("evidence_not_indexed", KindIO, "%v", err)
 	}
 	l.MarkVerified(ctx, c.sum, c.res)
-	l.remember(c.sum, c.res)
+	l.keepProof(c.sum, c.res.record)
 	return e, nil
 }
 
