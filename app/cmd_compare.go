@@ -58,7 +58,11 @@ func runCompare(ctx context.Context, io IO, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := compare.VerifyRecords(left, right); err != nil {
+	// Each file's record is verified here, once, before anything else is
+	// read (every failing path of both files); the comparison reads the
+	// verified records.
+	lc, rc, err := compare.CheckCaptures(left, right)
+	if err != nil {
 		return compareError(err)
 	}
 	opts := compare.Options{MaxCaptureAgeMS: *maxAge, Mode: mode}
@@ -69,7 +73,7 @@ func runCompare(ctx context.Context, io IO, args []string) error {
 		}
 		opts.Trace = spec
 	}
-	res, err := compare.Compare(left, right, opts)
+	res, err := compare.CompareCaptures(lc, rc, opts)
 	if err != nil {
 		return compareError(err)
 	}

@@ -97,11 +97,11 @@ type ComparisonView struct {
 // save, the comparison Evidence is sealed, saved and indexed; nothing is
 // saved when anything fails.
 func (f *Facade) CompareCaptures(a CompareCapturesArgs) (ComparisonView, error) {
-	left, lraw, err := f.cmpLoadCapture(a.Left, "left")
+	left, lc, err := f.cmpLoadCapture(a.Left, "left")
 	if err != nil {
 		return ComparisonView{}, err
 	}
-	right, rraw, err := f.cmpLoadCapture(a.Right, "right")
+	right, rc, err := f.cmpLoadCapture(a.Right, "right")
 	if err != nil {
 		return ComparisonView{}, err
 	}
@@ -119,7 +119,7 @@ func (f *Facade) CompareCaptures(a CompareCapturesArgs) (ComparisonView, error) 
 		opts.Trace = spec
 		trace = compactJSON([]byte(a.TraceSpec))
 	}
-	res, err := compare.Compare(left, right, opts)
+	res, err := compare.CompareCaptures(lc, rc, opts)
 	if err != nil {
 		return ComparisonView{}, compareError(err)
 	}
@@ -128,7 +128,7 @@ func (f *Facade) CompareCaptures(a CompareCapturesArgs) (ComparisonView, error) 
 		return ComparisonView{}, errorf("internal", CategoryInternal, "could not seal the comparison Evidence: %v", err)
 	}
 	view := ComparisonView{PredicateType: env.PredicateType, Result: env.NormalizedResult, TraceSpec: trace,
-		Left: cmpSide(left, lraw), Right: cmpSide(right, rraw)}
+		Left: cmpSide(left, left.NormalizedResult), Right: cmpSide(right, right.NormalizedResult)}
 	view.Dimensions = cmpRows(env.NormalizedResult, res.Diffs)
 	view.DivergenceFields = res.DivergenceFields
 	if a.Save {
@@ -197,9 +197,10 @@ func (f *Facade) OpenComparison(a OpenComparisonArgs) (ComparisonView, error) {
 	}
 	sides := [2]*ComparisonSide{&view.Left, &view.Right}
 	var envs [2]*evidence.Envelope
+	var caps [2]compare.Capture
 	for i, id := range env.EvidenceLinks {
 		*sides[i] = ComparisonSide{EvidenceID: id, Record: json.RawMessage("null")}
-		e, raw, err := f.cmpLoadCapture(id, cmpSideName(i))
+		e, c, err := f.cmpLoadCapture(id, cmpSideName(i))
 		if err != nil {
 			var ce *CLIError
 			if errors.As(err, &ce) {
@@ -207,8 +208,8 @@ func (f *Facade) OpenComparison(a OpenComparisonArgs) (ComparisonView, error) {
 			}
 			continue
 		}
-		envs[i] = e
-		*sides[i] = cmpSide(e, raw)
+		envs[i], caps[i] = e, c
+		*sides[i] = cmpSide(e, e.NormalizedResult)
 	}
 	if envs[0] == nil || envs[1] == nil {
 		view.Dimensions = cmpRows(env.NormalizedResult, nil)
@@ -229,7 +230,7 @@ func (f *Facade) OpenComparison(a OpenComparisonArgs) (ComparisonView, error) {
 	}
 	view.Recomputed = "mismatch"
 	var diffs []compare.DimensionDiff
-	if res, err := compare.Compare(envs[0], envs[1], opts); err == nil {
+	if res, err := compare.CompareCaptures(caps[0], caps[1], opts); err == nil {
 		diffs = res.Diffs
 		view.DivergenceFields = res.DivergenceFields
 		if again, err := compare.Envelope(res, envs[0], envs[1]); err == nil && cmpCanonicalEqual(cmpWithoutMode(again.NormalizedResult, params.Mode == ""), env.NormalizedResult) {
@@ -280,15 +281,15 @@ func (f *Facade) CompareDiffPage(a CompareDiffPageArgs) (DimensionRow, error) {
 	if err != nil {
 		return DimensionRow{}, err
 	}
-	left, _, err := f.cmpLoadCapture(a.Left, "left")
+	_, left, err := f.cmpLoadCapture(a.Left, "left")
 	if err != nil {
 		return DimensionRow{}, err
 	}
-	right, _, err := f.cmpLoadCapture(a.Right, "right")
+	_, right, err := f.cmpLoadCapture(a.Right, "right")
 	if err != nil {
 		return DimensionRow{}, err
 	}
-	res, err := compare.Compare(left, right, compare.Options{Mode: mode, DiffLimit: a.Limit, DiffOffset: a.Offset})
+	res, err := compare.CompareCaptures(left, right, compare.Options{Mode: mode, DiffLimit: a.Limit, DiffOffset: a.Offset})
 	if err != nil {
 		return DimensionRow{}, compareError(err)
 	}
@@ -445,34 +446,45 @@ func asciicastError(err error) error {
 	return errorf("asciicast_failed", CategoryInternal, "%v", err)
 }
 
-// cmpLoadCapture reads a saved capture by id (GetEvidence re-verifies the
-// envelope and the record) for one side of a comparison.
-func (f *Facade) cmpLoadCapture(id, side string) (*evidence.Envelope, json.RawMessage, error) {
+// cmpLoadCapture reads a saved capture by id for a comparison: the
+// library verifies the file as every read does (or accepts its
+// verification mark) and hands out the proof that its record passed
+// record.Verify (library.OpenCapture: the proof its save or an earlier
+// read made, or one made now, once, for a file accepted by its mark),
+// which compare.NewCapture pairs with the envelope. The comparison then
+// reads exactly the verified record and verifies nothing again. Errors
+// say which side they are about.
+func (f *Facade) cmpLoadCapture(id, side string) (*evidence.Envelope, compare.Capture, error) {
 	if !evidence.ValidID(id) {
-		return nil, nil, &CLIError{Code: "invalid_arguments", Category: CategoryInvalid,
+		return nil, compare.Capture{}, &CLIError{Code: "invalid_arguments", Category: CategoryInvalid,
 			Details: []evidenceIssue{{Code: "invalid_value", Path: "$." + side, Message: "an evidence id is ev_ followed by 64 lowercase hex digits"}},
 			Message: fmt.Sprintf("the %s capture %q is not an evidence id", side, strictTruncate(id, 80))}
 	}
-	got, err := f.GetEvidence(GetEvidenceArgs{ID: id})
+	lib := f.env.lib()
+	o, err := lib.OpenCapture(f.ctx, id)
+	if le, ok := library.AsError(err); ok && le.Code == "not_a_capture" {
+		predicate := "another predicate's"
+		if e, err := lib.Find(f.ctx, id); err == nil {
+			predicate = e.PredicateType
+		}
+		return nil, compare.Capture{}, &CLIError{Code: "not_a_capture", Category: CategoryInvalid,
+			Details: []evidenceIssue{{Code: "invalid_value", Path: "$." + side, Message: "expected " + evidence.PredicateProcessCapture + " Evidence, not " + predicate}},
+			Message: fmt.Sprintf("the %s side %s is %s Evidence; only process captures are compared (an imported asciicast is terminal-only)", side, id, predicate)}
+	}
 	if err != nil {
 		var ce *CLIError
-		if errors.As(err, &ce) {
+		if errors.As(libError(err), &ce) {
 			c := *ce
 			c.Message = fmt.Sprintf("%s capture: %s", side, ce.Message)
-			return nil, nil, &c
+			return nil, compare.Capture{}, &c
 		}
-		return nil, nil, err
+		return nil, compare.Capture{}, err
 	}
-	env, err := verifiedEnvelope(got.Evidence)
+	c, err := compare.NewCapture(o.Envelope, o.Record)
 	if err != nil {
-		return nil, nil, err
+		return nil, compare.Capture{}, compareError(err)
 	}
-	if env.PredicateType != evidence.PredicateProcessCapture {
-		return nil, nil, &CLIError{Code: "not_a_capture", Category: CategoryInvalid,
-			Details: []evidenceIssue{{Code: "invalid_value", Path: "$." + side, Message: "expected " + evidence.PredicateProcessCapture + " Evidence, not " + env.PredicateType}},
-			Message: fmt.Sprintf("the %s side %s is %s Evidence; only process captures are compared (an imported asciicast is terminal-only)", side, id, env.PredicateType)}
-	}
-	return env, env.NormalizedResult, nil
+	return o.Envelope, c, nil
 }
 
 // cmpSide describes a loaded capture.

@@ -47,31 +47,26 @@ func (t *mcpTools) runReplayMachine(ctx context.Context, req *mcp.CallToolReques
 	return jsonResult(res, false), nil
 }
 
-// loadEvidence reads a capture saved under the data directory's evidence/
-// folder and re-verifies it, when it is visible to the connection (made
+// loadCapture reads a capture saved under the data directory's evidence/
+// folder for a comparison (Facade.cmpLoadCapture: verified on read, with
+// the proof of its record), when it is visible to the connection (made
 // on it, or shared by the person); any other id is "not found".
-func (t *mcpTools) loadEvidence(ctx context.Context, id string) (*evidence.Envelope, *mcp.CallToolResult) {
+func (t *mcpTools) loadCapture(ctx context.Context, id, side string) (*evidence.Envelope, compare.Capture, *mcp.CallToolResult) {
 	if !evidence.ValidID(id) {
-		return nil, toolError("invalid_arguments", "evidence ids look like ev_ followed by 64 hex digits")
+		return nil, compare.Capture{}, toolError("invalid_arguments", "evidence ids look like ev_ followed by 64 hex digits")
 	}
 	if !t.visible(ctx, id) {
-		return nil, toolError("evidence_not_found", "no capture "+id+" made on this connection or shared with agents")
+		return nil, compare.Capture{}, toolError("evidence_not_found", "no capture "+id+" made on this connection or shared with agents")
 	}
-	// GetEvidence reads the file bounded and re-verifies it (envelope and
-	// record), skipping files whose exact bytes verified before.
-	got, err := t.s.f.GetEvidence(GetEvidenceArgs{ID: id})
+	env, c, err := t.s.f.cmpLoadCapture(id, side)
 	if err != nil {
 		var ce *CLIError
 		if errors.As(err, &ce) && ce.Details != nil {
-			return nil, jsonResult(map[string]any{"error": true, "code": ce.Code, "message": ce.Message, "issues": ce.Details}, true)
+			return nil, compare.Capture{}, jsonResult(map[string]any{"error": true, "code": ce.Code, "message": ce.Message, "issues": ce.Details}, true)
 		}
-		return nil, toolError(codeOf(err), messageOf(err))
+		return nil, compare.Capture{}, toolError(codeOf(err), messageOf(err))
 	}
-	env, err := verifiedEnvelope(got.Evidence)
-	if err != nil {
-		return nil, toolError(codeOf(err), messageOf(err))
-	}
-	return env, nil
+	return env, c, nil
 }
 
 func (t *mcpTools) compareCaptures(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -85,11 +80,11 @@ func (t *mcpTools) compareCaptures(ctx context.Context, req *mcp.CallToolRequest
 	if err := decodeArgs(req.Params.Arguments, &a); err != nil {
 		return toolError("invalid_arguments", err.Error()), nil
 	}
-	left, bad := t.loadEvidence(ctx, a.Left)
+	left, lc, bad := t.loadCapture(ctx, a.Left, "left")
 	if bad != nil {
 		return bad, nil
 	}
-	right, bad := t.loadEvidence(ctx, a.Right)
+	right, rc, bad := t.loadCapture(ctx, a.Right, "right")
 	if bad != nil {
 		return bad, nil
 	}
@@ -105,7 +100,7 @@ func (t *mcpTools) compareCaptures(ctx context.Context, req *mcp.CallToolRequest
 		}
 		opts.Trace = spec
 	}
-	res, err := compare.Compare(left, right, opts)
+	res, err := compare.CompareCaptures(lc, rc, opts)
 	if err != nil {
 		return toolError("comparison_refused", err.Error()), nil
 	}

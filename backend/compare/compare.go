@@ -3,12 +3,15 @@
 // as docs/formats/comparison.md specifies, and optionally checks
 // both captures against a trace spec (see ParseTraceSpec).
 //
-// Compare reads each capture record from the JSON of its Evidence
-// envelope's normalized_result and checks the members it reads (their
-// names and the schema version come from backend/capture/record, the
-// record's owner); VerifyRecords runs record.Verify, the full check of
-// every invariant docs/formats/capture-record.md lists, for envelopes
-// that did not come from the evidence library. Envelope turns a Result into sealed
+// Every record is verified once, where its bytes enter: a Capture pairs
+// an envelope with record.Verified, the proof that record.Verify (the one
+// check of every invariant docs/formats/capture-record.md lists; this
+// package keeps no checker of its own) accepted exactly those bytes.
+// CompareCaptures and DiffsCaptures read each record from its proof and
+// verify nothing; NewCapture takes a proof the caller has (the evidence
+// library keeps one for what it verified), CheckCaptures verifies two
+// envelopes, and Compare and Diffs are CheckCaptures followed by
+// CompareCaptures or DiffsCaptures. Envelope turns a Result into sealed
 // comparison Evidence. Nothing here keeps package-level mutable state; all
 // functions are safe for concurrent use.
 package compare
@@ -20,7 +23,6 @@ import (
 	"slices"
 	"time"
 
-	crecord "github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/evidence"
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
@@ -229,10 +231,8 @@ const ReasonTruncated = "At least one capture is truncated."
 // authority) and right (the reconstruction).
 //
 // Preconditions, checked in this order, each failing with an *Error:
-// both envelopes are Process Capture Evidence whose normalized_result is a
-// JSON object (CodeInvalidCapture); the records' schema_version values are
-// equal (CodeIncompatibleSchemaVersions) and 4 (CodeUnsupportedSchemaVersion);
-// both records pass validation (CodeInvalidCapture, every failing path);
+// the options are valid and both envelopes given (CodeInvalidRequest);
+// CheckCaptures' (both records pass record.Verify, verified once each);
 // their manifests' comparison_contract_sha256 are equal
 // (CodeIncompatibleContracts); and, with opts.MaxCaptureAgeMS, neither
 // completed longer ago than that (CodeStaleCapture).
@@ -269,27 +269,27 @@ const ReasonTruncated = "At least one capture is truncated."
 // dimension. The first divergence is chosen only among dimensions that are
 // changed, added or removed.
 func Compare(left, right *evidence.Envelope, opts Options) (Result, error) {
-	mode, okMode := opts.Mode.resolve()
-	if left == nil || right == nil || opts.MaxCaptureAgeMS < 0 || !okMode || opts.DiffOffset < 0 {
-		var issues []Issue
-		if left == nil {
-			issues = append(issues, Issue{Side: "left", Issue: strictjson.Issue{Path: "$", Code: "missing", Message: "no left envelope"}})
-		}
-		if right == nil {
-			issues = append(issues, Issue{Side: "right", Issue: strictjson.Issue{Path: "$", Code: "missing", Message: "no right envelope"}})
-		}
-		if opts.MaxCaptureAgeMS < 0 {
-			issues = append(issues, Issue{Issue: strictjson.Issue{Path: "$.max_capture_age_ms", Code: "out_of_range", Message: "must not be negative"}})
-		}
-		if !okMode {
-			issues = append(issues, Issue{Issue: strictjson.Issue{Path: "$.mode", Code: "invalid_value", Message: fmt.Sprintf("%q is not a comparison mode; use behavior or exact", strictjson.Truncate(string(opts.Mode), 40))}})
-		}
-		if opts.DiffOffset < 0 {
-			issues = append(issues, Issue{Issue: strictjson.Issue{Path: "$.diff_offset", Code: "out_of_range", Message: "must not be negative"}})
-		}
-		return Result{}, newError(CodeInvalidRequest, issues)
+	if err := checkOptions(opts, left == nil, right == nil); err != nil {
+		return Result{}, err
 	}
-	lr, rr, err := readPair(left, right)
+	lc, rc, err := CheckCaptures(left, right)
+	if err != nil {
+		return Result{}, err
+	}
+	return CompareCaptures(lc, rc, opts)
+}
+
+// CompareCaptures is Compare for two captures whose records were already
+// verified (NewCapture, CheckCaptures): it reads each record from its
+// proof and does not verify it again. A zero Capture is refused
+// (CodeInvalidRequest); the other preconditions and the Result are
+// Compare's, from the contracts on.
+func CompareCaptures(left, right Capture, opts Options) (Result, error) {
+	if err := checkOptions(opts, false, false); err != nil {
+		return Result{}, err
+	}
+	mode, _ := opts.Mode.resolve()
+	lr, rr, err := readCaptures(left, right)
 	if err != nil {
 		return Result{}, err
 	}
@@ -324,6 +324,32 @@ func Compare(left, right *evidence.Envelope, opts Options) (Result, error) {
 	return res, nil
 }
 
+// checkOptions refuses invalid options and missing envelopes together
+// (CodeInvalidRequest).
+func checkOptions(opts Options, noLeft, noRight bool) error {
+	_, okMode := opts.Mode.resolve()
+	if !noLeft && !noRight && opts.MaxCaptureAgeMS >= 0 && okMode && opts.DiffOffset >= 0 {
+		return nil
+	}
+	var issues []Issue
+	if noLeft {
+		issues = append(issues, Issue{Side: "left", Issue: strictjson.Issue{Path: "$", Code: "missing", Message: "no left envelope"}})
+	}
+	if noRight {
+		issues = append(issues, Issue{Side: "right", Issue: strictjson.Issue{Path: "$", Code: "missing", Message: "no right envelope"}})
+	}
+	if opts.MaxCaptureAgeMS < 0 {
+		issues = append(issues, Issue{Issue: strictjson.Issue{Path: "$.max_capture_age_ms", Code: "out_of_range", Message: "must not be negative"}})
+	}
+	if !okMode {
+		issues = append(issues, Issue{Issue: strictjson.Issue{Path: "$.mode", Code: "invalid_value", Message: fmt.Sprintf("%q is not a comparison mode; use behavior or exact", strictjson.Truncate(string(opts.Mode), 40))}})
+	}
+	if opts.DiffOffset < 0 {
+		issues = append(issues, Issue{Issue: strictjson.Issue{Path: "$.diff_offset", Code: "out_of_range", Message: "must not be negative"}})
+	}
+	return newError(CodeInvalidRequest, issues)
+}
+
 // checkContracts refuses two records that commit to different comparison
 // contracts (CodeIncompatibleContracts).
 func checkContracts(lr, rr *record) error {
@@ -335,51 +361,6 @@ func checkContracts(lr, rr *record) error {
 		{Side: "left", Issue: strictjson.Issue{Path: p, Code: "contract", Message: "left commits to comparison contract " + lr.contractSHA}},
 		{Side: "right", Issue: strictjson.Issue{Path: p, Code: "contract", Message: "right commits to comparison contract " + rr.contractSHA}},
 	})
-}
-
-// readPair decodes and validates both records, reporting every issue of
-// both sides together.
-func readPair(left, right *evidence.Envelope) (*record, *record, error) {
-	lc, rc := &recordChecker{side: "left"}, &recordChecker{side: "right"}
-	var rm map[string]any
-	done := make(chan struct{})
-	go func() { // the two sides are independent: decode them in parallel
-		defer close(done)
-		rm = rc.decode(right)
-	}()
-	lm := lc.decode(left)
-	<-done
-	if lm == nil || rm == nil {
-		return nil, nil, newError(CodeInvalidCapture, append(lc.issues, rc.issues...))
-	}
-	lv, okL := lc.schemaVersion(lm)
-	rv, okR := rc.schemaVersion(rm)
-	if !okL || !okR {
-		return nil, nil, newError(CodeInvalidCapture, append(lc.issues, rc.issues...))
-	}
-	if lv != rv {
-		const p = root + ".schema_version"
-		return nil, nil, newError(CodeIncompatibleSchemaVersions, []Issue{
-			{Side: "left", Issue: strictjson.Issue{Path: p, Code: "schema_version", Message: fmt.Sprintf("left record has schema_version %d", lv)}},
-			{Side: "right", Issue: strictjson.Issue{Path: p, Code: "schema_version", Message: fmt.Sprintf("right record has schema_version %d", rv)}},
-		})
-	}
-	if lv != crecord.SchemaVersion {
-		return nil, nil, newError(CodeUnsupportedSchemaVersion, []Issue{{Issue: strictjson.Issue{Path: root + ".schema_version", Code: "schema_version",
-			Message: fmt.Sprintf("both records have schema_version %d; this Gatehouse reads %d", lv, crecord.SchemaVersion)}}})
-	}
-	var rr *record
-	done = make(chan struct{})
-	go func() {
-		defer close(done)
-		rr = rc.check(rm)
-	}()
-	lr := lc.check(lm)
-	<-done
-	if len(lc.issues)+len(rc.issues) > 0 {
-		return nil, nil, newError(CodeInvalidCapture, append(lc.issues, rc.issues...))
-	}
-	return lr, rr, nil
 }
 
 func checkAge(now time.Time, maxMS int64, sides ...*record) error {

@@ -76,7 +76,7 @@ func TestIdenticalCapturesAreUnchanged(t *testing.T) {
 }
 
 func TestMemberOrderIsIrrelevant(t *testing.T) {
-	rec := finish(baseRecord())
+	rec := finishValid(baseRecord())
 	l := seal(t, rec, nil)
 	r := seal(t, rec, marshalReversed)
 	if l.EvidenceID == r.EvidenceID {
@@ -156,7 +156,7 @@ func TestTerminalMergeOrder(t *testing.T) {
 // toNumbers re-decodes v so numbers are json.Number, as Compare sees them.
 func toNumbers(v any) any {
 	b, _ := json.Marshal(v)
-	out, _ := decodeJSON(b)
+	out, _ := decodeJSON(string(b))
 	return out
 }
 
@@ -177,13 +177,14 @@ func TestFinalFileStateCounts(t *testing.T) {
 	rr["files_after"] = arr{fileState("<filesystem-root-0>/a", strings.Repeat("b", 64))}
 	res := mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
 	wantStatuses(t, res, Changed, map[string]Status{"filesystem": Changed})
-	if fd := res.FirstDivergence; fd.Index != 2 || fd.LeftLocation != root+".files_after" || *fd.LeftAtMS != 200 {
+	// files_after is the last checkpoint's files: that checkpoint differs first
+	if fd := res.FirstDivergence; fd.Index != 1 || fd.LeftLocation != root+".filesystem_checkpoints[1]" || *fd.LeftAtMS != 200 {
 		t.Errorf("first divergence = %+v", fd)
 	}
 	rr["files_after"] = arr{}
-	rr["filesystem_effects"] = arr{obj{"path": "<filesystem-root-0>/a", "status": "created", "before": nil, "after": nil}}
+	rr["filesystem_effects"] = arr{obj{"path": "<filesystem-root-0>/a", "status": "created", "before": nil, "after": fileState("<filesystem-root-0>/a", "a")}}
 	res = mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
-	if fd := res.FirstDivergence; fd.LeftLocation != root+".files_after" {
+	if fd := res.FirstDivergence; fd.LeftLocation != root+".filesystem_checkpoints[1]" {
 		t.Errorf("first divergence = %+v", fd)
 	}
 }
@@ -224,17 +225,13 @@ func TestResidualUnknownWithForeignScopeCoversEverything(t *testing.T) {
 	wantStatuses(t, res, Unknown, all)
 }
 
-func TestNormalizationDifferenceIsUnknown(t *testing.T) {
+func TestNormalizationDifferenceIsAnotherContract(t *testing.T) {
 	lr, rr := baseRecord(), baseRecord()
 	n := testNormalization()
 	n["time_bucket_ms"] = 100
-	rr["normalization"] = n // the contract (and its commitment) unchanged
-	res := mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
-	all := map[string]Status{}
-	for _, d := range Dimensions() {
-		all[d] = Unknown
-	}
-	wantStatuses(t, res, Unknown, all)
+	rr["normalization"] = n // the normalization is part of the contract
+	_, err := Compare(env(t, lr), env(t, rr), Options{Mode: ModeExact})
+	wantError(t, err, CodeIncompatibleContracts)
 }
 
 func TestOneSidedFramesAreAddedOrRemoved(t *testing.T) {
@@ -330,11 +327,12 @@ func TestFirstDivergenceIsEarliestAcrossDimensions(t *testing.T) {
 	// Protocol is protocol events, then replay transitions; the earliest
 	// differing one wins even when it comes later in that list.
 	lr, rr = baseRecord(), baseRecord()
-	lr["protocol_events"] = arr{protocolEvent(0, 80, "/a")}
-	rr["protocol_events"] = arr{protocolEvent(0, 80, "/b")}
+	lr["protocol_events"] = arr{committed(protocolEvent(0, 80, "/a"))}
+	rr["protocol_events"] = arr{committed(protocolEvent(0, 80, "/b"))}
 	lr["replay_transitions"] = arr{transition(0, 30, "t1")}
 	rr["replay_transitions"] = arr{transition(0, 30, "t2")}
-	res = mustCompare(t, env(t, lr), env(t, rr), Options{Mode: ModeExact})
+	el, er := envPair(t, lr, rr)
+	res = mustCompare(t, el, er, Options{Mode: ModeExact})
 	if fd := res.FirstDivergence; fd.Dimension != "protocol" || fd.Index != 1 || fd.LeftLocation != root+".replay_transitions[0]" {
 		t.Errorf("first divergence = %+v", fd)
 	}
@@ -400,22 +398,22 @@ func TestInvalidRecordsAreRejectedWithEveryPath(t *testing.T) {
 		path   string
 		code   string
 	}{
-		{"sequence gap", func(r obj) { r["frames"] = arr{frame(0, 5, "a"), frame(2, 6, "b")} }, root + ".frames[1].sequence", "invalid_value"},
-		{"time goes back", func(r obj) { r["frames"] = arr{frame(0, 5, "a"), frame(1, 4, "b")} }, root + ".frames[1].at_ms", "invalid_value"},
-		{"exit code without exited", func(r obj) { r["exit"] = obj{"code": 0, "signal": nil, "reason": "timeout"} }, root + ".exit.code", "invalid_value"},
+		{"sequence gap", func(r obj) { r["frames"] = arr{frame(0, 5, "a"), frame(2, 6, "b")} }, root + ".frames[1].sequence", "sequence_gap"},
+		{"time goes back", func(r obj) { r["frames"] = arr{frame(0, 5, "a"), frame(1, 4, "b")} }, root + ".frames[1].at_ms", "time_order"},
+		{"exit code without exited", func(r obj) { r["exit"] = obj{"code": 0, "signal": nil, "reason": "timeout"} }, root + ".exit.code", "exit_mismatch"},
 		{"settlement cleanup", func(r obj) {
 			r["settlement"] = obj{"state": "quiesced", "elapsed_ms": 1, "cleanup_outcome": "cleaned"}
-		}, root + ".settlement.cleanup_outcome", "invalid_value"},
-		{"first checkpoint", func(r obj) { r["filesystem_checkpoints"] = arr{checkpoint("after_settlement", 0)} }, root + ".filesystem_checkpoints[0].name", "invalid_value"},
-		{"last checkpoint", func(r obj) { r["filesystem_checkpoints"] = arr{checkpoint("before", 0)} }, root + ".filesystem_checkpoints[0].name", "invalid_value"},
-		{"truncated checkpoint", func(r obj) { r["filesystem_checkpoints"].(arr)[0].(obj)["truncated"] = true }, root + ".filesystem_checkpoints[0].truncated", "invalid_value"},
+		}, root + ".settlement.cleanup_outcome", "state_mismatch"},
+		{"first checkpoint", func(r obj) { r["filesystem_checkpoints"] = arr{checkpoint("after_settlement", 0)} }, root + ".filesystem_checkpoints[0].name", "checkpoint_order"},
+		{"last checkpoint", func(r obj) { r["filesystem_checkpoints"] = arr{checkpoint("before", 0)} }, root + ".filesystem_checkpoints[0].name", "checkpoint_order"},
+		{"truncated checkpoint", func(r obj) { r["filesystem_checkpoints"].(arr)[0].(obj)["truncated"] = true }, root + ".truncated", "truncation_mismatch"},
 		{"missing field", func(r obj) { delete(r, "process_samples") }, root + ".process_samples", "missing_field"},
 		{"wrong type", func(r obj) { r["truncated"] = "no" }, root + ".truncated", "wrong_type"},
 		{"bad enum", func(r obj) { r["interaction_events"].(arr)[0].(obj)["type"] = "typing" }, root + ".interaction_events[0].type", "invalid_value"},
-		{"completed before started", func(r obj) { r["manifest"].(obj)["started_at"] = "2026-01-01T00:00:02.000Z" }, root + ".manifest.completed_at", "invalid_value"},
+		{"completed before started", func(r obj) { r["manifest"].(obj)["started_at"] = "2026-01-01T00:00:02.000Z" }, root + ".manifest.completed_at", "time_order"},
 		{"shim max_calls", func(r obj) {
 			r["shim_events"] = arr{shimEvent(0, 1, "codex"), shimEvent(1, 2, "codex"), shimEvent(2, 3, "codex")}
-		}, root + ".shim_events[2]", "invalid_value"},
+		}, root + ".shim_events[2]", "shim_overuse"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -432,7 +430,7 @@ func TestInvalidRecordsAreRejectedWithEveryPath(t *testing.T) {
 
 func TestCommitmentsAndJournalAreRechecked(t *testing.T) {
 	// A commitment that does not match its value (finish not re-run).
-	bad := finish(baseRecord())
+	bad := finishValid(baseRecord())
 	bad["manifest"].(obj)["shim_plan"] = arr{}
 	_, err := Compare(env(t, baseRecord()), seal(t, bad, nil), Options{Mode: ModeExact})
 	ce := wantError(t, err, CodeInvalidCapture)
@@ -440,7 +438,7 @@ func TestCommitmentsAndJournalAreRechecked(t *testing.T) {
 		t.Errorf("issues = %v", ce.Issues)
 	}
 	// A journal that misses an observation and repeats another.
-	bad = finish(baseRecord())
+	bad = finishValid(baseRecord())
 	for _, e := range bad["event_journal"].(arr) {
 		if e.(obj)["collection"] == "frames" {
 			e.(obj)["collection"] = "rendered_frames"
@@ -448,11 +446,11 @@ func TestCommitmentsAndJournalAreRechecked(t *testing.T) {
 	}
 	_, err = Compare(seal(t, bad, nil), env(t, baseRecord()), Options{Mode: ModeExact})
 	ce = wantError(t, err, CodeInvalidCapture)
-	if !hasIssue(ce, "left", root+".frames[0]", "not_journaled") {
+	if !hasIssue(ce, "left", root+".event_journal", "journal_mismatch") {
 		t.Errorf("issues = %v", ce.Issues)
 	}
 	// An empty journal is allowed (older captures); it only limits traces.
-	ok := finish(baseRecord())
+	ok := finishValid(baseRecord())
 	ok["event_journal"] = arr{}
 	wantStatuses(t, mustCompare(t, seal(t, ok, nil), env(t, baseRecord()), Options{Mode: ModeExact}), Unchanged, nil)
 }

@@ -49,8 +49,20 @@ func Diffs(left, right *evidence.Envelope, limit int) ([]DimensionDiff, error) {
 	if left == nil || right == nil {
 		return nil, newError(CodeInvalidRequest, []Issue{{Issue: strictjson.Issue{Path: "$", Code: "missing", Message: "both envelopes are required"}}})
 	}
+	lc, rc, err := CheckCaptures(left, right)
+	if err != nil {
+		return nil, err
+	}
+	return DiffsCaptures(lc, rc, limit)
+}
+
+// DiffsCaptures is Diffs for two captures whose records were already
+// verified (NewCapture, CheckCaptures): it reads each record from its
+// proof and does not verify it again; a zero Capture is refused
+// (CodeInvalidRequest).
+func DiffsCaptures(left, right Capture, limit int) ([]DimensionDiff, error) {
 	limit = max(limit, 1)
-	lr, rr, err := readPair(left, right)
+	lr, rr, err := readCaptures(left, right)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -50,6 +51,9 @@ func checkpoint(name string, at int, files ...any) obj {
 }
 
 func fileState(path, sum string) obj {
+	if len(sum) != 64 { // a short name for a content: its SHA-256, so that the record stays valid
+		sum = fmt.Sprintf("%x", sha256.Sum256([]byte(sum)))
+	}
 	return obj{"path": path, "mode": 420, "size": 3, "type": "file", "sha256": sum, "symlink_target": nil}
 }
 
@@ -64,7 +68,7 @@ func protocolEvent(seq, at int, path string) obj {
 }
 
 func transition(seq, at int, id string) obj {
-	return obj{"sequence": seq, "at_ms": at, "transition_id": id, "state_before": "a", "state_after": "b", "sensitive_aliases": arr{}}
+	return obj{"sequence": seq, "at_ms": at, "transition_id": id, "state_before": "s", "state_after": "s", "sensitive_aliases": arr{}}
 }
 
 // baseRecord is a small valid capture record: "hello" printed and rendered,
@@ -148,6 +152,143 @@ func finish(r obj) obj {
 	return r
 }
 
+// committed is a protocol event that committed a machine transition.
+func committed(e obj) obj {
+	e["outcome"] = "committed"
+	return e
+}
+
+// replayPlanFor is the smallest replay plan under which the record's
+// protocol events and replay transitions could have been observed: a
+// machine with each recorded transition (max_uses its count) when
+// transitions or committed events are recorded, else static routes with
+// max_calls the number of matched calls of each; nil when the record
+// holds no replay observations.
+func replayPlanFor(rs ...obj) obj {
+	var events, trans arr
+	for _, r := range rs {
+		e, _ := r["protocol_events"].(arr)
+		t, _ := r["replay_transitions"].(arr)
+		events, trans = append(events, e...), append(trans, t...)
+	}
+	if len(events)+len(trans) == 0 {
+		return nil
+	}
+	plan := obj{"machine": nil, "http": arr{}, "websocket_messages": arr{}, "websocket_connections": arr{}}
+	machine := len(trans) > 0
+	anyMatched := false
+	for _, e := range events {
+		machine = machine || e.(obj)["outcome"] == "committed"
+		anyMatched = anyMatched || e.(obj)["outcome"] == "matched"
+	}
+	machine = machine || !anyMatched // no call matched a route: a machine that moved nowhere
+	if machine {
+		uses, order, ends := map[string]int{}, []string{}, map[string][2]any{}
+		for _, t := range trans {
+			o := t.(obj)
+			id := o["transition_id"].(string)
+			if uses[id] == 0 {
+				order = append(order, id)
+				ends[id] = [2]any{o["state_before"], o["state_after"]}
+			}
+			uses[id]++
+		}
+		ts := arr{}
+		for _, id := range order {
+			ts = append(ts, obj{"id": id, "from": ends[id][0], "to": ends[id][1], "max_uses": uses[id], "captures": arr{}})
+		}
+		initial := any("s")
+		if len(trans) > 0 {
+			initial = trans[0].(obj)["state_before"]
+		}
+		for _, r := range rs { // a second record's first transition starts where the first's did
+			if t, _ := r["replay_transitions"].(arr); len(t) > 0 && t[0].(obj)["state_before"] != initial {
+				panic("replayPlanFor: records whose machines start in different states")
+			}
+		}
+		plan["machine"] = obj{"initial_state": initial, "transitions": ts, "max_transitions": max(len(trans), 1)}
+		return plan
+	}
+	calls, keys := map[string]int{}, map[string][3]any{}
+	var order []string
+	for _, e := range events {
+		o := e.(obj)
+		if o["outcome"] != "matched" {
+			continue
+		}
+		list := "http"
+		switch {
+		case o["protocol"] == "websocket" && o["direction"] == "request":
+			list = "websocket_connections"
+		case o["protocol"] == "websocket":
+			list = "websocket_messages"
+		}
+		k := fmt.Sprint(list, o["method"], o["path"])
+		if calls[k] == 0 {
+			order = append(order, k)
+			keys[k] = [3]any{list, o["method"], o["path"]}
+		}
+		calls[k]++
+	}
+	for _, k := range order {
+		route := obj{"path": keys[k][2], "max_calls": calls[k]}
+		if keys[k][0] == "http" {
+			route["method"] = keys[k][1]
+		}
+		plan[keys[k][0].(string)] = append(plan[keys[k][0].(string)].(arr), route)
+	}
+	return plan
+}
+
+// shimPlanFor is the shim plan of the first record, with a route
+// (max_calls the largest count of any record) for every command and
+// of the shim events recorded that it lacks (a command it has keeps its
+// routes and max_calls, so overuse stays overuse).
+func shimPlanFor(rs ...obj) arr {
+	plan := clone(obj{"p": rs[0]["manifest"].(obj)["shim_plan"]})["p"].(arr)
+	need := map[string]int{}
+	var order []string
+	for _, r := range rs {
+		counts := map[string]int{}
+		events, _ := r["shim_events"].(arr)
+		for _, e := range events {
+			c := e.(obj)["command"].(string)
+			counts[c]++
+			if counts[c] > need[c] {
+				if need[c] == 0 {
+					order = append(order, c)
+				}
+				need[c] = counts[c]
+			}
+		}
+	}
+	for _, c := range order {
+		found := false
+		for _, s := range plan {
+			found = found || s.(obj)["name"] == c // its routes and limits stay as given
+
+		}
+		if !found {
+			plan = append(plan, obj{"name": c, "routes": arr{obj{"arguments": arr{"--version"}, "max_calls": need[c]}}})
+		}
+	}
+	return plan
+}
+
+// envPair builds, finishes and seals two records under one contract: the
+// replay and shim plans of each are made from the observations of both,
+// as two runs of one scenario would have.
+func envPair(t testing.TB, a, b obj) (*evidence.Envelope, *evidence.Envelope) {
+	plan, shims := replayPlanFor(a, b), shimPlanFor(a, b)
+	for _, r := range []obj{a, b} {
+		if plan != nil {
+			r["manifest"].(obj)["replay_plan"] = plan
+		}
+		r["manifest"].(obj)["shim_plan"] = clone(obj{"p": shims})["p"]
+	}
+	return seal(t, finishWith(a, false), nil), seal(t, finishWith(b, false), nil)
+}
+
 // finishValid is finish for a record that record.Verify must accept:
 // before finishing, the manifest's scenario becomes the comparison
 // contract with the record's shim plan, replay plan and normalization,
@@ -155,8 +296,28 @@ func finish(r obj) obj {
 // value committed beside the scenario is the scenario's own (the
 // fixtures of the tests of Compare itself do not need this: Compare reads
 // only what it compares).
-func finishValid(r obj) obj {
+func finishValid(r obj) obj { return finishWith(r, true) }
+
+// finishWith is finishValid; derive says whether the record's replay and
+// shim plans are first made from its own observations (envPair makes
+// them from both sides).
+func finishWith(r obj, derive bool) obj {
 	m := r["manifest"].(obj)
+	if derive {
+		if plan := replayPlanFor(r); plan != nil {
+			m["replay_plan"] = plan
+		}
+		m["shim_plan"] = shimPlanFor(r)
+	}
+	if cps, ok := r["filesystem_checkpoints"].(arr); ok && len(cps) > 0 {
+		// The first and last checkpoints are files_before and files_after.
+		if fb, ok := r["files_before"].(arr); ok {
+			cps[0].(obj)["files"] = clone(obj{"f": fb})["f"]
+		}
+		if fa, ok := r["files_after"].(arr); ok {
+			cps[len(cps)-1].(obj)["files"] = clone(obj{"f": fa})["f"]
+		}
+	}
 	if c, ok := m["comparison_contract"].(obj); ok {
 		given, _ := m["scenario"].(obj)
 		c["command_shims"], c["normalization"] = m["shim_plan"], r["normalization"]
@@ -209,7 +370,7 @@ func seal(t testing.TB, r obj, marshal func(any) ([]byte, error)) *evidence.Enve
 }
 
 // env builds, finishes and seals a record.
-func env(t testing.TB, r obj) *evidence.Envelope { return seal(t, finish(r), nil) }
+func env(t testing.TB, r obj) *evidence.Envelope { return seal(t, finishValid(r), nil) }
 
 // marshalReversed encodes v with every object's members in reverse
 // sorted order, to show that member order does not matter.

@@ -51,15 +51,18 @@ func (e *jsonError) Error() string { return fmt.Sprintf("%s at offset %d", e.msg
 // Invalid UTF-8 inside strings is kept as is (callers that care check
 // utf8.Valid first).
 type jsonParser struct {
-	data  []byte
+	data  string
 	pos   int
 	depth int
 	keys  map[string]string // interned member names
 }
 
 // parseJSON decodes exactly one JSON value (surrounded by optional
-// whitespace) from data.
-func parseJSON(data []byte) (any, error) {
+// whitespace) from data. data is a string (a verified record's bytes,
+// record.Verified.JSON, which no one can change) so that an unescaped
+// string or a number is a substring of it, not a copy: decoded values
+// share data's memory and keep it alive.
+func parseJSON(data string) (any, error) {
 	p := &jsonParser{data: data, keys: make(map[string]string, 64)}
 	v, err := p.value()
 	if err != nil {

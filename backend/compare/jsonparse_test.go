@@ -37,11 +37,11 @@ func TestParseJSONAgreesWithEncodingJSON(t *testing.T) {
 // checks; trace specs, which must refuse them, are read by strictjson.)
 func TestParseJSONDepth(t *testing.T) {
 	deep := bytes.Repeat([]byte("["), maxJSONDepth+1)
-	if _, err := parseJSON(deep); err == nil {
+	if _, err := parseJSON(string(deep)); err == nil {
 		t.Error("accepted nesting beyond the limit")
 	}
 	ok := append(bytes.Repeat([]byte("["), maxJSONDepth), bytes.Repeat([]byte("]"), maxJSONDepth)...)
-	if _, err := parseJSON(ok); err != nil {
+	if _, err := parseJSON(string(ok)); err != nil {
 		t.Errorf("rejected nesting at the limit: %v", err)
 	}
 }
@@ -52,7 +52,7 @@ func checkAgainstStd(t *testing.T, data []byte) {
 		return // encoding/json rewrites invalid UTF-8 and limits depth differently
 	}
 	want, werr := stdDecode(data)
-	got, gerr := parseJSON(data)
+	got, gerr := parseJSON(string(data))
 	if (werr == nil) != (gerr == nil) {
 		t.Fatalf("%q: encoding/json error %v, parseJSON error %v", data, werr, gerr)
 	}
@@ -67,8 +67,8 @@ func FuzzParseJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkAgainstStd(t, data)
-		if v, err := parseJSON(data); err == nil && utf8.Valid(data) {
-			again, err := parseJSON(rawJSON(v))
+		if v, err := parseJSON(string(data)); err == nil && utf8.Valid(data) {
+			again, err := parseJSON(string(rawJSON(v)))
 			if err != nil || !equalJSON(v, again) || canonKey(v, nil) != canonKey(again, nil) {
 				t.Fatalf("%q does not survive a round trip: %v", data, err)
 			}

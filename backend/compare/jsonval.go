@@ -14,7 +14,7 @@ import (
 // UseNumber: nil, bool, string, json.Number, []any and map[string]any.
 
 // decodeJSON decodes exactly one JSON value from raw (see jsonParser).
-func decodeJSON(raw []byte) (any, error) { return parseJSON(raw) }
+func decodeJSON(raw string) (any, error) { return parseJSON(raw) }
 
 // equalJSON reports whether a and b are the same JSON value under RFC 8785
 // canonicalization: member order is irrelevant and numbers compare as

@@ -16,7 +16,7 @@ func TestCanonKeyAndEqualAgree(t *testing.T) {
 		{`["a","b"]`, `["a,b"]`}, {`null`, `false`}, {`0.1`, `0.10000000000000002`}, {`{}`, `[]`},
 	}
 	dec := func(s string) any {
-		v, err := decodeJSON([]byte(s))
+		v, err := decodeJSON(s)
 		if err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}

@@ -293,7 +293,7 @@ func TestTraceNonconformingLeavesComparisonUnchanged(t *testing.T) {
 func TestTraceUsesJournalOrderNotTimestamps(t *testing.T) {
 	// The journal lists the input before the frame, although the frame's
 	// at_ms is earlier: the journal decides.
-	r := finish(baseRecord())
+	r := finishValid(baseRecord())
 	j := r["event_journal"].(arr)
 	var fi, ii int
 	for i, e := range j {
@@ -331,7 +331,7 @@ func TestTraceUnknown(t *testing.T) {
 	if res.Trace.Verdict != VerdictEquivalent {
 		t.Errorf("unrelated residual: %+v", res.Trace)
 	}
-	noJournal := finish(baseRecord())
+	noJournal := finishValid(baseRecord())
 	noJournal["event_journal"] = arr{}
 	res = mustCompare(t, seal(t, noJournal, nil), env(t, baseRecord()), Options{Mode: ModeExact, Trace: mustSpec(t, helloThenInput)})
 	if res.Trace.Verdict != VerdictUnknown || !strings.Contains(res.Trace.Diagnostic.Message, "journal") {
@@ -432,11 +432,11 @@ func TestTraceFiniteTraces(t *testing.T) {
 
 func TestTraceSources(t *testing.T) {
 	l := baseRecord()
-	l["protocol_events"] = arr{protocolEvent(0, 30, "/api")}
+	l["protocol_events"] = arr{committed(protocolEvent(0, 30, "/api"))}
 	l["replay_transitions"] = arr{transition(0, 31, "t1")}
 	l["shim_events"] = arr{shimEvent(0, 32, "codex")}
-	s := spec(`{"id":"req","source":"http","exact":{"path":"/api","method":"GET","direction":"request","protocol":"http","data":"<redacted-request-body>","outcome":"matched"},"ignore_fields":["sequence","at_ms"]},`+
-		`{"id":"tr","source":"replay_transition","exact":{"transition_id":"t1","state_before":"a","state_after":"b","sensitive_aliases":[]},"ignore_fields":["sequence","at_ms"]},`+
+	s := spec(`{"id":"req","source":"http","exact":{"path":"/api","method":"GET","direction":"request","protocol":"http","data":"<redacted-request-body>","outcome":"committed"},"ignore_fields":["sequence","at_ms"]},`+
+		`{"id":"tr","source":"replay_transition","exact":{"transition_id":"t1","state_before":"s","state_after":"s","sensitive_aliases":[]},"ignore_fields":["sequence","at_ms"]},`+
 		`{"id":"shim","source":"shim","exact":{"command":"codex","route_index":0,"arguments":["--version"],"working_directory":"<working-directory>","outcome":"matched"},"ignore_fields":["sequence","at_ms"]},`+
 		evSettled+","+evExit,
 		`{"kind":"partial_order","happens_before":[{"before":"req","after":"tr"},{"before":"tr","after":"shim"},{"before":"shim","after":"exit"},{"before":"exit","after":"settled"}]}`)

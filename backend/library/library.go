@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/evidence"
 	"github.com/gatehouse/gatehouse/backend/internal/contentcache"
 	"github.com/gatehouse/gatehouse/backend/store"
@@ -42,14 +43,15 @@ type Library struct {
 	now      func() time.Time
 	warn     io.Writer
 
-	verified *contentcache.Cache[[32]byte, Result] // results of verifications that passed, by digest
-	pre      preverifier                           // background verification of unmarked files
+	verified *contentcache.Cache[[32]byte, Result]          // results of verifications that passed, by digest
+	proofs   *contentcache.Cache[[32]byte, record.Verified] // their records' proofs (capture.go)
+	pre      preverifier                                    // background verification of unmarked files
 }
 
 // New returns the library described by c.
 func New(c Config) *Library {
 	l := &Library{db: c.DB, dataDir: c.DataDir, verifier: c.Verifier, now: c.Now, warn: c.Warnings,
-		verified: contentcache.New[[32]byte, Result](contentcache.Limits{MaxEntries: verifiedCacheSize})}
+		verified: contentcache.New[[32]byte, Result](contentcache.Limits{MaxEntries: verifiedCacheSize}), proofs: newProofCache()}
 	if l.verifier == nil {
 		l.verifier = func() string { return "" }
 	}
@@ -95,6 +97,7 @@ func (l *Library) Save(ctx context.Context, e store.EvidenceEntry, c Checked) (s
 		return store.EvidenceEntry{}, errorf("evidence_not_indexed", KindIO, "%v", err)
 	}
 	l.MarkVerified(ctx, c.sum, c.res)
+	l.keepProof(c.sum, c.res.record)
 	return e, nil
 }
 

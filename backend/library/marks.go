@@ -92,7 +92,7 @@ func (l *Library) VerifySavedSum(ctx context.Context, id string, data []byte, su
 	if len(issues) > 0 {
 		return r, issues
 	}
-	l.verified.Add(sum, r, 0)
+	l.remember(sum, r)
 	if r.EvidenceID == id {
 		l.MarkVerified(ctx, sum, r)
 	}

@@ -1,8 +1,6 @@
 package library
 
 import (
-	"strings"
-
 	"github.com/gatehouse/gatehouse/backend/attest"
 	"github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/evidence"
@@ -26,6 +24,8 @@ type Result struct {
 	// by a caller that checked one too (never by this package, and never
 	// kept in a verification mark).
 	Attestation *attest.Result `json:"attestation,omitempty"`
+
+	record record.Verified // the record's proof, when it was verified in this process (see Record)
 }
 
 // Verify checks Evidence bytes in full: the strict envelope and its
@@ -60,12 +60,10 @@ func VerifyParsed(env *evidence.Envelope) (Result, []Issue) {
 		return res, nil
 	}
 	res.RecordVerified = true
-	var out []Issue
-	for _, is := range record.Verify(env.NormalizedResult) {
-		out = append(out, Issue{Code: is.Code, Path: "$.normalized_result" + strings.TrimPrefix(is.Path, "$"), Message: is.Message})
+	proof, issues := record.Check(env.NormalizedResult)
+	if len(issues) > 0 {
+		return Result{}, recordIssues(issues)
 	}
-	if len(out) > 0 {
-		return Result{}, out
-	}
+	res.record = proof
 	return res, nil
 }

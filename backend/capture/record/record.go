@@ -3,8 +3,9 @@
 // invariants (docs/formats/capture-record.md). The capture engine
 // (backend/capture) produces a Record, the app seals it into Evidence
 // with NewEnvelope, and readers re-check it with Verify: the evidence
-// library on every read, a capture before it is saved, and compare's
-// command line through compare.VerifyRecords. The package has no PTY, emulator or process
+// library on every read and a capture before it is saved. Check is Verify
+// that also returns the proof, Verified, which compare takes instead of
+// verifying a record again. The package has no PTY, emulator or process
 // dependencies: it reads and checks bytes only.
 package record
 
