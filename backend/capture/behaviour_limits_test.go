@@ -117,21 +117,31 @@ func TestBehaviourRenderedOutputBytesLimit(t *testing.T) {
 func TestBehaviourProcessesLimit(t *testing.T) {
 	// At the limit: /bin/sleep as the root is one process whose sample
 	// never changes, so it is sampled exactly once. One past: a shell
-	// with a child is at least two samples.
+	// with a child is at least two samples. Both live 300 ms (scaled): a
+	// loaded machine (load average 17) once took no sample at all in
+	// that time, which says nothing about the limit, so such a run is
+	// made again with the processes living longer (withTimingPrecondition).
 	for _, c := range []struct {
 		name   string
-		edit   func(m obj)
+		edit   func(m obj, sleep string)
 		exceed bool
 	}{
-		{"one process", func(m obj) { m["executable"], m["arguments"] = "/bin/sleep", []any{"0.3"} }, false},
-		{"two processes", func(m obj) {}, true},
+		{"one process", func(m obj, sleep string) { m["executable"], m["arguments"] = "/bin/sleep", []any{sleep} }, false},
+		{"two processes", func(m obj, sleep string) { m["arguments"] = []any{"-c", "/bin/sleep " + sleep + "; exit 0"} }, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			sc, opts := shScenario(t, `/bin/sleep 0.3; exit 0`, func(m obj) {
-				c.edit(m)
-				m["limits"] = obj{"processes": 1}
+			rec := withTimingPrecondition(t, func(t *testing.T, scale int) (*Record, string) {
+				sleep := fmt.Sprintf("%d.%d", 3*scale/10, 3*scale%10)
+				sc, opts := shScenario(t, "", func(m obj) {
+					c.edit(m, sleep)
+					m["limits"] = obj{"processes": 1}
+				})
+				rec := capture(t, sc, opts)
+				if len(rec.ProcessSamples) == 0 {
+					return rec, "no process was sampled while it lived"
+				}
+				return rec, ""
 			})
-			rec := capture(t, sc, opts)
 			if len(rec.ProcessSamples) != 1 {
 				t.Fatalf("samples %+v", rec.ProcessSamples)
 			}
