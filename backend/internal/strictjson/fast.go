@@ -303,7 +303,6 @@ func hexAt(b []byte, at int) (rune, bool) {
 	return v, true
 }
 
-
 // decodeString is the string a literal decodes to, as encoding/json
 // decodes it; a printable ASCII literal without escapes is its own.
 func decodeString(lit []byte) (string, bool) {
