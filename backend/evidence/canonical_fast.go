@@ -8,6 +8,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 	"github.com/gowebpki/jcs"
 )
 
@@ -269,14 +270,7 @@ func (c *canonicalizer) str(key bool) error {
 	c.text = append(c.text, '"')
 	for {
 		// Copy the run of bytes that are their own canonical form.
-		j := c.i
-		for j < len(in) {
-			b := in[j]
-			if b < 0x20 || b == '"' || b == '\\' || b >= 0x80 {
-				break
-			}
-			j++
-		}
+		j := strictjson.PlainEnd(in, c.i)
 		c.text = append(c.text, in[c.i:j]...)
 		if key {
 			c.keys = append(c.keys, in[c.i:j]...)

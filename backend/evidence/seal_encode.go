@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // spliceMin is the size of a normalized result from which encodeEnvelope
@@ -59,23 +61,24 @@ func encodeJSON(e *Envelope) ([]byte, error) {
 }
 
 // compactJSON reports whether raw has no JSON whitespace outside its
-// strings (raw need not be valid JSON).
+// strings (raw need not be valid JSON). A string's runs of plain bytes
+// are skipped eight at a time (strictjson.PlainEnd).
 func compactJSON(raw []byte) bool {
-	in, esc := false, false
-	for _, c := range raw {
-		switch {
-		case esc:
-			esc = false
-		case in:
-			if c == '\\' {
-				esc = true
-			} else if c == '"' {
-				in = false
-			}
-		case c == '"':
-			in = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case ' ', '\t', '\n', '\r':
 			return false
+		case '"':
+			for i++; i < len(raw); i++ {
+				if i = strictjson.PlainEnd(raw, i); i >= len(raw) {
+					break
+				}
+				if c := raw[i]; c == '\\' {
+					i++
+				} else if c == '"' {
+					break
+				}
+			}
 		}
 	}
 	return true
