@@ -981,6 +981,9 @@ func plainFrame(raw json.RawMessage) (sequence, atMS json.RawMessage, ok bool) {
 		return nil, nil, false
 	}
 	for i := 0; i < len(body); i++ {
+		if i = strictjson.PlainEnd(body, i); i >= len(body) {
+			break
+		}
 		switch body[i] {
 		case '\\':
 			i++ // the escaped byte
