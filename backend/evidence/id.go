@@ -7,28 +7,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"slices"
 
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
-// canonicalMemo keeps the canonical form of one large raw message (a
-// capture's normalized_result) so that the evidence_id of a second
-// envelope holding the same bytes is computed without canonicalizing
-// them again: canonicalization is a function of the bytes, so the same
-// bytes have the same form. seal uses one for the envelope it writes and
-// the envelope it parses back from the written bytes.
-//
-// It also keeps the projection it was last given with its digest: the
-// evidence_id is a function of the projection's members (their names and
-// bytes), so a second envelope whose projection has the same members,
-// byte for byte, has the same evidence_id without hashing a 10 MB
-// canonical form again (same). A memo refers to the bytes it was given,
-// which must not change while it is used (within one seal).
+// canonicalMemo keeps the projection computeID was last given with its
+// digest, so that the evidence_id of a second envelope whose projection
+// has the same members (their names and bytes, byte for byte) is taken
+// from it (same) instead of canonicalizing and hashing a 10 MB result
+// again: the evidence_id is a function of those members. seal uses one
+// for the envelope it writes and the envelope it parses back from the
+// written bytes. A memo refers to the bytes it was given, which must not
+// change while it is used (within one seal).
 type canonicalMemo struct {
-	raw, canonical []byte
-	projection     map[string]json.RawMessage
-	id             string
+	projection map[string]json.RawMessage
+	id         string
 }
 
 // same is the evidence_id kept for a projection with exactly p's members
@@ -43,20 +38,6 @@ func (m *canonicalMemo) same(p map[string]json.RawMessage) string {
 		}
 	}
 	return m.id
-}
-
-// of is the RFC 8785 form of raw, a member value of the projection
-// (one level deep), taken from m when m holds the same bytes and kept in
-// m when keep is set.
-func (m *canonicalMemo) of(raw []byte, keep bool) ([]byte, error) {
-	if m != nil && m.canonical != nil && bytes.Equal(m.raw, raw) {
-		return m.canonical, nil
-	}
-	c, err := canonicalizeAt(raw, 1)
-	if err == nil && m != nil && keep {
-		m.raw, m.canonical = raw, c
-	}
-	return c, err
 }
 
 // computeID is ComputeID. The projection is the envelope itself, as JSON,
@@ -121,11 +102,9 @@ func computeID(e *Envelope, memo *canonicalMemo) (string, error) {
 		}
 		h.Write(name)
 		h.Write([]byte{':'})
-		v, err := memo.of(p[k], k == "normalized_result" && len(p[k]) >= spliceMin)
-		if err != nil {
+		if err := canonicalMember(h, p[k]); err != nil {
 			return "", fmt.Errorf("evidence: compute evidence_id: %s: %w", k, err)
 		}
-		h.Write(v)
 	}
 	h.Write([]byte{'}'})
 	id := IDPrefix + hex.EncodeToString(h.Sum(nil))
@@ -133,4 +112,18 @@ func computeID(e *Envelope, memo *canonicalMemo) (string, error) {
 		memo.projection, memo.id = p, id
 	}
 	return id, nil
+}
+
+// canonicalMember writes the RFC 8785 form of raw, a member value of the
+// projection (one level deep), to h: a large one (a capture's record) as
+// it is made (canonicalizeTo), without a copy of its form.
+func canonicalMember(h hash.Hash, raw []byte) error {
+	if len(raw) >= spliceMin {
+		return canonicalizeTo(h, raw, 1)
+	}
+	v, err := canonicalizeAt(raw, 1)
+	if err == nil {
+		h.Write(v)
+	}
+	return err
 }
