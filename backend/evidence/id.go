@@ -24,6 +24,7 @@ import (
 type canonicalMemo struct {
 	projection map[string]json.RawMessage
 	id         string
+	hit        bool // same found the projection it keeps
 }
 
 // same is the evidence_id kept for a projection with exactly p's members
@@ -37,6 +38,7 @@ func (m *canonicalMemo) same(p map[string]json.RawMessage) string {
 			return ""
 		}
 	}
+	m.hit = true
 	return m.id
 }
 
