@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-
-	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // spliceMin is the size of a normalized result from which encodeEnvelope
@@ -61,21 +59,26 @@ func encodeJSON(e *Envelope) ([]byte, error) {
 }
 
 // compactJSON reports whether raw has no JSON whitespace outside its
-// strings (raw need not be valid JSON). A string's runs of plain bytes
-// are skipped eight at a time (strictjson.PlainEnd).
+// strings (raw need not be valid JSON). A string ends at the first quote
+// after it with an even number of backslashes before it (the escapes pair
+// up from the left); the quotes are found with bytes.IndexByte.
 func compactJSON(raw []byte) bool {
 	for i := 0; i < len(raw); i++ {
 		switch raw[i] {
 		case ' ', '\t', '\n', '\r':
 			return false
 		case '"':
-			for i++; i < len(raw); i++ {
-				if i = strictjson.PlainEnd(raw, i); i >= len(raw) {
-					break
+			for start := i; ; {
+				k := bytes.IndexByte(raw[i+1:], '"')
+				if k < 0 {
+					return true // unterminated: nothing after it is outside a string
 				}
-				if c := raw[i]; c == '\\' {
-					i++
-				} else if c == '"' {
+				i += 1 + k
+				n := 0
+				for i-n-1 > start && raw[i-n-1] == '\\' {
+					n++
+				}
+				if n%2 == 0 {
 					break
 				}
 			}

@@ -40,10 +40,13 @@ func oracleInputs(t testing.TB) [][]byte {
 		benchRecord(t, 12, 8), benchRecord(t, 40, 30), replayRecordFor(t, false), replayRecordFor(t, true))
 	// A frame spelled as encoding/json spells one up to a member after its
 	// data, whose quotes the fast check of a frame must see (past a run of
-	// plain bytes, and after an escaped backslash).
+	// plain bytes, and after an escaped backslash), with and without
+	// escaped quotes before them.
 	for _, extra := range []string{`","extra":"y"},{"sequence":1,`, `\\\\","extra":"y"},{"sequence":1,`} {
-		r := benchRecord(t, 12, 40)
-		in = append(in, bytes.Replace(r, []byte(`"},{"sequence":1,`), []byte(extra), 1))
+		for _, dataLen := range []int{4, 40} {
+			r := benchRecord(t, 12, dataLen)
+			in = append(in, bytes.Replace(r, []byte(`"},{"sequence":1,`), []byte(extra), 1))
+		}
 	}
 	return in
 }
