@@ -52,6 +52,14 @@ func CheckForSave(data []byte, want string) (Checked, error) {
 // the first half of the check, and the rest (the record) is run here.
 // A nil parse is an internal error.
 func CheckParsedForSave(data []byte, parsed *evidence.Envelope, want string) (Checked, error) {
+	return CheckParsedForSaveAhead(data, parsed, want, nil)
+}
+
+// CheckParsedForSaveAhead is CheckParsedForSave with the record's check
+// taken from ahead when ahead checked exactly the parsed envelope's
+// record bytes (RecordCheck); otherwise, and for a nil ahead, the record
+// is checked here.
+func CheckParsedForSaveAhead(data []byte, parsed *evidence.Envelope, want string, ahead *RecordCheck) (Checked, error) {
 	if parsed == nil {
 		return Checked{}, errorf("internal", KindInternal, "the sealed Evidence %s has no parse to verify", want)
 	}
@@ -60,7 +68,7 @@ func CheckParsedForSave(data []byte, parsed *evidence.Envelope, want string) (Ch
 	// each other.
 	sum := make(chan [sha256.Size]byte, 1)
 	go func() { sum <- sha256.Sum256(data) }()
-	res, issues := VerifyParsed(parsed)
+	res, issues := verifyParsed(parsed, ahead)
 	digest := <-sum
 	c := Checked{}
 	if len(issues) == 0 {

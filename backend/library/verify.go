@@ -54,14 +54,22 @@ func ParseVerified(data []byte) (*evidence.Envelope, Result, []Issue) {
 // VerifyParsed is the rest of Verify for an envelope that passed
 // evidence.Parse: for a process capture, every commitment and invariant
 // of its record, with paths from the envelope's root.
-func VerifyParsed(env *evidence.Envelope) (Result, []Issue) {
+func VerifyParsed(env *evidence.Envelope) (Result, []Issue) { return verifyParsed(env, nil) }
+
+// verifyParsed is VerifyParsed with the record's issues taken from ahead
+// when it checked exactly the envelope's record bytes.
+func verifyParsed(env *evidence.Envelope, ahead *RecordCheck) (Result, []Issue) {
 	res := Result{Valid: true, EvidenceID: env.EvidenceID, PredicateType: env.PredicateType}
 	if env.PredicateType != evidence.PredicateProcessCapture {
 		return res, nil
 	}
 	res.RecordVerified = true
+	issues, ok := ahead.issuesFor(env.NormalizedResult)
+	if !ok {
+		issues = record.Verify(env.NormalizedResult)
+	}
 	var out []Issue
-	for _, is := range record.Verify(env.NormalizedResult) {
+	for _, is := range issues {
 		out = append(out, Issue{Code: is.Code, Path: "$.normalized_result" + strings.TrimPrefix(is.Path, "$"), Message: is.Message})
 	}
 	if len(out) > 0 {
