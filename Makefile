@@ -28,9 +28,11 @@ FUZZ_TARGETS := \
 	./backend/internal/strictjson:FuzzKeyPath \
 	./backend/internal/strictjson:FuzzSplit \
 	./backend/internal/strictjson:FuzzDecodeFast \
+	./backend/internal/strictjson:FuzzPlainEnd \
 	./backend/capture:FuzzParseScenario \
 	./backend/capture:FuzzVerifyRecord \
 	./backend/capture/record:FuzzVerifyMatchesOracle \
+	./backend/capture/record:FuzzPlainText \
 	./backend/capture:FuzzScreen \
 	./backend/capture:FuzzDecodeFrame \
 	./backend/capture:FuzzRecordedFramesRender \

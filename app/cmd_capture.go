@@ -226,11 +226,14 @@ func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, library.C
 	// the seal writes as it is instead of compacting 10 MB again through
 	// encoding/json (which drops the newline too: the bytes are the same).
 	ev.NormalizedResult = bytes.TrimSuffix(ev.NormalizedResult, []byte("\n"))
+	// The record's check runs beside the seal (two cores), and counts for
+	// the saved bytes only when the sealed record is exactly these bytes.
+	ahead := library.CheckRecordAhead(ev.NormalizedResult)
 	out, parsed, err := evidence.SealParsed(ev)
 	if err != nil {
 		return nil, nil, library.Checked{}, errorf("evidence", CategoryInternal, "the capture record cannot be sealed as Evidence: %v", err)
 	}
-	checked, err := library.CheckParsedForSave(out, parsed, ev.EvidenceID)
+	checked, err := library.CheckParsedForSaveAhead(out, parsed, ev.EvidenceID, ahead)
 	if err != nil {
 		return nil, nil, library.Checked{}, libError(err)
 	}

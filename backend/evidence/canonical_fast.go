@@ -1,13 +1,16 @@
 package evidence
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 	"github.com/gowebpki/jcs"
 )
 
@@ -30,8 +33,8 @@ const maxCanonicalDepth = 10000
 const maxCanonicalBytes = 1 << 30
 
 type cnode struct {
-	kind byte // 's' scalar, 'a' array, 'o' object
-	// scalar: canonical text out[a:b]. container: children kids[a:b]
+	kind byte // 's' scalar, 'r' scalar already canonical in the input, 'a' array, 'o' object
+	// scalar: canonical text text[a:b] ('r': in[a:b]). container: children kids[a:b]
 	// (for objects, key and value node indices alternating, sorted).
 	a, b int32
 	// object keys only: the decoded key keys[c:d], the sort key.
@@ -42,6 +45,7 @@ type canonicalizer struct {
 	in    []byte
 	i     int
 	depth int
+	check bool    // canonicalCheck: nothing will be written, so no text is kept
 	text  []byte  // canonical text of scalars
 	keys  []byte  // decoded object keys
 	nodes []cnode // every value and key, in document order
@@ -57,31 +61,48 @@ func canonicalize(data []byte) ([]byte, error) { return canonicalizeAt(data, 0) 
 // objects deep in a larger document: it refuses the nesting the whole
 // document would be refused for.
 func canonicalizeAt(data []byte, depth int) ([]byte, error) {
-	c, root, err := canonicalRead(data, depth)
+	c, root, err := canonicalRead(data, depth, false)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, len(c.text)+len(c.text)/8+16)
-	return c.write(out, root), nil
+	return c.write(make([]byte, 0, c.size(root)), root), nil
+}
+
+// canonicalizeTo is canonicalizeAt that writes the form to w (through a
+// buffer of 64 KiB) instead of returning it: a 10 MB record is hashed
+// without a copy of its canonical form.
+func canonicalizeTo(w io.Writer, data []byte, depth int) error {
+	c, root, err := canonicalRead(data, depth, false)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	c.writeTo(bw, root)
+	return bw.Flush()
 }
 
 // canonicalCheck is canonicalize that stops before writing the form: it
 // fails exactly when canonicalize fails.
 func canonicalCheck(data []byte) error {
-	_, _, err := canonicalRead(data, 0)
+	_, _, err := canonicalRead(data, 0, true)
 	return err
 }
 
 // canonicalRead reads data into a canonicalizer (every check made) and
 // returns it with the root node, ready to write.
-func canonicalRead(data []byte, depth int) (*canonicalizer, int32, error) {
+//
+// With check set no canonical text is kept (canonicalCheck). A string
+// already in its canonical form (only the escapes RFC 8785 writes, valid
+// UTF-8) is a node over its input bytes, not copied (strValue), so the
+// buffers start small and grow only with what must be rewritten.
+func canonicalRead(data []byte, depth int, check bool) (*canonicalizer, int32, error) {
 	if data == nil {
 		return nil, 0, errors.New("no JSON data provided")
 	}
 	if len(data) > maxCanonicalBytes {
 		return nil, 0, fmt.Errorf("JSON of %d bytes is beyond the %d bytes canonicalized", len(data), maxCanonicalBytes)
 	}
-	c := &canonicalizer{in: data, depth: depth, text: make([]byte, 0, len(data)), nodes: make([]cnode, 0, len(data)/32+8)}
+	c := &canonicalizer{in: data, depth: depth, check: check, text: make([]byte, 0, min(len(data), 4<<10)), nodes: make([]cnode, 0, min(len(data)/32+8, 1<<10))}
 	root, err := c.value()
 	if err != nil {
 		return nil, 0, err
@@ -119,12 +140,7 @@ func (c *canonicalizer) value() (int32, error) {
 	case ch == '[':
 		return c.array()
 	case ch == '"':
-		c.i++
-		start := len(c.text)
-		if err := c.str(false); err != nil {
-			return 0, err
-		}
-		return c.scalar(start), nil
+		return c.strValue()
 	case ch == 't', ch == 'f', ch == 'n':
 		for _, lit := range [...]string{"true", "false", "null"} {
 			if len(c.in)-c.i >= len(lit) && string(c.in[c.i:c.i+len(lit)]) == lit {
@@ -211,8 +227,11 @@ func (c *canonicalizer) number() (int32, error) {
 	if len(tok) == 1 || (len(tok) < 16 && allDigits(tok)) {
 		// A short integer without sign, fraction or exponent (not 0-prefixed,
 		// by the grammar) is exact as a double and is its own shortest form.
-		c.text = append(c.text, tok...)
-		return c.scalar(ts), nil
+		if c.check {
+			return 0, nil
+		}
+		c.nodes = append(c.nodes, cnode{kind: 'r', a: int32(start), b: int32(j)})
+		return int32(len(c.nodes) - 1), nil
 	}
 	f, err := strconv.ParseFloat(string(tok), 64)
 	if err != nil {
@@ -269,14 +288,7 @@ func (c *canonicalizer) str(key bool) error {
 	c.text = append(c.text, '"')
 	for {
 		// Copy the run of bytes that are their own canonical form.
-		j := c.i
-		for j < len(in) {
-			b := in[j]
-			if b < 0x20 || b == '"' || b == '\\' || b >= 0x80 {
-				break
-			}
-			j++
-		}
+		j := strictjson.PlainEnd(in, c.i)
 		c.text = append(c.text, in[c.i:j]...)
 		if key {
 			c.keys = append(c.keys, in[c.i:j]...)
@@ -313,6 +325,86 @@ func (c *canonicalizer) str(key bool) error {
 			}
 		}
 	}
+}
+
+// strValue reads a string value at its opening quote. One already in
+// canonical form — printable ASCII and valid UTF-8 as they are, and only
+// the escapes appendCanonicalRune writes — becomes an 'r' node over the
+// input (with check set, no node text at all); any other is read again
+// by str, which rewrites it and reports its errors.
+func (c *canonicalizer) strValue() (int32, error) {
+	in, start := c.in, c.i
+	for j := start + 1; ; {
+		j = strictjson.PlainEnd(in, j)
+		if j >= len(in) {
+			break
+		}
+		b := in[j]
+		if b == '"' {
+			c.i = j + 1
+			if c.check {
+				return 0, nil
+			}
+			c.nodes = append(c.nodes, cnode{kind: 'r', a: int32(start), b: int32(j + 1)})
+			return int32(len(c.nodes) - 1), nil
+		}
+		if b >= 0x80 {
+			r, n := utf8.DecodeRune(in[j:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			j += n
+			continue
+		}
+		if n := canonicalEscape(in[j:]); n > 0 {
+			j += n
+			continue
+		}
+		break // a control byte, or an escape RFC 8785 writes otherwise
+	}
+	c.i = start + 1
+	ts := len(c.text)
+	if err := c.str(false); err != nil {
+		return 0, err
+	}
+	if c.check {
+		c.text = c.text[:ts]
+		return 0, nil
+	}
+	return c.scalar(ts), nil
+}
+
+// canonicalEscape is the length of the escape sequence at the start of
+// b when it is the one appendCanonicalRune writes for the code point it
+// denotes (\" \\ \b \f \n \r \t, or \u00xx in lowercase for another
+// control character), else 0.
+func canonicalEscape(b []byte) int {
+	if len(b) < 2 || b[0] != '\\' {
+		return 0
+	}
+	switch b[1] {
+	case '"', '\\', 'b', 'f', 'n', 'r', 't':
+		return 2
+	case 'u':
+		if len(b) < 6 || b[2] != '0' || b[3] != '0' || (b[4] != '0' && b[4] != '1') {
+			return 0
+		}
+		v := int(b[4]-'0') << 4
+		switch h := b[5]; {
+		case '0' <= h && h <= '9':
+			v |= int(h - '0')
+		case 'a' <= h && h <= 'f':
+			v |= int(h-'a') + 10
+		default:
+			return 0
+		}
+		switch v {
+		case '\b', '\f', '\n', '\r', '\t':
+			return 0
+		}
+		return 6
+	}
+	return 0
 }
 
 // escape reads one escape sequence (at its backslash) and returns the code
@@ -566,11 +658,61 @@ func utf16Unit(r rune) int64 {
 	return int64(r) << 16
 }
 
+// size is the length of node n's canonical form.
+func (c *canonicalizer) size(n int32) int {
+	nd := c.nodes[n]
+	switch nd.kind {
+	case 's', 'r':
+		return int(nd.b - nd.a)
+	}
+	kids := c.kids[nd.a:nd.b]
+	total := 2 + max(len(kids)-1, 0) // brackets, and a ',' or ':' between kids
+	for _, k := range kids {
+		total += c.size(k)
+	}
+	return total
+}
+
+// writeTo writes node n's canonical form to w, the input's canonical
+// strings straight from the input.
+func (c *canonicalizer) writeTo(w *bufio.Writer, n int32) {
+	nd := c.nodes[n]
+	switch nd.kind {
+	case 's':
+		w.Write(c.text[nd.a:nd.b]) //nolint:errcheck // bufio keeps the first error; Flush returns it
+	case 'r':
+		w.Write(c.in[nd.a:nd.b]) //nolint:errcheck // see above
+	case 'a':
+		w.WriteByte('[') //nolint:errcheck // see above
+		for i, k := range c.kids[nd.a:nd.b] {
+			if i > 0 {
+				w.WriteByte(',') //nolint:errcheck // see above
+			}
+			c.writeTo(w, k)
+		}
+		w.WriteByte(']') //nolint:errcheck // see above
+	default:
+		w.WriteByte('{') //nolint:errcheck // see above
+		kids := c.kids[nd.a:nd.b]
+		for i := 0; i < len(kids); i += 2 {
+			if i > 0 {
+				w.WriteByte(',') //nolint:errcheck // see above
+			}
+			c.writeTo(w, kids[i])
+			w.WriteByte(':') //nolint:errcheck // see above
+			c.writeTo(w, kids[i+1])
+		}
+		w.WriteByte('}') //nolint:errcheck // see above
+	}
+}
+
 func (c *canonicalizer) write(out []byte, n int32) []byte {
 	nd := c.nodes[n]
 	switch nd.kind {
 	case 's':
 		return append(out, c.text[nd.a:nd.b]...)
+	case 'r':
+		return append(out, c.in[nd.a:nd.b]...)
 	case 'a':
 		out = append(out, '[')
 		for i, k := range c.kids[nd.a:nd.b] {

@@ -268,9 +268,10 @@ func seal(e *Envelope, checkID bool) ([]byte, *Envelope, error) {
 		e.EvidenceID = ""
 		return nil, nil, fmt.Errorf("evidence: seal: invalid envelope: %w", IssueList(issues))
 	}
-	if checkID && bytes.Equal(parsed.NormalizedResult, e.NormalizedResult) {
-		// The same bytes: e shares the written ones, so a caller's copy
-		// of a large result is not kept alive beside them.
+	if checkID && (memo.hit || bytes.Equal(parsed.NormalizedResult, e.NormalizedResult)) {
+		// The same bytes (the memo's hit compared every member of the
+		// projection, this one included): e shares the written ones, so a
+		// caller's copy of a large result is not kept alive beside them.
 		e.NormalizedResult = parsed.NormalizedResult
 	}
 	return b, parsed, nil

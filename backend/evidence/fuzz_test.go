@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -78,6 +79,8 @@ func FuzzCanonicalize(f *testing.F) {
 		`{"paths":true,"pids":true,"ports":true,"time_bucket_ms":10,"patterns":[]}`,
 		`{"ﬁ":1,"😀":2,"\u20ac":3,"\r":4}`, `"<&>\u003c"`, `{"a":1,"a":2}`, `["\ud800"]`,
 		`[333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001]`,
+		`["a\u001b[0m\n\t\"\\ é", "\/", "\u0041", "\u001B", "\u000a", "\u007f", "\u0000\u001f", "\b\f\r"]`,
+		"[\"a\x01\"]", "[\"\xff\"]", `["abc`, `{"k\u0041":"v\u00e9","k":"\ud83d\ude00"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -87,6 +90,16 @@ func FuzzCanonicalize(f *testing.F) {
 		ref, rerr := jcs.Transform(data) // the reference implementation
 		if (err == nil) != (rerr == nil) || !bytes.Equal(out, ref) {
 			t.Fatalf("Canonicalize(%q) = %q, %v; jcs.Transform = %q, %v", data, out, err, ref, rerr)
+		}
+		// The check and the streamed form fail with the same error and
+		// write the same bytes.
+		if cerr := CheckCanonical(data); fmt.Sprint(cerr) != fmt.Sprint(err) {
+			t.Fatalf("CheckCanonical(%q) = %v; Canonicalize: %v", data, cerr, err)
+		}
+		var streamed bytes.Buffer
+		serr := canonicalizeTo(&streamed, data, 0)
+		if _, cerr := canonicalize(data); fmt.Sprint(serr) != fmt.Sprint(cerr) || err == nil && !bytes.Equal(streamed.Bytes(), out) {
+			t.Fatalf("canonicalizeTo(%q) = %q, %v; canonicalize: %q, %v", data, streamed.Bytes(), serr, out, cerr)
 		}
 		if err != nil {
 			if _, derr := DigestJSON(data); derr == nil {

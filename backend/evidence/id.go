@@ -7,33 +7,39 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"slices"
 
 	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
-// canonicalMemo keeps the canonical form of one large raw message (a
-// capture's normalized_result) so that the evidence_id of a second
-// envelope holding the same bytes is computed without canonicalizing
-// them again: canonicalization is a function of the bytes, so the same
-// bytes have the same form. seal uses one for the envelope it writes and
-// the envelope it parses back from the written bytes.
+// canonicalMemo keeps the projection computeID was last given with its
+// digest, so that the evidence_id of a second envelope whose projection
+// has the same members (their names and bytes, byte for byte) is taken
+// from it (same) instead of canonicalizing and hashing a 10 MB result
+// again: the evidence_id is a function of those members. seal uses one
+// for the envelope it writes and the envelope it parses back from the
+// written bytes. A memo refers to the bytes it was given, which must not
+// change while it is used (within one seal).
 type canonicalMemo struct {
-	raw, canonical []byte
+	projection map[string]json.RawMessage
+	id         string
+	hit        bool // same found the projection it keeps
 }
 
-// of is the RFC 8785 form of raw, a member value of the projection
-// (one level deep), taken from m when m holds the same bytes and kept in
-// m when keep is set.
-func (m *canonicalMemo) of(raw []byte, keep bool) ([]byte, error) {
-	if m != nil && m.canonical != nil && bytes.Equal(m.raw, raw) {
-		return m.canonical, nil
+// same is the evidence_id kept for a projection with exactly p's members
+// and bytes, or "".
+func (m *canonicalMemo) same(p map[string]json.RawMessage) string {
+	if m == nil || m.id == "" || len(m.projection) != len(p) {
+		return ""
 	}
-	c, err := canonicalizeAt(raw, 1)
-	if err == nil && m != nil && keep {
-		m.raw, m.canonical = raw, c
+	for k, v := range p {
+		if w, ok := m.projection[k]; !ok || !bytes.Equal(v, w) {
+			return ""
+		}
 	}
-	return c, err
+	m.hit = true
+	return m.id
 }
 
 // computeID is ComputeID. The projection is the envelope itself, as JSON,
@@ -82,6 +88,9 @@ func computeID(e *Envelope, memo *canonicalMemo) (string, error) {
 	if size > maxCanonicalBytes { // what canonicalizing the projection refuses
 		return "", fmt.Errorf("evidence: compute evidence_id: JSON of %d bytes is beyond the %d bytes canonicalized", size, maxCanonicalBytes)
 	}
+	if id := memo.same(p); id != "" {
+		return id, nil
+	}
 	slices.Sort(keys)
 	h := sha256.New()
 	h.Write([]byte{'{'})
@@ -95,12 +104,28 @@ func computeID(e *Envelope, memo *canonicalMemo) (string, error) {
 		}
 		h.Write(name)
 		h.Write([]byte{':'})
-		v, err := memo.of(p[k], k == "normalized_result" && len(p[k]) >= spliceMin)
-		if err != nil {
+		if err := canonicalMember(h, p[k]); err != nil {
 			return "", fmt.Errorf("evidence: compute evidence_id: %s: %w", k, err)
 		}
-		h.Write(v)
 	}
 	h.Write([]byte{'}'})
-	return IDPrefix + hex.EncodeToString(h.Sum(nil)), nil
+	id := IDPrefix + hex.EncodeToString(h.Sum(nil))
+	if memo != nil && len(p["normalized_result"]) >= spliceMin {
+		memo.projection, memo.id = p, id
+	}
+	return id, nil
+}
+
+// canonicalMember writes the RFC 8785 form of raw, a member value of the
+// projection (one level deep), to h: a large one (a capture's record) as
+// it is made (canonicalizeTo), without a copy of its form.
+func canonicalMember(h hash.Hash, raw []byte) error {
+	if len(raw) >= spliceMin {
+		return canonicalizeTo(h, raw, 1)
+	}
+	v, err := canonicalizeAt(raw, 1)
+	if err == nil {
+		h.Write(v)
+	}
+	return err
 }

@@ -137,16 +137,16 @@ func TestComputeIDIsJCSOfTheProjection(t *testing.T) {
 	checkIDIsReference(t, e)
 }
 
-// TestSealReusesOnlyTheSameBytes: the seal's check takes the canonical
-// form of the result it wrote from the memo only for the same bytes; a
-// memo of other bytes is not used.
+// TestSealReusesOnlyTheSameBytes: the seal's check takes the evidence_id
+// of the result it wrote from the memo only for the same bytes; a memo of
+// other bytes is not used.
 func TestSealReusesOnlyTheSameBytes(t *testing.T) {
 	e := sampleCapture()
 	e.NormalizedResult = json.RawMessage(`{"frames":[` + strings.Repeat(`{"data":"x"},`, spliceMin/10) + `{}]}`)
 	memo := &canonicalMemo{}
 	id, err := computeID(e, memo)
-	if err != nil || memo.canonical == nil {
-		t.Fatalf("%s %v, memo kept: %v", id, err, memo.canonical != nil)
+	if err != nil || memo.id != id {
+		t.Fatalf("%s %v, memo kept: %q", id, err, memo.id)
 	}
 	other := *e
 	other.NormalizedResult = json.RawMessage(strings.Replace(string(e.NormalizedResult), `"x"`, `"y"`, 1))
@@ -171,4 +171,55 @@ func FuzzComputeID(f *testing.F) {
 		e.NormalizedResult = result
 		checkIDIsReference(t, e)
 	})
+}
+
+// TestComputeIDMemoIsPerProjection: the memo seal shares between the
+// envelope it writes and the one it parses back gives a kept evidence_id
+// only to a projection with the same members byte for byte; any other
+// envelope (one byte of the large result changed, any other member
+// changed or dropped) gets its own, ComputeID's.
+func TestComputeIDMemoIsPerProjection(t *testing.T) {
+	large := json.RawMessage(`{"frames":["` + strings.Repeat("x", spliceMin) + `"],"truncated":false}`)
+	e := sampleCaptureWith(large)
+	memo := &canonicalMemo{}
+	id, err := computeID(e, memo)
+	if err != nil || memo.id != id {
+		t.Fatalf("computeID: %v (memo kept %q)", err, memo.id)
+	}
+	if again, _ := computeID(sampleCaptureWith(slices.Clone(large)), memo); again != id {
+		t.Fatalf("the same projection in other memory: %s, want %s", again, id)
+	}
+	for name, edit := range map[string]func(e *Envelope){
+		"result byte": func(e *Envelope) { r := slices.Clone(large); r[20] = 'y'; e.NormalizedResult = r },
+		"result shorter": func(e *Envelope) {
+			e.NormalizedResult = json.RawMessage(`{"frames":["` + strings.Repeat("x", spliceMin-1) + `"],"truncated":false}`)
+		},
+		"operation":        func(e *Envelope) { e.Operation = "other" },
+		"parameters":       func(e *Envelope) { e.Parameters = json.RawMessage(`{}`) },
+		"subject":          func(e *Envelope) { e.Subject.Digest.SHA256 = strings.Repeat("cd", 32) },
+		"no subject":       func(e *Envelope) { e.Subject = nil },
+		"limitation":       func(e *Envelope) { e.Limitations = append(e.Limitations, "x") },
+		"raw result":       func(e *Envelope) { e.RawResult = json.RawMessage(`1`) },
+		"evidence link":    func(e *Envelope) { e.EvidenceLinks = []string{"ev_" + strings.Repeat("0", 64)} },
+		"environment":      func(e *Envelope) { e.Environment.ID = "other" },
+		"provider version": func(e *Envelope) { e.Provider.Version = "5" },
+		"location":         func(e *Envelope) { e.Locations = nil },
+		"schema version":   func(e *Envelope) { e.SchemaVersion = 3 },
+		"confidence":       func(e *Envelope) { e.Confidence = Inferred },
+		"predicate type":   func(e *Envelope) { e.PredicateType = PredicateProcessComparison },
+	} {
+		m := &canonicalMemo{}
+		computeID(sampleCaptureWith(large), m)
+		e2 := sampleCaptureWith(large)
+		edit(e2)
+		want, err := ComputeID(e2)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		kept := m.id
+		got, err := computeID(e2, m)
+		if err != nil || got != want || got == kept {
+			t.Errorf("%s: computeID with the memo %s (%v), ComputeID %s, kept %s", name, got, err, want, kept)
+		}
+	}
 }

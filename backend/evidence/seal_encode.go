@@ -59,23 +59,29 @@ func encodeJSON(e *Envelope) ([]byte, error) {
 }
 
 // compactJSON reports whether raw has no JSON whitespace outside its
-// strings (raw need not be valid JSON).
+// strings (raw need not be valid JSON). A string ends at the first quote
+// after it with an even number of backslashes before it (the escapes pair
+// up from the left); the quotes are found with bytes.IndexByte.
 func compactJSON(raw []byte) bool {
-	in, esc := false, false
-	for _, c := range raw {
-		switch {
-		case esc:
-			esc = false
-		case in:
-			if c == '\\' {
-				esc = true
-			} else if c == '"' {
-				in = false
-			}
-		case c == '"':
-			in = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case ' ', '\t', '\n', '\r':
 			return false
+		case '"':
+			for start := i; ; {
+				k := bytes.IndexByte(raw[i+1:], '"')
+				if k < 0 {
+					return true // unterminated: nothing after it is outside a string
+				}
+				i += 1 + k
+				n := 0
+				for i-n-1 > start && raw[i-n-1] == '\\' {
+					n++
+				}
+				if n%2 == 0 {
+					break
+				}
+			}
 		}
 	}
 	return true

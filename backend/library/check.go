@@ -58,14 +58,30 @@ func CheckForSave(data []byte, want string) (Checked, error) {
 // The bytes saved are a copy of data taken with the check; parsed stays
 // the caller's (Envelope returns it). A nil parse is an internal error.
 func CheckParsedForSave(data []byte, parsed *evidence.Envelope, want string) (Checked, error) {
+	return CheckParsedForSaveAhead(data, parsed, want, nil)
+}
+
+// CheckParsedForSaveAhead is CheckParsedForSave with the record's check
+// taken from ahead when ahead checked exactly the parsed envelope's
+// record bytes (RecordCheck); otherwise, and for a nil ahead, the record
+// is checked here.
+func CheckParsedForSaveAhead(data []byte, parsed *evidence.Envelope, want string, ahead *RecordCheck) (Checked, error) {
 	if parsed == nil {
 		return Checked{}, errorf("internal", KindInternal, "the sealed Evidence %s has no parse to verify", want)
 	}
-	res, issues := VerifyParsed(parsed)
+	// The digest of the bytes (the verification mark's) is taken while the
+	// record is checked: two passes over 10 MB that need not wait for
+	// each other. The bytes are copied first (the saved bytes are the
+	// check's own, whatever the caller does with data afterwards), and
+	// the digest is of the copy.
+	data = bytes.Clone(data)
+	sum := make(chan [sha256.Size]byte, 1)
+	go func() { sum <- sha256.Sum256(data) }()
+	res, issues := verifyParsed(parsed, ahead)
+	digest := <-sum
 	c := Checked{}
 	if len(issues) == 0 {
-		data = bytes.Clone(data)
-		c = Checked{data: data, sum: sha256.Sum256(data), env: parsed, res: res}
+		c = Checked{data: data, sum: digest, env: parsed, res: res}
 	}
 	return forSave(c, issues, want)
 }

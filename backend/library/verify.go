@@ -54,13 +54,20 @@ func ParseVerified(data []byte) (*evidence.Envelope, Result, []Issue) {
 // VerifyParsed is the rest of Verify for an envelope that passed
 // evidence.Parse: for a process capture, every commitment and invariant
 // of its record, with paths from the envelope's root.
-func VerifyParsed(env *evidence.Envelope) (Result, []Issue) {
+func VerifyParsed(env *evidence.Envelope) (Result, []Issue) { return verifyParsed(env, nil) }
+
+// verifyParsed is VerifyParsed with the record's issues taken from ahead
+// when it checked exactly the envelope's record bytes.
+func verifyParsed(env *evidence.Envelope, ahead *RecordCheck) (Result, []Issue) {
 	res := Result{Valid: true, EvidenceID: env.EvidenceID, PredicateType: env.PredicateType}
 	if env.PredicateType != evidence.PredicateProcessCapture {
 		return res, nil
 	}
 	res.RecordVerified = true
-	proof, issues := record.Check(env.NormalizedResult)
+	proof, issues, ok := ahead.checkFor(env.NormalizedResult)
+	if !ok {
+		proof, issues = record.Check(env.NormalizedResult)
+	}
 	if len(issues) > 0 {
 		return Result{}, recordIssues(issues)
 	}

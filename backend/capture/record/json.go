@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/backend/internal/strictjson"
 )
 
 // WriteJSON writes r's JSON to w: exactly the bytes a json.Encoder with
@@ -23,7 +25,7 @@ import (
 // place and only a small piece's encoding is in memory at once. TestWriteJSONIsEncode keeps the two byte-identical.
 func (r *Record) WriteJSON(w io.Writer, escapeHTML bool) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	e := recordWriter{w: bw}
+	e := recordWriter{w: bw, escapeHTML: escapeHTML}
 	e.enc = json.NewEncoder(&e.buf)
 	e.enc.SetEscapeHTML(escapeHTML)
 	bw.WriteByte('{') //nolint:errcheck // bufio keeps the first error; Flush returns it
@@ -64,11 +66,12 @@ func (r *Record) WriteJSON(w io.Writer, escapeHTML bool) error {
 // recordWriter is WriteJSON's state: the output, a reusable buffer with
 // the encoder that writes into it, and the first encoding error.
 type recordWriter struct {
-	w     *bufio.Writer
-	buf   bytes.Buffer
-	enc   *json.Encoder
-	err   error
-	comma bool
+	w          *bufio.Writer
+	buf        bytes.Buffer
+	enc        *json.Encoder
+	err        error
+	comma      bool
+	escapeHTML bool
 }
 
 // key writes the separator before a field and its name (every name is
@@ -133,6 +136,10 @@ const textPiece = 64 << 10
 // spans two pieces, and the pieces' encodings (without their quotes)
 // join into the encoding of s.
 func (e *recordWriter) text(s string) {
+	if !e.escapeHTML {
+		e.plainText(s)
+		return
+	}
 	e.w.WriteByte('"') //nolint:errcheck // see key
 	for len(s) > 0 && e.err == nil {
 		n := min(len(s), textPiece)
@@ -150,6 +157,66 @@ func (e *recordWriter) text(s string) {
 	}
 	e.w.WriteByte('"') //nolint:errcheck // see key
 }
+
+// plainText writes s as encoding/json (without HTML escaping) writes a
+// string, straight into the output: the runs of plain bytes as they are
+// (found eight at a time, strictjson.PlainEnd), '"', '\\' and control
+// bytes escaped as encoding/json escapes them, valid UTF-8 as it is,
+// each invalid byte as \ufffd and U+2028, U+2029 as \u2028, \u2029.
+// Hand-written because encoding a capture's 10 MB of output through
+// encoding/json, a piece at a time, cost more than checking it; the
+// rules are encoding/json's appendString (Go 1.26), and
+// TestWriteJSONIsEncode and FuzzPlainText hold the two byte-identical.
+func (e *recordWriter) plainText(s string) {
+	w := e.w
+	w.WriteByte('"') //nolint:errcheck // see key
+	for i := 0; i < len(s); {
+		j := strictjson.PlainEndString(s, i)
+		w.WriteString(s[i:j]) //nolint:errcheck // see key
+		if j >= len(s) {
+			break
+		}
+		c := s[j]
+		if c < utf8.RuneSelf {
+			switch c {
+			case '"', '\\':
+				w.WriteByte('\\') //nolint:errcheck // see key
+				w.WriteByte(c)    //nolint:errcheck // see key
+			case '\b':
+				w.WriteString(`\b`) //nolint:errcheck // see key
+			case '\f':
+				w.WriteString(`\f`) //nolint:errcheck // see key
+			case '\n':
+				w.WriteString(`\n`) //nolint:errcheck // see key
+			case '\r':
+				w.WriteString(`\r`) //nolint:errcheck // see key
+			case '\t':
+				w.WriteString(`\t`) //nolint:errcheck // see key
+			default:
+				w.WriteString(`\u00`)   //nolint:errcheck // see key
+				w.WriteByte(hex[c>>4])  //nolint:errcheck // see key
+				w.WriteByte(hex[c&0xF]) //nolint:errcheck // see key
+			}
+			i = j + 1
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[j:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			w.WriteString(`\ufffd`) //nolint:errcheck // see key
+		case r == '\u2028' || r == '\u2029':
+			w.WriteString(`\u202`)  //nolint:errcheck // see key
+			w.WriteByte(hex[r&0xF]) //nolint:errcheck // see key
+		default:
+			w.WriteString(s[j : j+n]) //nolint:errcheck // see key
+		}
+		i = j + n
+	}
+	w.WriteByte('"') //nolint:errcheck // see key
+}
+
+// hex is encoding/json's hexadecimal digits.
+const hex = "0123456789abcdef"
 
 // writeList writes list as encoding/json writes a slice: null when nil,
 // else its elements in brackets, separated by commas.

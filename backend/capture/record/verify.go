@@ -980,13 +980,20 @@ func plainFrame(raw json.RawMessage) (sequence, atMS json.RawMessage, ok bool) {
 	if !found {
 		return nil, nil, false
 	}
-	for i := 0; i < len(body); i++ {
-		switch body[i] {
-		case '\\':
-			i++ // the escaped byte
-		case '"':
+	// No quote inside the body may be unescaped (an even number of
+	// backslashes before it); the quotes are found with bytes.IndexByte.
+	for i := 0; ; i++ {
+		k := bytes.IndexByte(body[i:], '"')
+		if k < 0 {
+			return sequence, atMS, true
+		}
+		i += k
+		n := 0
+		for n < i && body[i-n-1] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
 			return nil, nil, false
 		}
 	}
-	return sequence, atMS, true
 }

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -37,6 +38,16 @@ func oracleInputs(t testing.TB) [][]byte {
 	in = append(in, []byte(`{}`), []byte(`[]`), []byte(`null`), []byte(`{"a":1,"a":2}`),
 		[]byte(`{"event_journal":[{"capture_order":0,"collection":"exit","index":0}],"exit":{"code":1,"reason":"timeout","signal":null}}`),
 		benchRecord(t, 12, 8), benchRecord(t, 40, 30), replayRecordFor(t, false), replayRecordFor(t, true))
+	// A frame spelled as encoding/json spells one up to a member after its
+	// data, whose quotes the fast check of a frame must see (past a run of
+	// plain bytes, and after an escaped backslash), with and without
+	// escaped quotes before them.
+	for _, extra := range []string{`","extra":"y"},{"sequence":1,`, `\\\\","extra":"y"},{"sequence":1,`} {
+		for _, dataLen := range []int{4, 40} {
+			r := benchRecord(t, 12, dataLen)
+			in = append(in, bytes.Replace(r, []byte(`"},{"sequence":1,`), []byte(extra), 1))
+		}
+	}
 	return in
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
@@ -233,48 +234,74 @@ func (f *fastDecoder) array(depth int) (*Node, bool) {
 }
 
 // str reads the string literal at f.i: no control characters, only
-// JSON's escapes, and (with Options.Surrogates) no unpaired surrogate.
+// JSON's escapes, and (with Options.Surrogates) no unpaired surrogate:
+// a high surrogate escape must be followed at once by a low one, as
+// validSurrogates checks a literal, here in the same pass. The runs of
+// plain bytes between escapes are skipped eight at a time (PlainEnd).
 func (f *fastDecoder) str() ([]byte, bool) {
-	start := f.i
-	escapes := false
-	for j := f.i + 1; j < len(f.data); j++ {
-		switch c := f.data[j]; {
+	start, d := f.i, f.data
+	for j := f.i + 1; ; j++ {
+		j = PlainEnd(d, j)
+		if j >= len(d) {
+			return nil, false
+		}
+		switch c := d[j]; {
 		case c == '"':
 			f.i = j + 1
-			lit := f.data[start:f.i]
-			if escapes && f.opt.Surrogates && !validSurrogates(lit) {
-				return nil, false
-			}
-			return lit, true
+			return d[start:f.i], true
 		case c < 0x20:
 			return nil, false
 		case c == '\\':
-			escapes = true
 			j++
-			if j >= len(f.data) {
+			if j >= len(d) {
 				return nil, false
 			}
-			switch f.data[j] {
+			switch d[j] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			case 'u':
-				if j+4 >= len(f.data) {
+				r, ok := hexAt(d, j+1)
+				if !ok {
 					return nil, false
 				}
-				for _, h := range f.data[j+1 : j+5] {
-					if !isHex(h) {
-						return nil, false
-					}
-				}
 				j += 4
+				if !f.opt.Surrogates || !utf16.IsSurrogate(r) {
+					continue
+				}
+				if r >= 0xDC00 || j+6 >= len(d) || d[j+1] != '\\' || d[j+2] != 'u' {
+					return nil, false
+				}
+				if lo, ok := hexAt(d, j+3); !ok || lo < 0xDC00 || lo > 0xDFFF {
+					return nil, false
+				}
+				j += 6
 			default:
 				return nil, false
 			}
 		}
+		// c >= 0x80: UTF-8, checked by the caller before decoding.
 	}
-	return nil, false
 }
 
-func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+// hexAt is the value of the four hexadecimal digits at b[at:at+4].
+func hexAt(b []byte, at int) (rune, bool) {
+	if at+4 > len(b) {
+		return 0, false
+	}
+	var v rune
+	for _, h := range b[at : at+4] {
+		switch {
+		case '0' <= h && h <= '9':
+			v = v<<4 | rune(h-'0')
+		case 'a' <= h && h <= 'f':
+			v = v<<4 | rune(h-'a'+10)
+		case 'A' <= h && h <= 'F':
+			v = v<<4 | rune(h-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
+}
 
 // decodeString is the string a literal decodes to, as encoding/json
 // decodes it; a printable ASCII literal without escapes is its own.

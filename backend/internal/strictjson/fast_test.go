@@ -110,6 +110,10 @@ func TestDecodeFastIsDecode(t *testing.T) {
 		strings.Repeat("[", 64) + strings.Repeat("]", 64), strings.Repeat("[", 65) + strings.Repeat("]", 65),
 		`{"k":` + strings.Repeat(`[`, 63) + `1` + strings.Repeat(`]`, 63) + `}`,
 		"{" + strings.Repeat(`"k":1,`, 3) + `"k":2}`, manyKeys(40, false), manyKeys(40, true),
+		// Surrogate escapes, each edge of the ranges, paired and not.
+		`"\udc00\udc00"`, `"\udbff\udfff"`, `"\ud800\udbff"`, `"\ud800\ue000"`, `"\uDFFF"`, `"\ud7ff\udc00"`,
+		`"\ud800\u"`, `"\ud800\"`, `"\ud800"`, `"x\ud83d\ude00\ud83d\ude00y"`, `"\ud83d\ude00\ude00"`, `"\ue000\ud800"`,
+		`["\ud800\udc00","\udc00"]`, `{"\ud800\udc00":"\ud800\udc01"}`,
 	} {
 		for _, opt := range fastOptions {
 			checkFastIsTokens(t, []byte(s), opt)
