@@ -1,0 +1,178 @@
+package capture
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// snapshotHelper is base (a testHelper) with snapshots kept in dir, as a
+// new process would have it.
+func snapshotHelper(t *testing.T, base RendererHelper, dir string) RendererHelper {
+	t.Helper()
+	h := base
+	sum, err := fileSHA256(h.Node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.NodeSHA256, h.Snapshots = sum, NewRendererSnapshots(dir)
+	return h
+}
+
+// snapshotFile is the one snapshot file in dir.
+func snapshotFile(t *testing.T, dir string) string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "renderer-*.snapshot"))
+	if err != nil || len(m) != 1 {
+		t.Fatalf("snapshot files in %s: %v %v", dir, m, err)
+	}
+	return m[0]
+}
+
+// renderSome renders a few escape-heavy lines on a screen of h and
+// returns the frame, checking the helper started from a snapshot or not.
+func renderSome(t *testing.T, h RendererHelper, fromSnapshot bool) RenderedFrame {
+	t.Helper()
+	s := startTestScreen(t, h, Terminal{Columns: 20, Rows: 4, Scrollback: 10})
+	if s.fromSnapshot != fromSnapshot {
+		t.Fatalf("fromSnapshot = %v, want %v (status: %s)", s.fromSnapshot, fromSnapshot, h.Snapshots.Status())
+	}
+	if s.version != "@xterm/headless 6.0.0" {
+		t.Fatalf("version %q", s.version)
+	}
+	if err := s.writeString("a\x1b[1;31mb\x1b[0m\r\n\u4e2d\x1b[3b\r\nxy\x1b[b|\x1b[?1049h"); err != nil {
+		t.Fatal(err)
+	}
+	return xsnap(t, s)
+}
+
+func TestRendererSnapshotBuiltOnceAndFramesUnchanged(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	base := testHelper(t)
+	h := snapshotHelper(t, base, dir)
+	got := renderSome(t, h, true)
+	if st := h.Snapshots.Status(); !strings.Contains(st, " built") {
+		t.Fatalf("status %q", st)
+	}
+	info, err := os.Stat(snapshotFile(t, dir))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("snapshot file: %v %v", info, err)
+	}
+	if d, _ := os.Stat(dir); d.Mode().Perm() != 0o700 {
+		t.Fatalf("cache dir mode %v", d.Mode())
+	}
+	want := renderSome(t, base, false) // the loader
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("from the snapshot:\n%#v\nwith the loader:\n%#v", got, want)
+	}
+	// a second process reads and verifies the file rather than building
+	h2 := snapshotHelper(t, base, dir)
+	renderSome(t, h2, true)
+	if st := h2.Snapshots.Status(); !strings.Contains(st, "verified") {
+		t.Fatalf("status %q", st)
+	}
+}
+
+// TestRendererSnapshotTamperedIsNeverUsed: a snapshot file changed by one
+// byte, truncated, holding another key's valid blob, or replaced by a
+// symbolic link is rebuilt, never loaded.
+func TestRendererSnapshotTamperedIsNeverUsed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	base := testHelper(t)
+	h := snapshotHelper(t, base, dir)
+	renderSome(t, h, true)
+	file := snapshotFile(t, dir)
+	good, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// another valid snapshot file: the same bundle and Node, other flags
+	other := filepath.Join(t.TempDir(), "other")
+	ho := snapshotHelper(t, base, other)
+	ho.MemoryMB = 200
+	renderSome(t, ho, true)
+	otherFile, err := os.ReadFile(snapshotFile(t, other))
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.WriteFile(elsewhere, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	flipped := append([]byte(nil), good...)
+	flipped[len(flipped)/2] ^= 0x20
+	cases := []struct {
+		name, why string
+		plant     func() error
+	}{
+		{"one byte changed", "SHA-256 is not the one recorded", func() error { return os.WriteFile(file, flipped, 0o600) }},
+		{"truncated", "SHA-256 is not the one recorded", func() error { return os.WriteFile(file, good[:len(good)-4096], 0o600) }},
+		{"another valid blob", "another snapshot's file", func() error { return os.WriteFile(file, otherFile, 0o600) }},
+		{"a symbolic link", "symbolic link", func() error { return os.Symlink(elsewhere, file) }},
+		{"writable by others", "not a regular file of this user", func() error {
+			if err := os.WriteFile(file, good, 0o600); err != nil {
+				return err
+			}
+			return os.Chmod(file, 0o666)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(file)
+			if err := tc.plant(); err != nil {
+				t.Fatal(err)
+			}
+			h := snapshotHelper(t, base, dir)
+			renderSome(t, h, true)
+			if st := h.Snapshots.Status(); !strings.Contains(st, "rebuilt") || !strings.Contains(st, tc.why) {
+				t.Fatalf("status %q, want it rebuilt because %q", st, tc.why)
+			}
+			info, err := os.Lstat(file)
+			if err != nil || !info.Mode().IsRegular() || info.Mode().Perm() != 0o600 {
+				t.Fatalf("after the rebuild: %v %v", info, err)
+			}
+			if b, _ := os.ReadFile(elsewhere); string(b) != string(good) {
+				t.Fatal("the symlink's target was written")
+			}
+			// the rebuilt file verifies
+			h2 := snapshotHelper(t, base, dir)
+			renderSome(t, h2, true)
+			if st := h2.Snapshots.Status(); !strings.Contains(st, "verified") {
+				t.Fatalf("status %q", st)
+			}
+		})
+	}
+}
+
+// TestRendererSnapshotUnusableFallsBack: without a usable cache directory
+// (others may write to it) or the Node's digest, helpers start with the
+// loader and Status says why.
+func TestRendererSnapshotUnusableFallsBack(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "open")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	base := testHelper(t)
+	h := snapshotHelper(t, base, dir)
+	renderSome(t, h, false)
+	if st := h.Snapshots.Status(); !strings.Contains(st, "without a startup snapshot") || !strings.Contains(st, "not this user's own directory") {
+		t.Fatalf("status %q", st)
+	}
+	if err := h.Snapshots.Prepare(h); err == nil {
+		t.Fatal("Prepare accepted a directory others may write to")
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
+		t.Fatalf("files written in it: %v", m)
+	}
+	h = snapshotHelper(t, base, filepath.Join(t.TempDir(), "cache"))
+	h.NodeSHA256 = ""
+	renderSome(t, h, false)
+	if st := h.Snapshots.Status(); !strings.Contains(st, "SHA-256 was not given") {
+		t.Fatalf("status %q", st)
+	}
+}
