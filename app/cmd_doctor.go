@@ -21,7 +21,7 @@ type DoctorCheck struct {
 }
 
 func runDoctor(ctx context.Context, io IO, args []string) error {
-	fs := newFlags(io, "doctor", "doctor [--json]\n\nReports Go, Node, the runtime pin, the data directory, SQLite and the skill roots.")
+	fs := newFlags(io, "doctor", "doctor [--json]\n\nReports Go, Node, the runtime pin, the data directory, SQLite, the renderer snapshot and the skill roots.")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -52,6 +52,7 @@ func runDoctor(ctx context.Context, io IO, args []string) error {
 	}
 	checks = append(checks, pinCheck(env.Pin, env.PinErr, env.RuntimeCheck()))
 	checks = append(checks, containmentChecks(ctx, env)...)
+	checks = append(checks, rendererSnapshotCheck(env))
 	roots, err := env.Roots(ctx)
 	if err != nil {
 		checks = append(checks, DoctorCheck{"skill roots", "error", err.Error()})
