@@ -181,8 +181,33 @@ func (c *RendererSnapshots) loadOrBuild(h RendererHelper, flags []string, key st
 	how := "startup snapshot " + name + " " + why
 	if err := writeSnapshot(dir, name, key, blob); err != nil {
 		how += "; kept in memory only: " + err.Error()
+	} else {
+		pruneSnapshots(dir, name, time.Now().Add(-staleSnapshot))
 	}
 	return f, how, nil
+}
+
+// staleSnapshot is the age past which another key's snapshot file is
+// removed when one is written (those of earlier bundles and Nodes, after
+// an upgrade).
+const staleSnapshot = 7 * 24 * time.Hour
+
+// pruneSnapshots removes the snapshot files of dir other than keep last
+// modified before cutoff (best effort: a leftover is only disk space).
+func pruneSnapshots(dir *os.File, keep string, cutoff time.Time) {
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		if n == keep || !strings.HasPrefix(n, "renderer-") || !(strings.HasSuffix(n, ".snapshot") || strings.HasSuffix(n, ".tmp")) {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(int(dir.Fd()), n, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && time.Unix(st.Mtim.Unix()).Before(cutoff) {
+			unix.Unlinkat(int(dir.Fd()), n, 0) //nolint:errcheck // see above
+		}
+	}
 }
 
 // openCacheDir opens dir (made 0700 when missing), refusing one that is
