@@ -5,7 +5,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // snapshotHelper is base (a testHelper) with snapshots kept in dir, as a
@@ -179,6 +182,56 @@ func TestRendererSnapshotUnusableFallsBack(t *testing.T) {
 	h.NodeSHA256 = ""
 	renderSome(t, h, false)
 	if st := h.Snapshots.Status(); !strings.Contains(st, "SHA-256 was not given") {
+		t.Fatalf("status %q", st)
+	}
+}
+
+// TestRendererSnapshotSealedAndReadOnce: the blob Node is given is a
+// memory file sealed against change, read and verified once per
+// RendererSnapshots, so a file changed on disk afterwards is never what
+// a helper starts from; concurrent starts share one build.
+func TestRendererSnapshotSealedAndReadOnce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	base := testHelper(t)
+	h := snapshotHelper(t, base, dir)
+	flags := heapFlags(rendererMemory(h))
+	var wg sync.WaitGroup
+	files := make([]*os.File, 4)
+	for i := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f, err := h.Snapshots.blob(h, flags)
+			if err != nil {
+				t.Error(err)
+			}
+			files[i] = f
+		}()
+	}
+	wg.Wait()
+	for _, f := range files[1:] {
+		if f != files[0] {
+			t.Fatal("concurrent starts got different snapshots")
+		}
+	}
+	seals, err := unix.FcntlInt(files[0].Fd(), unix.F_GET_SEALS, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := unix.F_SEAL_WRITE | unix.F_SEAL_GROW | unix.F_SEAL_SHRINK | unix.F_SEAL_SEAL; seals&want != want {
+		t.Fatalf("seals %#x, want %#x", seals, want)
+	}
+	if _, err := files[0].WriteAt([]byte("x"), 0); err == nil {
+		t.Fatal("the sealed snapshot took a write")
+	}
+	// the file on disk replaced by garbage after the check: helpers still
+	// start from the verified bytes
+	file := snapshotFile(t, dir)
+	if err := os.WriteFile(file, []byte(snapshotMagic+"garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	renderSome(t, h, true)
+	if st := h.Snapshots.Status(); !strings.Contains(st, " built") {
 		t.Fatalf("status %q", st)
 	}
 }
