@@ -85,8 +85,9 @@ func TestRendererSnapshotBuiltOnceAndFramesUnchanged(t *testing.T) {
 }
 
 // TestRendererSnapshotTamperedIsNeverUsed: a snapshot file changed by one
-// byte, truncated, holding another key's valid blob, or replaced by a
-// symbolic link is rebuilt, never loaded.
+// byte, truncated, holding another key's valid blob, replaced by a
+// symbolic link or a FIFO, or writable by others is rebuilt, never loaded
+// (and reading a FIFO does not hang).
 func TestRendererSnapshotTamperedIsNeverUsed(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cache")
 	base := testHelper(t)
@@ -120,6 +121,7 @@ func TestRendererSnapshotTamperedIsNeverUsed(t *testing.T) {
 		{"truncated", "SHA-256 is not the one recorded", func() error { return os.WriteFile(file, good[:len(good)-4096], 0o600) }},
 		{"another valid blob", "another snapshot's file", func() error { return os.WriteFile(file, otherFile, 0o600) }},
 		{"a symbolic link", "symbolic link", func() error { return os.Symlink(elsewhere, file) }},
+		{"a FIFO", "not a regular file of this user", func() error { return unix.Mkfifo(file, 0o600) }},
 		{"writable by others", "not a regular file of this user", func() error {
 			if err := os.WriteFile(file, good, 0o600); err != nil {
 				return err
