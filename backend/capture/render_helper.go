@@ -150,7 +150,15 @@ func startScreen(h RendererHelper, t Terminal) (*screen, error) {
 	if h.Snapshots != nil {
 		blob, _ = h.Snapshots.blob(h, flags) // without one, the loader (Status says why)
 	}
-	return startScreenFrom(h, t, blob, flags)
+	s, err := startScreenFrom(h, t, blob, flags)
+	if err != nil && blob != nil {
+		// a snapshot Node does not start from (one verified, but of
+		// another Node or other flags) is dropped: this and later helpers
+		// use the loader, and Status says why
+		h.Snapshots.drop(h, flags, err)
+		return startScreenFrom(h, t, nil, flags)
+	}
+	return s, err
 }
 
 // rendererMemory is h's heap bound in MB.

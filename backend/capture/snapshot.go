@@ -37,7 +37,9 @@ import (
 // (Status says why). A cache directory that others may write to is
 // refused. Whoever can write the user's own cache directory can also
 // write a consistent file; that is the user, who can change the pinned
-// Node as well.
+// Node as well. Node itself refuses a blob built by another Node or with
+// other flags: a helper that does not start from a snapshot is replaced
+// by one started with the loader, which later helpers use too.
 //
 // When no snapshot can be made or kept, helpers start with the loader
 // (rendererLoader) as before, and Status says why. A verified snapshot
@@ -130,6 +132,16 @@ func (c *RendererSnapshots) blob(h RendererHelper, flags []string) (*os.File, er
 		c.status = how
 	}
 	return f, err
+}
+
+// drop makes helpers run as h with flags use the loader from now on,
+// since one did not start from the snapshot (err says how it failed).
+func (c *RendererSnapshots) drop(h RendererHelper, flags []string, err error) {
+	key := c.key(h.NodeSHA256, flags)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.made[key] = &snapshotEntry{err: fmt.Errorf("a helper did not start from the snapshot: %w", err)}
+	c.status = "the renderer helper starts without a startup snapshot (slower): " + c.made[key].err.Error()
 }
 
 // note records err as the status and returns it.

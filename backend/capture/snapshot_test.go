@@ -1,6 +1,8 @@
 package capture
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -236,4 +238,42 @@ func TestRendererSnapshotSealedAndReadOnce(t *testing.T) {
 	if st := h.Snapshots.Status(); !strings.Contains(st, " built") {
 		t.Fatalf("status %q", st)
 	}
+}
+
+// TestRendererSnapshotNodeRefusesFallsBack: a snapshot file consistent
+// in itself (its key and SHA-256 match, as one the user wrote would) but
+// whose blob Node does not start from — another snapshot's, built with
+// other V8 flags — passes the file's checks; the helper that fails to
+// start from it is replaced by one started with the loader, and later
+// helpers use the loader, which Status says.
+func TestRendererSnapshotNodeRefusesFallsBack(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	base := testHelper(t)
+	other := filepath.Join(t.TempDir(), "other")
+	ho := snapshotHelper(t, base, other)
+	ho.MemoryMB = 200
+	renderSome(t, ho, true)
+	b, err := os.ReadFile(snapshotFile(t, other))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := b[len(snapshotMagic)+130:]
+	h := snapshotHelper(t, base, dir)
+	key := h.Snapshots.key(h.NodeSHA256, heapFlags(rendererMemory(h)))
+	sum := sha256.Sum256(blob)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	forged := append([]byte(snapshotMagic+key+"\n"+hex.EncodeToString(sum[:])+"\n"), blob...)
+	if err := os.WriteFile(filepath.Join(dir, "renderer-"+key[:32]+".snapshot"), forged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := renderSome(t, loaderOf(base), false)
+	if got := renderSome(t, h, false); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after the fallback:\n%#v\nwant\n%#v", got, want)
+	}
+	if st := h.Snapshots.Status(); !strings.Contains(st, "did not start from the snapshot") {
+		t.Fatalf("status %q", st)
+	}
+	renderSome(t, h, false) // later helpers: the loader at once
 }
