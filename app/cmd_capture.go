@@ -131,7 +131,7 @@ func captureAndSave(ctx context.Context, env *Env, sup *proctree.Supervisor, ahe
 		renderers = ahead.get(rh)
 	}
 	rec, err := capture.Capture(ctx, sup, sc, capture.Options{
-		Policy: pol, GatehouseVersion: Version, ProviderVersion: Version, TempDir: tmp, Node: rh.Node, Renderers: renderers,
+		Policy: pol, GatehouseVersion: Version, ProviderVersion: Version, TempDir: tmp, Node: rh.Node, NodeSHA256: rh.NodeSHA256, Snapshots: rh.Snapshots, Renderers: renderers,
 		LookupEnv: func(name string) (string, bool) { v := env.Getenv(name); return v, v != "" },
 	})
 	if err != nil {

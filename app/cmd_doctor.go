@@ -21,7 +21,7 @@ type DoctorCheck struct {
 }
 
 func runDoctor(ctx context.Context, io IO, args []string) error {
-	fs := newFlags(io, "doctor", "doctor [--json]\n\nReports Go, Node, the runtime pin, the data directory, SQLite, process ownership, the renderer helpers alive now and the skill roots.")
+	fs := newFlags(io, "doctor", "doctor [--json]\n\nReports Go, Node, the runtime pin, the data directory, SQLite, process ownership, the renderer snapshot, the renderer helpers alive now and the skill roots.")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
@@ -48,6 +48,7 @@ func runDoctor(ctx context.Context, io IO, args []string) error {
 	}
 	checks = append(checks, pinCheck(env.Pin, env.PinErr, env.RuntimeCheck()))
 	checks = append(checks, containmentChecks(ctx, env)...)
+	checks = append(checks, rendererSnapshotCheck(env))
 	checks = append(checks, rendererChecks()...)
 	roots, err := env.Roots(ctx)
 	if err != nil {

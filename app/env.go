@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/backend/artifact"
 	"github.com/gatehouse/gatehouse/backend/bundle"
+	"github.com/gatehouse/gatehouse/backend/capture"
 	"github.com/gatehouse/gatehouse/backend/library"
 	"github.com/gatehouse/gatehouse/backend/policy"
 	"github.com/gatehouse/gatehouse/backend/proctree"
@@ -65,6 +66,9 @@ type Env struct {
 	libMu       sync.Mutex
 	evlib       *library.Library // the evidence library (lib)
 	runtimeErr  error
+
+	snapshotsOnce sync.Once
+	snapshots     *capture.RendererSnapshots // RendererSnapshots
 }
 
 // openEnv resolves and prepares the data directory, opens the database,

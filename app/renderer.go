@@ -1,6 +1,7 @@
 package app
 
 import (
+	"path/filepath"
 	"sync"
 
 	"github.com/gatehouse/gatehouse/backend/capture"
@@ -8,8 +9,9 @@ import (
 )
 
 // rendererHelper is how captures and asciicast imports run their terminal
-// renderer: on the pinned Node (its SHA-256 checked once per process) and
-// owned by sup. Without a usable pin it fails with code
+// renderer: on the pinned Node (its SHA-256 checked once per process),
+// from its startup snapshot kept in the data directory's cache (made on
+// first need), and owned by sup. Without a usable pin it fails with code
 // runtime_unavailable, saying what to do.
 func rendererHelper(env *Env, sup *proctree.Supervisor) (capture.RendererHelper, error) {
 	if env.Pin == nil {
@@ -19,7 +21,17 @@ func rendererHelper(env *Env, sup *proctree.Supervisor) (capture.RendererHelper,
 	if err := env.RuntimeCheck()(); err != nil {
 		return capture.RendererHelper{}, errorf("runtime_unavailable", CategoryInternal, "the pinned Node runtime no longer checks out: %v", err)
 	}
-	return capture.RendererHelper{Node: env.Pin.Path, Supervisor: sup}, nil
+	return capture.RendererHelper{Node: env.Pin.Path, Supervisor: sup, NodeSHA256: env.Pin.SHA256, Snapshots: env.RendererSnapshots()}, nil
+}
+
+// RendererSnapshots keeps the renderer helper's startup snapshots of this
+// data directory, in its cache/renderer directory (one per process, so a
+// snapshot is read and verified once per process).
+func (e *Env) RendererSnapshots() *capture.RendererSnapshots {
+	e.snapshotsOnce.Do(func() {
+		e.snapshots = capture.NewRendererSnapshots(filepath.Join(e.DataDir, "cache", "renderer"))
+	})
+	return e.snapshots
 }
 
 // aheadRenderers is a long-running process's renderer helpers started
@@ -65,4 +77,32 @@ func (a *aheadRenderers) close() {
 	if r != nil {
 		r.Close()
 	}
+}
+
+// rendererSnapshotCheck is the doctor's line on the renderer helper's
+// startup snapshot: made now when missing (about half a second of CPU),
+// verified when present, or why captures start the helper without it.
+func rendererSnapshotCheck(env *Env) DoctorCheck {
+	c := DoctorCheck{Name: "renderer snapshot", Status: "warning"}
+	if env.Pin == nil {
+		c.Detail = "no Node runtime pinned"
+		return c
+	}
+	sup, err := proctree.NewSupervisor(proctree.Options{})
+	if err != nil {
+		c.Detail = err.Error()
+		return c
+	}
+	defer sup.Close()
+	rh, err := rendererHelper(env, sup)
+	if err != nil {
+		c.Detail = err.Error()
+		return c
+	}
+	if err := rh.Snapshots.Prepare(rh); err != nil {
+		c.Detail = "captures start the terminal renderer without a startup snapshot (slower): " + err.Error()
+		return c
+	}
+	c.Status, c.Detail = "ok", rh.Snapshots.Status()
+	return c
 }

@@ -62,6 +62,31 @@ func BenchmarkCaptureVsScript(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The renderer helper's startup snapshot is built (as the first
+	// capture of a data directory builds it) by a child of its own before
+	// the timed runs, which then read and verify it as every later
+	// capture-process does; GATEHOUSE_BENCH_LOADER=1 measures the loader
+	// instead (no snapshot).
+	if os.Getenv("GATEHOUSE_BENCH_LOADER") == "" {
+		node, err := exec.LookPath("node")
+		if err != nil {
+			b.Skip("node is not on PATH")
+		}
+		sum, err := fileSHA256(node)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Setenv(benchSnapshotsEnv, b.TempDir())
+		b.Setenv(benchNodeSumEnv, sum)
+		var warm strings.Builder
+		d, cpu, _ := runMeasured(b, &warm, self, "-test.run=^TestCaptureBenchChildWarm$", "-test.count=1")
+		if !strings.Contains(warm.String(), "WARM startup snapshot") {
+			b.Fatalf("building the snapshot: %s", warm.String())
+		}
+		// reported after the runs (ResetTimer drops metrics)
+		defer b.ReportMetric(float64(d.Milliseconds()), "snapshot-build-ms")
+		defer b.ReportMetric(float64(cpu.Milliseconds()), "snapshot-build-cpu-ms")
+	}
 	var tScript, tCapture, tInside, tAhead, cpuScript, cpuCapture time.Duration
 	var rssScript, rssCapture int64
 	truncated, frames := 0, 0
@@ -185,7 +210,8 @@ func TestCaptureBenchChild(t *testing.T) {
 	sc := parseOK(t, mustJSON(t, obj{"approved": true, "executable": "/bin/sh", "arguments": []any{"-c", benchCommand},
 		"working_directory": work, "environment": obj{"PATH": "/usr/bin:/bin"},
 		"limits": obj{"output_bytes": benchOutputBytes, "frames": 100000}}))
-	opts := Options{Policy: openPolicy(), TempDir: work, Node: testNode(t), RunID: fmt.Sprintf("capture-bench-%d", os.Getpid())}
+	sum, snaps := benchSnapshots()
+	opts := Options{Policy: openPolicy(), TempDir: work, Node: testNode(t), NodeSHA256: sum, Snapshots: snaps, RunID: fmt.Sprintf("capture-bench-%d", os.Getpid())}
 	sup := newSupervisor(t)
 	start := time.Now()
 	rec, err := Capture(context.Background(), sup, sc, opts)
@@ -193,6 +219,9 @@ func TestCaptureBenchChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	captured := time.Since(start)
+	if snaps != nil && !strings.Contains(snaps.Status(), "verified") {
+		t.Fatalf("the renderer did not start from the warmed snapshot: %s", snaps.Status())
+	}
 	capturePeak := ownPeakKB() // before the record is marshalled
 	start = time.Now()
 	encoded, err := rec.AppendJSON(nil, false) // held in memory, as capture-process holds it to seal it
@@ -213,6 +242,38 @@ func TestCaptureBenchChild(t *testing.T) {
 	fmt.Printf("BENCH %s\n", b)
 }
 
+// Where the benchmark's children keep the renderer helper's startup
+// snapshots, and the SHA-256 of their Node (hashed once, by the parent,
+// as the app keeps the pin's digest).
+const (
+	benchSnapshotsEnv = "GATEHOUSE_BENCH_SNAPSHOTS"
+	benchNodeSumEnv   = "GATEHOUSE_BENCH_NODE_SHA256"
+)
+
+// benchSnapshots are the children's snapshots, none when the benchmark
+// measures the loader.
+func benchSnapshots() (string, *RendererSnapshots) {
+	dir := os.Getenv(benchSnapshotsEnv)
+	if dir == "" {
+		return "", nil
+	}
+	return os.Getenv(benchNodeSumEnv), NewRendererSnapshots(dir)
+}
+
+// TestCaptureBenchChildWarm builds the benchmark's renderer snapshot
+// before the timed runs; it only runs in the benchmark's child process.
+func TestCaptureBenchChildWarm(t *testing.T) {
+	if os.Getenv(benchChildEnv) == "" {
+		t.Skip("runs only as the child of BenchmarkCaptureVsScript")
+	}
+	sum, snaps := benchSnapshots()
+	h := RendererHelper{Node: testNode(t), Supervisor: newSupervisor(t), NodeSHA256: sum, Snapshots: snaps}
+	if err := snaps.Prepare(h); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("WARM %s\n", snaps.Status())
+}
+
 // TestCaptureBenchChildAhead is the capture of BenchmarkCaptureVsScript
 // with its renderer helper started ahead (Renderers) and ready, which it
 // does not time; it only runs in the benchmark's child process.
@@ -225,7 +286,8 @@ func TestCaptureBenchChildAhead(t *testing.T) {
 		"working_directory": work, "environment": obj{"PATH": "/usr/bin:/bin"},
 		"limits": obj{"output_bytes": benchOutputBytes, "frames": 100000}}))
 	sup := newSupervisor(t)
-	renderers := NewRenderers(RendererHelper{Node: testNode(t), Supervisor: sup})
+	sum, snaps := benchSnapshots()
+	renderers := NewRenderers(RendererHelper{Node: testNode(t), Supervisor: sup, NodeSHA256: sum, Snapshots: snaps})
 	defer renderers.Close()
 	renderers.mu.Lock()
 	ready := <-renderers.next

@@ -42,6 +42,11 @@ type Options struct {
 	// the renderer helper (xterm.js) that renders rendered_frames; a
 	// capture without it is refused before launch.
 	Node string
+	// NodeSHA256 is the pinned Node's SHA-256 and Snapshots keeps the
+	// renderer helper's startup snapshots (RendererHelper): with both, a
+	// helper this capture starts itself starts from a verified snapshot.
+	NodeSHA256 string
+	Snapshots  *RendererSnapshots
 	// Renderers, when set, supplies the renderer helper instead: one
 	// started ahead (run with its own Node and Supervisor), so the
 	// capture does not wait for Node to start (renderers.go).
@@ -108,7 +113,7 @@ func Capture(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, opts O
 	tg := target{executable: judged.Executable, dir: judged.WorkingDir, roots: judged.FilesystemRoots}
 	// The renderer helper starts now, alongside the rest of the launch's
 	// preparation; run waits for its hello just before the launch.
-	scr := opts.Renderers.start(RendererHelper{Node: opts.Node, Supervisor: sup}, sc.Terminal)
+	scr := opts.Renderers.start(RendererHelper{Node: opts.Node, Supervisor: sup, NodeSHA256: opts.NodeSHA256, Snapshots: opts.Snapshots}, sc.Terminal)
 	defer scr.close() // a capture that stops before run; run closes it itself
 	commits, err := sc.Commitments()
 	if err != nil {

@@ -45,8 +45,10 @@ func shScenario(t *testing.T, script string, edit func(m obj)) (*Scenario, Optio
 		edit(m)
 	}
 	tmp := t.TempDir()
+	sum, snaps := testSnapshots(t) // the helper as the app starts it
 	return parseOK(t, mustJSON(t, m)), Options{
 		Policy: openPolicy(), TempDir: tmp, GatehouseVersion: "test", ProviderVersion: "test", Node: testNode(t),
+		NodeSHA256: sum, Snapshots: snaps,
 		RunID: fmt.Sprintf("capture-test-%d-%d", os.Getpid(), time.Now().UnixNano()),
 	}
 }

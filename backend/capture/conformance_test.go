@@ -27,7 +27,8 @@ func conformance(t *testing.T, names []string, runs []helperRun, known map[strin
 func conformanceStats(t *testing.T, names []string, runs []helperRun, known map[string]string) (n, matched, restored, threw int, ff fastStats) {
 	t.Helper()
 	node := requireNode(t)
-	h := RendererHelper{Node: node, Supervisor: newSupervisor(t)}
+	sum, snaps := testSnapshots(t) // the helper as the app starts it
+	h := RendererHelper{Node: node, Supervisor: newSupervisor(t), NodeSHA256: sum, Snapshots: snaps}
 	frames, errs, ff := helperFrames(t, h, runs)
 	var items []xtermItem
 	for i, r := range runs {

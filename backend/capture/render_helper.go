@@ -41,11 +41,19 @@ const rendererLoader = `const M=require("module");const m=new M("gatehouse-rende
 // (0: DefaultRendererMemoryMB) and Timeout each answer it owes (0:
 // DefaultRendererTimeout); past either, the renderer fails with an error
 // saying so.
+//
+// With Snapshots and NodeSHA256 (the pinned Node's digest) set, the
+// helper starts from a verified V8 startup snapshot of itself
+// (RendererSnapshots), made at first need; without them, or when no
+// snapshot can be made, it compiles the bundle at every start (the
+// loader), which takes about twice the CPU before its hello.
 type RendererHelper struct {
 	Node       string
 	Supervisor *proctree.Supervisor
 	MemoryMB   int
 	Timeout    time.Duration
+	NodeSHA256 string
+	Snapshots  *RendererSnapshots
 }
 
 // Bounds of the renderer helper.
@@ -104,10 +112,12 @@ type screen struct {
 	deadline time.Duration
 	writeErr error // the writer's first error (under mu)
 
-	// version is what the helper said it runs.
-	version string
-	err     error // sticky: set once the helper failed
-	closed  bool
+	// version is what the helper said it runs; fromSnapshot, that it
+	// started from its startup snapshot.
+	version      string
+	fromSnapshot bool
+	err          error // sticky: set once the helper failed
+	closed       bool
 }
 
 // message is one message to the helper: its type and payload.
@@ -129,15 +139,44 @@ type answer struct {
 const writeBatches = 256
 
 // startScreen starts the renderer helper for a screen of t's size and
-// waits for its hello.
+// waits for its hello: from its startup snapshot when h has one (see
+// RendererHelper), else with the loader.
 func startScreen(h RendererHelper, t Terminal) (*screen, error) {
 	if h.Supervisor == nil || !filepath.IsAbs(h.Node) {
 		return nil, errors.New("capture: the renderer needs the pinned Node (an absolute path) and a process supervisor")
 	}
-	mem, timeout := h.MemoryMB, h.Timeout
-	if mem <= 0 {
-		mem = DefaultRendererMemoryMB
+	flags := heapFlags(rendererMemory(h))
+	var blob *os.File
+	if h.Snapshots != nil {
+		blob, _ = h.Snapshots.blob(h, flags) // without one, the loader (Status says why)
 	}
+	s, err := startScreenFrom(h, t, blob, flags)
+	if err != nil && blob != nil {
+		// a snapshot Node does not start from (one verified, but of
+		// another Node or other flags) is dropped: this and later helpers
+		// use the loader, and Status says why
+		h.Snapshots.drop(h, flags, err)
+		return startScreenFrom(h, t, nil, flags)
+	}
+	return s, err
+}
+
+// rendererMemory is h's heap bound in MB.
+func rendererMemory(h RendererHelper) int {
+	if h.MemoryMB <= 0 {
+		return DefaultRendererMemoryMB
+	}
+	return h.MemoryMB
+}
+
+// startScreenFrom starts the helper with V8 flags, from blob (a sealed
+// memory file holding its startup snapshot) or, when blob is nil, with
+// the loader, and waits for its hello.
+func startScreenFrom(h RendererHelper, t Terminal, blob *os.File, flags []string) (*screen, error) {
+	if h.Supervisor == nil || !filepath.IsAbs(h.Node) {
+		return nil, errors.New("capture: the renderer needs the pinned Node (an absolute path) and a process supervisor")
+	}
+	mem, timeout := rendererMemory(h), h.Timeout
 	if timeout <= 0 {
 		timeout = DefaultRendererTimeout
 	}
@@ -157,32 +196,45 @@ func startScreen(h RendererHelper, t Terminal) (*screen, error) {
 		closeAll(inR, inW, outR, outW)
 		return nil, fmt.Errorf("capture: renderer pipe: %w", err)
 	}
-	srcR, srcW, err := os.Pipe()
-	if err != nil {
-		closeAll(inR, inW, outR, outW, errR, errW)
-		return nil, fmt.Errorf("capture: renderer pipe: %w", err)
+	// descriptor 3: the snapshot (Node opens it by its /proc path, a
+	// description of its own), or the script the loader reads
+	args := append([]string{h.Node}, flags...)
+	fd3, srcW := blob, (*os.File)(nil)
+	if blob != nil {
+		args = append(args, "--snapshot-blob", "/proc/self/fd/3")
+	} else {
+		if fd3, srcW, err = os.Pipe(); err != nil {
+			closeAll(inR, inW, outR, outW, errR, errW)
+			return nil, fmt.Errorf("capture: renderer pipe: %w", err)
+		}
+		args = append(args, "-e", rendererLoader)
 	}
+	args = append(args, "--", strconv.Itoa(t.Columns), strconv.Itoa(t.Rows), strconv.Itoa(t.Scrollback))
 	marker := "GATEHOUSE_RENDERER=" + strconv.Itoa(os.Getpid()) + "." + strconv.FormatInt(time.Now().UnixNano(), 36)
 	tree, err := h.Supervisor.Start(proctree.Spec{
-		Path: h.Node,
-		// a 1 MB young generation keeps the helper's resident set about
-		// 6 MB smaller on 10 MB of output, and no slower
-		Args: []string{h.Node, "--max-old-space-size=" + strconv.Itoa(mem), "--max-semi-space-size=1", "-e", rendererLoader, "--",
-			strconv.Itoa(t.Columns), strconv.Itoa(t.Rows), strconv.Itoa(t.Scrollback)},
+		Path: h.Node, Args: args,
 		Env:   []string{marker, "NODE_OPTIONS=", "NODE_PATH="},
 		Dir:   "/",
-		Files: []*os.File{inR, outW, errW, srcR}, Marker: marker,
+		Files: []*os.File{inR, outW, errW, fd3}, Marker: marker,
 	})
-	closeAll(inR, outW, errW, srcR)
+	closeAll(inR, outW, errW)
+	if srcW != nil {
+		fd3.Close()
+	}
 	if err != nil {
-		closeAll(inW, outR, errR, srcW)
+		closeAll(inW, outR, errR)
+		if srcW != nil {
+			srcW.Close()
+		}
 		return nil, fmt.Errorf("capture: start the renderer helper: %w", err)
 	}
-	go func() { // the script, then EOF; a helper that died early makes this fail, which Wait reports
-		io.WriteString(srcW, rendererScript) //nolint:errcheck // see above
-		srcW.Close()
-	}()
-	s := &screen{tree: tree, in: inW, outFile: outR, stderr: &tailBuffer{max: 4096}, timeout: timeout, memoryMB: mem,
+	if srcW != nil {
+		go func() { // the script, then EOF; a helper that died early makes this fail, which Wait reports
+			io.WriteString(srcW, rendererScript) //nolint:errcheck // see above
+			srcW.Close()
+		}()
+	}
+	s := &screen{tree: tree, in: inW, outFile: outR, stderr: &tailBuffer{max: 4096}, timeout: timeout, memoryMB: mem, fromSnapshot: blob != nil,
 		writes: make(chan []message, writeBatches), writerDone: make(chan struct{}),
 		answers: make(chan answer, 16), done: make(chan struct{}), waiting: 1}
 	go func() { io.Copy(s.stderr, errR); errR.Close() }() //nolint:errcheck // only kept for error messages

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,11 +29,48 @@ func testNode(t testing.TB) string {
 	return node
 }
 
-// testHelper is the renderer helper of a test: the Node on PATH and a
-// supervisor of its own.
+// testHelper is the renderer helper of a test: the Node on PATH, a
+// supervisor of its own, and the tests' startup snapshots (so the tests
+// render as the app does; loaderHelper renders with the loader).
 func testHelper(t *testing.T) RendererHelper {
 	t.Helper()
+	h := loaderHelper(t)
+	h.NodeSHA256, h.Snapshots = testSnapshots(t)
+	return h
+}
+
+// loaderHelper is testHelper without snapshots.
+func loaderHelper(t *testing.T) RendererHelper {
+	t.Helper()
 	return RendererHelper{Node: testNode(t), Supervisor: newSupervisor(t)}
+}
+
+// sharedSnapshots are the tests' renderer snapshots, kept in the user's
+// cache directory (gatehouse-tests/renderer) across test runs, as the
+// app keeps its own: one RendererSnapshots per test binary, so a
+// snapshot is built or verified once per run.
+var sharedSnapshots = sync.OnceValues(func() (string, *RendererSnapshots) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return "", nil
+	}
+	node, _ = filepath.Abs(node)
+	sum, err := fileSHA256(node)
+	dir, derr := os.UserCacheDir()
+	if err != nil || derr != nil {
+		return "", nil
+	}
+	return sum, NewRendererSnapshots(filepath.Join(dir, "gatehouse-tests", "renderer"))
+})
+
+// testSnapshots is the Node digest and snapshots of testHelper.
+func testSnapshots(t testing.TB) (string, *RendererSnapshots) {
+	t.Helper()
+	sum, s := sharedSnapshots()
+	if s == nil {
+		t.Log("renderer tests run without startup snapshots (no Node digest or user cache directory)")
+	}
+	return sum, s
 }
 
 func startTestScreen(t *testing.T, h RendererHelper, term Terminal) *screen {

@@ -38,6 +38,7 @@ import pkg from '@xterm/headless';
 import headlessPkg from '@xterm/headless/package.json' with { type: 'json' };
 import { frame } from './screen.mjs';
 import { PlainRun, ready } from './fastforward.mjs';
+import { startupSnapshot } from 'node:v8';
 
 const { Terminal } = pkg;
 
@@ -49,13 +50,8 @@ function fail(msg) {
   process.stdout.write(Buffer.concat([h, b]), () => process.exit(1));
 }
 
-process.on('uncaughtException', (err) => fail(`xterm.js failed: ${err && err.stack ? err.stack.split('\n').slice(0, 3).join(' | ') : err}`));
-
-// the last three arguments (the loader runs this script with node -e)
-const [cols, rows, scrollback] = process.argv.slice(-3).map((a) => Number.parseInt(a, 10));
-if (!(cols >= 1 && rows >= 1 && scrollback >= 0)) fail('usage: helper.js COLUMNS ROWS SCROLLBACK');
-
-let term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
+// term is the terminal being rendered (main makes it).
+let term = null;
 
 // parse writes b to term synchronously (xterm.js's own write buffer, as
 // Terminal.write would, without waiting for the event loop).
@@ -192,27 +188,67 @@ function handle(type, payload, next) {
 
 // MAX_MESSAGE bounds one incoming message (the capture sends PTY chunks).
 const MAX_MESSAGE = 16 << 20;
-let pending = Buffer.alloc(0);
-process.stdin.on('data', (chunk) => {
-  pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
-  let off = 0;
-  while (pending.length - off >= 5) {
-    const len = pending.readUInt32LE(off + 1);
-    if (len > MAX_MESSAGE) return fail(`message of ${len} bytes`);
-    if (pending.length - off < 5 + len) break;
-    const type = pending[off];
-    // no copy: parse reads the bytes before the next message is read, and
-    // a plain run keeps them in chunks nobody writes to again
-    const payload = pending.subarray(off + 5, off + 5 + len);
-    off += 5 + len;
-    handle(type, payload, pending.length > off ? pending[off] : -1);
-  }
-  pending = off === pending.length ? Buffer.alloc(0) : pending.subarray(off);
-});
-// the capture closes stdin to end the helper: finish what was queued
-process.stdin.on('end', () => {
-  endRun();
-  process.exit(0);
-});
 
-send(0x68, Buffer.from(`@xterm/headless ${headlessPkg.version}`, 'utf8'));
+// main runs the helper: the terminal of the last three arguments, the
+// messages of stdin, the hello first.
+function main() {
+  process.on('uncaughtException', (err) => fail(`xterm.js failed: ${err && err.stack ? err.stack.split('\n').slice(0, 3).join(' | ') : err}`));
+
+  // the last three arguments (the loader runs this script with node -e)
+  const [cols, rows, scrollback] = process.argv.slice(-3).map((a) => Number.parseInt(a, 10));
+  if (!(cols >= 1 && rows >= 1 && scrollback >= 0)) return fail('usage: helper.js COLUMNS ROWS SCROLLBACK');
+  term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
+
+  let pending = Buffer.alloc(0);
+  process.stdin.on('data', (chunk) => {
+    pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+    let off = 0;
+    while (pending.length - off >= 5) {
+      const len = pending.readUInt32LE(off + 1);
+      if (len > MAX_MESSAGE) return fail(`message of ${len} bytes`);
+      if (pending.length - off < 5 + len) break;
+      const type = pending[off];
+      // no copy: parse reads the bytes before the next message is read, and
+      // a plain run keeps them in chunks nobody writes to again
+      const payload = pending.subarray(off + 5, off + 5 + len);
+      off += 5 + len;
+      handle(type, payload, pending.length > off ? pending[off] : -1);
+    }
+    pending = off === pending.length ? Buffer.alloc(0) : pending.subarray(off);
+  });
+  // the capture closes stdin to end the helper: finish what was queued
+  process.stdin.on('end', () => {
+    endRun();
+    process.exit(0);
+  });
+
+  send(0x68, Buffer.from(`@xterm/headless ${headlessPkg.version}`, 'utf8'));
+}
+
+// warm renders sample output once, frames and a fresh terminal included,
+// so a startup snapshot holds xterm.js, the fast-forward and the frames
+// initialized and their functions compiled; what it changed is reset.
+function warm() {
+  term = new Terminal({ cols: 80, rows: 24, scrollback: 1000, allowProposedApi: true });
+  let text = '';
+  for (let i = 0; i < 3000; i++) text += `line ${i} \x1b[1;3${i % 8}mcolour\x1b[0m \u00e9\u4e2d\r\n`;
+  const sample = Buffer.from(`\x1b[?1049h\x1b[2J\x1b[Hfull screen\x1b[?1049l${text}\x1b[5;10r\x1b[3b\x1b]0;t\x07`, 'utf8');
+  for (let i = 0; i < sample.length; i += 4096) output(sample.subarray(i, i + 4096), false);
+  endRun();
+  encodeFrame(frame(term));
+  term.resize(100, 30);
+  encodeFrame(frame(term));
+  term.dispose();
+  term = null;
+  run = null;
+  stats.skipped = 0;
+  stats.cuts = 0;
+}
+
+// Run by `node --build-snapshot` (backend/capture/snapshot.go), the
+// bundle warms up and leaves main to run when the snapshot is started;
+// run by the loader (node -e), it runs main now.
+if (startupSnapshot.isBuildingSnapshot()) {
+  warm();
+  startupSnapshot.setDeserializeMainFunction(main);
+} else main();
