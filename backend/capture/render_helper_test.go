@@ -266,3 +266,35 @@ func FuzzDecodeFrame(f *testing.F) {
 		}
 	})
 }
+
+// TestRendererRefusesAFalsePlainPrefix: an output message whose plain
+// prefix length is past its bytes, or short of their plain prefix, is a
+// protocol error the helper reports, never a run it collects (a claim the
+// fast-forward trusted would skip bytes it must parse).
+func TestRendererRefusesAFalsePlainPrefix(t *testing.T) {
+	h := testHelper(t)
+	for _, tc := range []struct {
+		name, payload string
+		plain         int
+		want          string
+	}{
+		{"past the bytes", "ab\x1b[m", 6, "a plain prefix of 6 bytes in 5"},
+		{"short of the prefix", "abc\x1b[m", 2, "the plain prefix is longer than 2 bytes"},
+		{"none claimed", "abc", 0, "the plain prefix is longer than 0 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startTestScreen(t, h, Terminal{Columns: 8, Rows: 2})
+			s.queueMessage(message{typ: 'w', payload: tc.payload, plain: tc.plain})
+			_, err := s.snapshot()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want %q", err, tc.want)
+			}
+		})
+	}
+	// and the true prefix renders
+	s := startTestScreen(t, h, Terminal{Columns: 8, Rows: 2})
+	s.write([]byte("abc\x1b[31mdef"))
+	if f := xsnap(t, s); f.Lines[0] != "abcdef  " {
+		t.Errorf("row 0 %q", f.Lines[0])
+	}
+}

@@ -7,8 +7,13 @@
 //
 // Protocol (backend/capture/render_helper.go): messages in both
 // directions are [type: 1 byte][length: u32 little endian][payload].
-//   in  'w' raw terminal output (bytes; xterm.js decodes UTF-8 itself,
-//           across messages)
+//   in  'w' raw terminal output: u32 plain (little endian), then the bytes
+//           (xterm.js decodes UTF-8 itself, across messages); plain is
+//           the length of the bytes' longest prefix of printable ASCII,
+//           LF and CR (the capture's plainPrefix, render_plain.go), so
+//           the fast-forward finds where a run ends without scanning for
+//           it. A plain past the bytes, or short of the prefix (the byte
+//           at plain is plain), is a protocol error.
 //       'r' resize: u16 columns, u16 rows (little endian)
 //       's' snapshot: answered with one 'f' once everything sent before
 //           it has been parsed
@@ -92,19 +97,22 @@ function tooFewLineFeeds(p) {
   return true;
 }
 
-// output writes terminal output p, collecting plain runs while xterm.js's
-// state allows one (fastforward.mjs). last says that the message after p
-// is already known not to be output, so a run started in p ends with p.
-function output(p, last) {
+// isPlainByte reports whether b may be in a plain run.
+const isPlainByte = (b) => (b >= 0x20 && b < 0x7f) || b === 0x0a || b === 0x0d;
+
+// output writes terminal output p, whose first plain bytes are plain,
+// collecting plain runs while xterm.js's state allows one
+// (fastforward.mjs). last says that the message after p is already known
+// not to be output, so a run started in p ends with p.
+function output(p, plain, last) {
   if (!run) {
     if (last && tooFewLineFeeds(p)) return parse(p);
     // a run starts only with a plain byte (most escape-heavy output
     // never gets one) and where xterm.js's state allows it
-    const b = p[0];
-    if (!((b >= 0x20 && b < 0x7f) || b === 0x0a || b === 0x0d) || !ready(term)) return parse(p);
+    if (plain === 0 || !ready(term)) return parse(p);
     run = new PlainRun(term, parse);
   }
-  const n = run.feed(p);
+  const n = run.feed(p, plain);
   if (run.done) run = null; // written in full: too long to cut
   else if (n === p.length) return;
   else endRun();
@@ -156,9 +164,16 @@ function send(type, payload) {
 function handle(type, payload, next) {
   if (type !== 0x77) endRun();
   switch (type) {
-    case 0x77: // 'w'
-      output(payload, next >= 0 && next !== 0x77);
+    case 0x77: {
+      // 'w'
+      if (payload.length < 4) return fail('output: payload must start with its plain length');
+      const plain = payload.readUInt32LE(0);
+      const p = payload.subarray(4);
+      if (plain > p.length) return fail(`output: a plain prefix of ${plain} bytes in ${p.length}`);
+      if (plain < p.length && isPlainByte(p[plain])) return fail(`output: the plain prefix is longer than ${plain} bytes`);
+      output(p, plain, next >= 0 && next !== 0x77);
       break;
+    }
     case 0x72: {
       // 'r'
       if (payload.length !== 4) return fail('resize: payload must be 4 bytes');
