@@ -24,8 +24,9 @@ func plainPrefix(text string) int {
 	)
 	i := 0
 	for ; i+8 <= len(text); i += 8 {
-		v := uint64(text[i]) | uint64(text[i+1])<<8 | uint64(text[i+2])<<16 | uint64(text[i+3])<<24 |
-			uint64(text[i+4])<<32 | uint64(text[i+5])<<40 | uint64(text[i+6])<<48 | uint64(text[i+7])<<56
+		w := text[i : i+8] // one bounds check for the eight loads
+		v := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 		below := (v - ones*0x20) & ^v & highs        // some byte < 0x20
 		above := ((v + ones*(127-0x7e)) | v) & highs // some byte > 0x7e
 		if below|above == 0 {

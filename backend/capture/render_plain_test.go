@@ -57,3 +57,16 @@ func FuzzPlainPrefix(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkPlainPrefix measures plainPrefix over 32 KiB messages of the
+// capture benchmark's plain lines (its cost per output byte in the
+// capture).
+func BenchmarkPlainPrefix(b *testing.B) {
+	text := strings.Repeat(strings.SplitN(benchCommand, "'", 3)[1]+"\n", writeMessage/100+1)[:writeMessage]
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		if plainPrefix(text) != len(text) {
+			b.Fatal("not plain")
+		}
+	}
+}
