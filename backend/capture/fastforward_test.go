@@ -3,6 +3,8 @@ package capture
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -83,4 +85,38 @@ func splitLarge(data []byte, r *rand.Rand) [][]byte {
 		data = data[n:]
 	}
 	return parts
+}
+
+// TestRenderFastForwardKeepsTheBufferRing: xterm.js's reflow on a resize
+// depends on where its circular list of buffer lines starts, not only on
+// the lines, so a cut must leave that start where parsing every byte
+// would have (fastforward.mjs, keepRing). The pinned stream (found by a
+// frames-during-runs variant of the conformance test: 29×5, scrollback
+// 9, cut once, then narrowed to 2 columns) and 300 seeded streams of
+// plain lines cut and then narrowed to 2–5 columns must render as an
+// independent @xterm/headless run over all the bytes.
+func TestRenderFastForwardKeepsTheBufferRing(t *testing.T) {
+	pinned, err := os.ReadFile(filepath.Join("testdata", "fastforward", "reflow-ring.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := 9
+	names := []string{"pinned"}
+	runs := []helperRun{{Columns: 29, Rows: 5, Scrollback: &sb, Parts: [][]byte{pinned[:3061], pinned[3061:]},
+		Resize: &xtermSize{Columns: 2, Rows: 5}}}
+	r := rand.New(rand.NewPCG(16, 5))
+	for i := range 300 {
+		sb := r.IntN(20)
+		run := helperRun{Columns: 2 + r.IntN(40), Rows: 1 + r.IntN(8), Scrollback: &sb}
+		data := plainBlock(r, sb+2*run.Rows+r.IntN(4*(sb+run.Rows)+4), run.Columns)
+		run.Parts = splitLarge([]byte(data), r)
+		run.Resize = &xtermSize{Columns: 2 + r.IntN(4), Rows: 1 + r.IntN(8)}
+		names, runs = append(names, fmt.Sprint("narrowed ", i)), append(runs, run)
+	}
+	n, matched, restored, threw, ff := conformanceStats(t, names, runs, nil)
+	t.Logf("cut and narrowed streams vs @xterm/headless: %d/%d rendered frames match, serialized_state restores %d/%d; the fast-forward cut %d times",
+		matched, n-threw, restored, n-threw, ff.Cuts)
+	if ff.Cuts < 100 {
+		t.Errorf("the fast-forward cut only %d times: the test does not exercise it", ff.Cuts)
+	}
 }

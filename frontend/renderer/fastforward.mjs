@@ -94,8 +94,16 @@ export class PlainRun {
     this.cols = term.cols;
     this.rows = term.rows;
     this.need = term.options.scrollback + term.rows; // line feeds kept after the cut
-    this.x = term._core.buffers.active.x;
+    const buf = term._core.buffers.active;
+    this.x = buf.x;
     this.lfs = 0; // line feeds in the run
+    this.wraps = 0; // autowraps in the run
+    // xterm.js's buffer ring (see keepRing): where it starts, how full it
+    // is, and the rows the cursor can move down before a move scrolls
+    this.lines = buf.lines;
+    this.start0 = buf.lines._startIndex;
+    this.length0 = buf.lines.length;
+    this.free0 = term.rows - 1 - buf.y;
     this.total = 0; // bytes in the run
     // the last need + 1 line feeds: offset after each and the column then
     this.ring = this.need + 1;
@@ -129,6 +137,7 @@ export class PlainRun {
     const base = this.total;
     let x = this.x;
     let n = this.lfs;
+    let wraps = this.wraps;
     let i = 0;
     let cr = s.indexOf('\r');
     if (cr < 0 || cr > end) cr = end;
@@ -137,7 +146,9 @@ export class PlainRun {
       if (lf < 0 || lf > end) lf = end;
       let from = i;
       while (cr < lf) {
-        // a CR returns the carriage whatever the line printed before it
+        // a CR returns the carriage whatever the line printed before it,
+        // after the wraps that printing made
+        if (cr > from) wraps += Math.floor((x + cr - from - 1) / cols);
         x = 0;
         from = cr + 1;
         cr = s.indexOf('\r', from);
@@ -145,6 +156,9 @@ export class PlainRun {
       }
       const printed = lf - from;
       if (printed > 0) {
+        // the characters printed at columns cols, 2 × cols, … (counting
+        // from the line's start) wrap first
+        wraps += Math.floor((x + printed - 1) / cols);
         if (x >= cols) x = 0; // the first character wraps
         x = x + printed <= cols ? x + printed : ((x + printed - 1) % cols) + 1;
       }
@@ -158,6 +172,7 @@ export class PlainRun {
     }
     this.x = x;
     this.lfs = n;
+    this.wraps = wraps;
     if (end > 0) {
       this.segs.push(end === p.length ? p : p.subarray(0, end));
       this.total += end;
@@ -185,6 +200,33 @@ export class PlainRun {
       return;
     }
     while (this.segs.length && this.segStart + this.segs[0].length <= c) this.segStart += this.segs.shift().length;
+  }
+
+  // keepRing makes xterm.js's buffer ring start where parsing every byte
+  // would have left it. xterm.js keeps the buffer's lines in a circular
+  // list, and its reflow on a resize depends on where that list starts,
+  // not only on the lines (measured: the same lines, cell for cell,
+  // reflowed from 29 to 2 columns, gave other rows from start index 1
+  // than from 0). Every move down from the bottom row (a line feed or an
+  // autowrap) pushes one line, and a push into a full list moves its
+  // start by one; the cut writes fewer lines than it skips, so the start
+  // is moved to where the run's own moves would have left it. The list is
+  // full then (a cut needs scrollback + 2 × rows line feeds), so moving
+  // its start is rotating its array, the lines kept in their order.
+  keepRing() {
+    const l = this.lines;
+    const max = l.maxLength;
+    if (l.length !== max || l._array?.length !== max || typeof l._startIndex !== 'number') return;
+    const pushes = Math.max(0, this.lfs + this.wraps - this.free0);
+    const trims = Math.max(0, pushes - (max - this.length0));
+    const want = trims > 0 ? (this.start0 + trims) % max : this.start0;
+    const have = l._startIndex;
+    if (want === have) return;
+    const a = l._array;
+    const rotated = new Array(max);
+    for (let i = 0; i < max; i++) rotated[(want + i) % max] = a[(have + i) % max];
+    l._array = rotated;
+    l._startIndex = want;
   }
 
   flushAll() {
@@ -216,6 +258,7 @@ export class PlainRun {
       if (at + s.length > c) this.write(at >= c ? s : s.subarray(c - at));
       at += s.length;
     }
+    this.keepRing();
     this.segs = [];
     this.release();
     return c;
