@@ -117,6 +117,8 @@ export class PlainRun {
     }
     this.segs = []; // bytes not dropped yet, in order
     this.segStart = 0; // run offset of segs[0]
+    this.written = 0; // bytes written as they came (show, before a cut was possible)
+    this.shown = -1; // run offset up to which show made the visible rows, or -1
     this.done = false; // written in full (drop, end)
   }
 
@@ -229,10 +231,58 @@ export class PlainRun {
     l._startIndex = want;
   }
 
+  // writeFrom writes the run's bytes from run offset from on (all in
+  // segs: nothing at or after the cut is dropped).
+  writeFrom(from) {
+    let at = this.segStart;
+    for (const s of this.segs) {
+      if (at + s.length > from) this.write(at >= from ? s : s.subarray(from - at));
+      at += s.length;
+    }
+  }
+
+  // replace writes the replacement of the run up to a line feed after
+  // which the cursor was in column x (see the top of this file).
+  replace(x) {
+    this.write(Buffer.from('\r' + '\n'.repeat(this.rows) + (x > 0 ? `\x1b[${x + 1}G` : ''), 'latin1'));
+  }
+
   flushAll() {
-    for (const s of this.segs) this.write(s);
+    this.writeFrom(this.written);
     this.segs = [];
     this.release();
+  }
+
+  // show makes xterm.js's visible rows and cursor those the run's bytes so
+  // far give, for a frame, and the run goes on. While the run cannot be
+  // cut, its bytes are written as they came (written: not written again).
+  // Once it can, only the visible rows are made: the replacement of
+  // everything up to the line feed rows line feeds before the last (it
+  // has at least rows line feeds before it, since a cut needs scrollback
+  // + 2 × rows, so it scrolled) and the bytes after it, or, when fewer,
+  // the bytes after what the last show wrote. The rows line feeds after
+  // that line feed push everything before it out of the visible rows, so
+  // they and the cursor are exact; the scrollback and the buffer ring are
+  // not, but a frame holds only the visible rows, and end writes the real
+  // cut on top of whatever show wrote (plain bytes and replacements, which
+  // leave xterm.js's state ready): its scrollback + rows line feeds push
+  // everything before it out of the buffer, and keepRing sets the ring's
+  // start from the run's own bytes: the same state as without any show.
+  show() {
+    if (this.done) return;
+    if (this.cut() < 0) {
+      this.writeFrom(this.written);
+      this.written = this.total;
+      return;
+    }
+    const k = (this.lfs - this.rows) % this.ring;
+    const pos = this.pos[k];
+    if (this.shown >= pos) this.writeFrom(this.shown);
+    else {
+      this.replace(this.col[k]);
+      this.writeFrom(pos);
+    }
+    this.shown = this.total;
   }
 
   // release ends the run and hands its rings to the next run.
@@ -251,13 +301,8 @@ export class PlainRun {
       this.flushAll();
       return 0;
     }
-    const x = this.col[(this.lfs - this.need) % this.ring];
-    this.write(Buffer.from('\r' + '\n'.repeat(this.rows) + (x > 0 ? `\x1b[${x + 1}G` : ''), 'latin1'));
-    let at = this.segStart;
-    for (const s of this.segs) {
-      if (at + s.length > c) this.write(at >= c ? s : s.subarray(c - at));
-      at += s.length;
-    }
+    this.replace(this.col[(this.lfs - this.need) % this.ring]);
+    this.writeFrom(c);
     this.keepRing();
     this.segs = [];
     this.release();

@@ -90,9 +90,10 @@ function endRun() {
 // tooFewLineFeeds reports whether p holds fewer line feeds than a plain
 // run needs before it can be cut (scrollback + 2 × rows, fastforward.mjs).
 // A run that starts and ends within p then is written in full anyway, so
-// output parses p directly rather than collecting and scanning it: with a
-// frame after every PTY read, most plain chunks are such runs. It counts
-// with Buffer.indexOf (native) and stops at the count needed.
+// output parses p directly rather than collecting and scanning it, when
+// the message after p ends the run (a frame does not: a run goes on
+// across frames, PlainRun.show). It counts with Buffer.indexOf (native)
+// and stops at the count needed.
 function tooFewLineFeeds(p) {
   const want = term.options.scrollback + 2 * term.rows;
   if (p.length < want) return true;
@@ -107,7 +108,8 @@ const isPlainByte = (b) => (b >= 0x20 && b < 0x7f) || b === 0x0a || b === 0x0d;
 // output writes terminal output p, whose first plain bytes are plain,
 // collecting plain runs while xterm.js's state allows one
 // (fastforward.mjs). last says that the message after p is already known
-// not to be output, so a run started in p ends with p.
+// to end a run (neither output nor a frame), so a run started in p ends
+// with p.
 function output(p, plain, last) {
   if (!run) {
     if (last && tooFewLineFeeds(p)) return parse(p);
@@ -163,9 +165,12 @@ function send(type, payload) {
   process.stdout.write(Buffer.concat([h, payload]));
 }
 
-// handle applies one message other than output.
+// handle applies one message other than output. A frame does not end a
+// plain run: the run shows xterm.js the rows the frame must hold and goes
+// on (PlainRun.show), so a fast writer's lines are cut across frames.
 function handle(type, payload) {
-  endRun();
+  if (type !== 0x73) endRun();
+  else if (run) run.show();
   switch (type) {
     case 0x72: {
       // 'r'
@@ -230,7 +235,7 @@ function outputPiece(piece, next) {
     plain = outPlain - at;
     if (isPlainByte(piece[plain])) return fail(`output: the plain prefix is longer than ${outPlain} bytes`);
   } // else it ended in an earlier piece, whose run ended there: the rest is parsed as it came
-  output(piece, plain, next >= 0 && next !== 0x77);
+  output(piece, plain, next >= 0 && next !== 0x77 && next !== 0x73);
 }
 
 process.stdin.on('data', (chunk) => {
