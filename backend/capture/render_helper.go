@@ -120,10 +120,13 @@ type screen struct {
 	closed       bool
 }
 
-// message is one message to the helper: its type and payload.
+// message is one message to the helper: its type and payload, and for
+// output ('w') the length of the payload's plain prefix (plainPrefix),
+// written before the payload.
 type message struct {
 	typ     byte
 	payload string
+	plain   int
 }
 
 // answer is one message read from the helper, or why none could be.
@@ -295,11 +298,15 @@ func (s *screen) send(typ byte, payload []byte) error {
 }
 
 func (s *screen) queue(typ byte, payload string) error {
+	return s.queueMessage(message{typ: typ, payload: payload})
+}
+
+func (s *screen) queueMessage(m message) error {
 	if s.err != nil {
 		return s.err
 	}
-	s.queued = append(s.queued, message{typ, payload})
-	s.queuedBytes += 5 + len(payload)
+	s.queued = append(s.queued, m)
+	s.queuedBytes += 9 + len(m.payload)
 	if s.queuedBytes >= maxChunkMessage {
 		return s.flush()
 	}
@@ -335,10 +342,15 @@ func (s *screen) writeLoop() {
 			continue
 		}
 		for _, m := range batch {
-			var hdr [5]byte
+			var hdr [9]byte
 			hdr[0] = m.typ
-			binary.LittleEndian.PutUint32(hdr[1:], uint32(len(m.payload)))
-			w.Write(hdr[:])          //nolint:errcheck // bufio keeps the first error; Flush returns it
+			n := 5
+			if m.typ == 'w' { // the plain prefix's length first (helper.mjs)
+				binary.LittleEndian.PutUint32(hdr[5:], uint32(m.plain))
+				n = 9
+			}
+			binary.LittleEndian.PutUint32(hdr[1:], uint32(n-5+len(m.payload)))
+			w.Write(hdr[:n])         //nolint:errcheck // bufio keeps the first error; Flush returns it
 			w.WriteString(m.payload) //nolint:errcheck // see above
 		}
 		if err := w.Flush(); err != nil {
@@ -488,14 +500,14 @@ func strictText(s string) string {
 }
 
 // write sends b as terminal output, in messages of at most
-// writeMessage bytes.
+// writeMessage bytes, each with the length of its plain prefix.
 func (s *screen) write(b []byte) error { return s.writeString(string(b)) }
 
 // writeString is write for text, which is queued without a copy.
 func (s *screen) writeString(text string) error {
 	for len(text) > 0 {
 		n := min(len(text), writeMessage)
-		if err := s.queue('w', text[:n]); err != nil {
+		if err := s.queueMessage(message{typ: 'w', payload: text[:n], plain: plainPrefix(text[:n])}); err != nil {
 			return err
 		}
 		text = text[n:]

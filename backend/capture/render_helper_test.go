@@ -304,3 +304,120 @@ func FuzzDecodeFrame(f *testing.F) {
 		}
 	})
 }
+
+// TestRendererRefusesAFalsePlainPrefix: an output message whose plain
+// prefix length is past its bytes, or short of their plain prefix, is a
+// protocol error the helper reports, never a run it collects (a claim the
+// fast-forward trusted would skip bytes it must parse).
+func TestRendererRefusesAFalsePlainPrefix(t *testing.T) {
+	h := testHelper(t)
+	for _, tc := range []struct {
+		name, payload string
+		plain         int
+		want          string
+	}{
+		{"past the bytes", "ab\x1b[m", 6, "a plain prefix of 6 bytes in 5"},
+		{"short of the prefix", "abc\x1b[m", 2, "the plain prefix is longer than 2 bytes"},
+		{"none claimed", "abc", 0, "the plain prefix is longer than 0 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startTestScreen(t, h, Terminal{Columns: 8, Rows: 2})
+			s.queueMessage(message{typ: 'w', payload: tc.payload, plain: tc.plain})
+			_, err := s.snapshot()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want %q", err, tc.want)
+			}
+		})
+	}
+	// and the true prefix renders
+	s := startTestScreen(t, h, Terminal{Columns: 8, Rows: 2})
+	s.write([]byte("abc\x1b[31mdef"))
+	if f := xsnap(t, s); f.Lines[0] != "abcdef  " {
+		t.Errorf("row 0 %q", f.Lines[0])
+	}
+}
+
+// writePieces writes msgs to the helper's stdin one piece of size bytes
+// at a time, each once the helper has read the one before (the pipe is
+// empty), so every piece is a read of its own: headers, plain lengths
+// and payloads cut at every place. The writer goroutine must be idle.
+func writePieces(t *testing.T, s *screen, size int, msgs ...message) {
+	t.Helper()
+	var b []byte
+	for _, m := range msgs {
+		n := len(m.payload)
+		if m.typ == 'w' {
+			n += 4
+		}
+		b = append(b, m.typ)
+		b = binary.LittleEndian.AppendUint32(b, uint32(n))
+		if m.typ == 'w' {
+			b = binary.LittleEndian.AppendUint32(b, uint32(m.plain))
+		}
+		b = append(b, m.payload...)
+	}
+	for len(b) > 0 {
+		n := min(size, len(b))
+		if _, err := s.in.Write(b[:n]); err != nil {
+			select { // it failed (and said why on stdout) and exited
+			case <-s.tree.Exited():
+				return
+			case <-time.After(10 * time.Second):
+				t.Fatal(err)
+			}
+		}
+		b = b[n:]
+		for deadline := time.Now().Add(10 * time.Second); unread(s.in) > 0; time.Sleep(time.Millisecond) {
+			if isClosed(s.tree.Exited()) { // it failed (and said why on stdout)
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the helper does not read its input")
+			}
+		}
+	}
+}
+
+// TestRendererReadsMessagesInPieces: messages that reach the helper in
+// pieces (one byte, or a few, per read) render exactly as when written
+// at once, output and a resize among them; a plain prefix whose falsity
+// shows only in a later piece is still refused.
+func TestRendererReadsMessagesInPieces(t *testing.T) {
+	h := testHelper(t)
+	text := "plain line\n\rmore plain\x1b[1;31mred\x1b[0m caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac\nlast\n"
+	out := func(s string) message { return message{typ: 'w', payload: s, plain: plainPrefix(s)} }
+	size := func(c, r int) message {
+		var p [4]byte
+		binary.LittleEndian.PutUint16(p[0:], uint16(c))
+		binary.LittleEndian.PutUint16(p[2:], uint16(r))
+		return message{typ: 'r', payload: string(p[:])}
+	}
+	term := Terminal{Columns: 12, Rows: 4, Scrollback: 2}
+	whole := startTestScreen(t, h, term)
+	whole.writeString(text[:20])
+	whole.writeString(text[20:])
+	whole.resize(9, 5)
+	whole.writeString(text)
+	want := xsnap(t, whole)
+	for _, piece := range []int{1, 2, 3, 7} {
+		s := startTestScreen(t, h, term)
+		writePieces(t, s, piece, out(text[:20]), out(text[20:]), size(9, 5), out(text))
+		if got := xsnap(t, s); !reflect.DeepEqual(got, want) {
+			t.Errorf("in pieces of %d bytes:\n got %+v\nwant %+v", piece, got, want)
+		}
+	}
+	s := startTestScreen(t, h, term)
+	writePieces(t, s, 1, message{typ: 'w', payload: "abcdef", plain: 2})
+	if _, err := s.snapshot(); err == nil || !strings.Contains(err.Error(), "the plain prefix is longer than 2 bytes") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}

@@ -49,9 +49,6 @@
 // long line): past it the run is written in full and a new one may begin.
 const maxUncut = 4 << 20;
 
-// nonPlain matches the first byte a plain run cannot hold.
-const nonPlain = /[^\x20-\x7e\n\r]/;
-
 // ready reports whether term's state lets a plain run start now (see
 // above). It reads xterm.js's internals: the public API exposes neither
 // the parser's state nor the scroll region.
@@ -97,8 +94,16 @@ export class PlainRun {
     this.cols = term.cols;
     this.rows = term.rows;
     this.need = term.options.scrollback + term.rows; // line feeds kept after the cut
-    this.x = term._core.buffers.active.x;
+    const buf = term._core.buffers.active;
+    this.x = buf.x;
     this.lfs = 0; // line feeds in the run
+    this.wraps = 0; // autowraps in the run
+    // xterm.js's buffer ring (see keepRing): where it starts, how full it
+    // is, and the rows the cursor can move down before a move scrolls
+    this.lines = buf.lines;
+    this.start0 = buf.lines._startIndex;
+    this.length0 = buf.lines.length;
+    this.free0 = term.rows - 1 - buf.y;
     this.total = 0; // bytes in the run
     // the last need + 1 line feeds: offset after each and the column then
     this.ring = this.need + 1;
@@ -112,23 +117,29 @@ export class PlainRun {
     }
     this.segs = []; // bytes not dropped yet, in order
     this.segStart = 0; // run offset of segs[0]
+    this.written = 0; // bytes written as they came (show, before a cut was possible)
+    this.shown = -1; // run offset up to which show made the visible rows, or -1
     this.done = false; // written in full (drop, end)
   }
 
-  // feed adds the plain prefix of p to the run and returns its length;
-  // the byte there (when it is < p.length) ends the run.
-  feed(p) {
-    // The plain prefix is found by a regular expression and the line
-    // feeds and carriage returns by indexOf, both native scans over a
-    // one-byte string; the column is then computed per line, not per byte.
-    const s = p.latin1Slice(0, p.length);
-    const m = nonPlain.exec(s);
-    const end = m ? m.index : s.length;
+  // feed adds the first end bytes of p to the run, which must be p's
+  // plain prefix (the capture computes it: plainPrefix in
+  // backend/capture/render_plain.go), and returns end; the byte there
+  // (when end < p.length) ends the run.
+  feed(p, end) {
+    // The line feeds and carriage returns are found by String indexOf
+    // over a one-byte string of the prefix (measured on 10 MB of plain
+    // lines in a fresh Node: about 10 ms, where Buffer.indexOf on the
+    // bytes took about 16 ms, its per-call cost, and finding the prefix
+    // with a regular expression here another 14 ms); the column is then
+    // computed per line, not per byte.
+    const s = p.latin1Slice(0, end);
     const cols = this.cols;
     const ring = this.ring;
     const base = this.total;
     let x = this.x;
     let n = this.lfs;
+    let wraps = this.wraps;
     let i = 0;
     let cr = s.indexOf('\r');
     if (cr < 0 || cr > end) cr = end;
@@ -137,7 +148,9 @@ export class PlainRun {
       if (lf < 0 || lf > end) lf = end;
       let from = i;
       while (cr < lf) {
-        // a CR returns the carriage whatever the line printed before it
+        // a CR returns the carriage whatever the line printed before it,
+        // after the wraps that printing made
+        if (cr > from) wraps += Math.floor((x + cr - from - 1) / cols);
         x = 0;
         from = cr + 1;
         cr = s.indexOf('\r', from);
@@ -145,6 +158,9 @@ export class PlainRun {
       }
       const printed = lf - from;
       if (printed > 0) {
+        // the characters printed at columns cols, 2 × cols, … (counting
+        // from the line's start) wrap first
+        wraps += Math.floor((x + printed - 1) / cols);
         if (x >= cols) x = 0; // the first character wraps
         x = x + printed <= cols ? x + printed : ((x + printed - 1) % cols) + 1;
       }
@@ -158,6 +174,7 @@ export class PlainRun {
     }
     this.x = x;
     this.lfs = n;
+    this.wraps = wraps;
     if (end > 0) {
       this.segs.push(end === p.length ? p : p.subarray(0, end));
       this.total += end;
@@ -187,10 +204,85 @@ export class PlainRun {
     while (this.segs.length && this.segStart + this.segs[0].length <= c) this.segStart += this.segs.shift().length;
   }
 
+  // keepRing makes xterm.js's buffer ring start where parsing every byte
+  // would have left it. xterm.js keeps the buffer's lines in a circular
+  // list, and its reflow on a resize depends on where that list starts,
+  // not only on the lines (measured: the same lines, cell for cell,
+  // reflowed from 29 to 2 columns, gave other rows from start index 1
+  // than from 0). Every move down from the bottom row (a line feed or an
+  // autowrap) pushes one line, and a push into a full list moves its
+  // start by one; the cut writes fewer lines than it skips, so the start
+  // is moved to where the run's own moves would have left it. The list is
+  // full then (a cut needs scrollback + 2 × rows line feeds), so moving
+  // its start is rotating its array, the lines kept in their order.
+  keepRing() {
+    const l = this.lines;
+    const max = l.maxLength;
+    if (l.length !== max || l._array?.length !== max || typeof l._startIndex !== 'number') return;
+    const pushes = Math.max(0, this.lfs + this.wraps - this.free0);
+    const trims = Math.max(0, pushes - (max - this.length0));
+    const want = trims > 0 ? (this.start0 + trims) % max : this.start0;
+    const have = l._startIndex;
+    if (want === have) return;
+    const a = l._array;
+    const rotated = new Array(max);
+    for (let i = 0; i < max; i++) rotated[(want + i) % max] = a[(have + i) % max];
+    l._array = rotated;
+    l._startIndex = want;
+  }
+
+  // writeFrom writes the run's bytes from run offset from on (all in
+  // segs: nothing at or after the cut is dropped).
+  writeFrom(from) {
+    let at = this.segStart;
+    for (const s of this.segs) {
+      if (at + s.length > from) this.write(at >= from ? s : s.subarray(from - at));
+      at += s.length;
+    }
+  }
+
+  // replace writes the replacement of the run up to a line feed after
+  // which the cursor was in column x (see the top of this file).
+  replace(x) {
+    this.write(Buffer.from('\r' + '\n'.repeat(this.rows) + (x > 0 ? `\x1b[${x + 1}G` : ''), 'latin1'));
+  }
+
   flushAll() {
-    for (const s of this.segs) this.write(s);
+    this.writeFrom(this.written);
     this.segs = [];
     this.release();
+  }
+
+  // show makes xterm.js's visible rows and cursor those the run's bytes so
+  // far give, for a frame, and the run goes on. While the run cannot be
+  // cut, its bytes are written as they came (written: not written again).
+  // Once it can, only the visible rows are made: the replacement of
+  // everything up to the line feed rows line feeds before the last (it
+  // has at least rows line feeds before it, since a cut needs scrollback
+  // + 2 × rows, so it scrolled) and the bytes after it, or, when fewer,
+  // the bytes after what the last show wrote. The rows line feeds after
+  // that line feed push everything before it out of the visible rows, so
+  // they and the cursor are exact; the scrollback and the buffer ring are
+  // not, but a frame holds only the visible rows, and end writes the real
+  // cut on top of whatever show wrote (plain bytes and replacements, which
+  // leave xterm.js's state ready): its scrollback + rows line feeds push
+  // everything before it out of the buffer, and keepRing sets the ring's
+  // start from the run's own bytes: the same state as without any show.
+  show() {
+    if (this.done) return;
+    if (this.cut() < 0) {
+      this.writeFrom(this.written);
+      this.written = this.total;
+      return;
+    }
+    const k = (this.lfs - this.rows) % this.ring;
+    const pos = this.pos[k];
+    if (this.shown >= pos) this.writeFrom(this.shown);
+    else {
+      this.replace(this.col[k]);
+      this.writeFrom(pos);
+    }
+    this.shown = this.total;
   }
 
   // release ends the run and hands its rings to the next run.
@@ -209,13 +301,9 @@ export class PlainRun {
       this.flushAll();
       return 0;
     }
-    const x = this.col[(this.lfs - this.need) % this.ring];
-    this.write(Buffer.from('\r' + '\n'.repeat(this.rows) + (x > 0 ? `\x1b[${x + 1}G` : ''), 'latin1'));
-    let at = this.segStart;
-    for (const s of this.segs) {
-      if (at + s.length > c) this.write(at >= c ? s : s.subarray(c - at));
-      at += s.length;
-    }
+    this.replace(this.col[(this.lfs - this.need) % this.ring]);
+    this.writeFrom(c);
+    this.keepRing();
     this.segs = [];
     this.release();
     return c;

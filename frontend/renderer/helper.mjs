@@ -7,8 +7,13 @@
 //
 // Protocol (backend/capture/render_helper.go): messages in both
 // directions are [type: 1 byte][length: u32 little endian][payload].
-//   in  'w' raw terminal output (bytes; xterm.js decodes UTF-8 itself,
-//           across messages)
+//   in  'w' raw terminal output: u32 plain (little endian), then the bytes
+//           (xterm.js decodes UTF-8 itself, across messages); plain is
+//           the length of the bytes' longest prefix of printable ASCII,
+//           LF and CR (the capture's plainPrefix, render_plain.go), so
+//           the fast-forward finds where a run ends without scanning for
+//           it. A plain past the bytes, or short of the prefix (the byte
+//           at plain is plain), is a protocol error.
 //       'r' resize: u16 columns, u16 rows (little endian)
 //       's' snapshot: answered with one 'f' once everything sent before
 //           it has been parsed
@@ -42,7 +47,11 @@ import { startupSnapshot } from 'node:v8';
 
 const { Terminal } = pkg;
 
+// failed is set once the helper failed: nothing more is read.
+let failed = false;
+
 function fail(msg) {
+  failed = true;
   const b = Buffer.from(String(msg).slice(0, 2000), 'utf8');
   const h = Buffer.alloc(5);
   h[0] = 0x65; // 'e'
@@ -77,9 +86,10 @@ function endRun() {
 // tooFewLineFeeds reports whether p holds fewer line feeds than a plain
 // run needs before it can be cut (scrollback + 2 × rows, fastforward.mjs).
 // A run that starts and ends within p then is written in full anyway, so
-// output parses p directly rather than collecting and scanning it: with a
-// frame after every PTY read, most plain chunks are such runs. It counts
-// with Buffer.indexOf (native) and stops at the count needed.
+// output parses p directly rather than collecting and scanning it, when
+// the message after p ends the run (a frame does not: a run goes on
+// across frames, PlainRun.show). It counts with Buffer.indexOf (native)
+// and stops at the count needed.
 function tooFewLineFeeds(p) {
   const want = term.options.scrollback + 2 * term.rows;
   if (p.length < want) return true;
@@ -88,19 +98,23 @@ function tooFewLineFeeds(p) {
   return true;
 }
 
-// output writes terminal output p, collecting plain runs while xterm.js's
-// state allows one (fastforward.mjs). last says that the message after p
-// is already known not to be output, so a run started in p ends with p.
-function output(p, last) {
+// isPlainByte reports whether b may be in a plain run.
+const isPlainByte = (b) => (b >= 0x20 && b < 0x7f) || b === 0x0a || b === 0x0d;
+
+// output writes terminal output p, whose first plain bytes are plain,
+// collecting plain runs while xterm.js's state allows one
+// (fastforward.mjs). last says that the message after p is already known
+// to end a run (neither output nor a frame), so a run started in p ends
+// with p.
+function output(p, plain, last) {
   if (!run) {
     if (last && tooFewLineFeeds(p)) return parse(p);
     // a run starts only with a plain byte (most escape-heavy output
     // never gets one) and where xterm.js's state allows it
-    const b = p[0];
-    if (!((b >= 0x20 && b < 0x7f) || b === 0x0a || b === 0x0d) || !ready(term)) return parse(p);
+    if (plain === 0 || !ready(term)) return parse(p);
     run = new PlainRun(term, parse);
   }
-  const n = run.feed(p);
+  const n = run.feed(p, plain);
   if (run.done) run = null; // written in full: too long to cut
   else if (n === p.length) return;
   else endRun();
@@ -147,14 +161,13 @@ function send(type, payload) {
   process.stdout.write(Buffer.concat([h, payload]));
 }
 
-// handle applies one message; next is the type of the message after it
-// when that has been read already, else -1.
-function handle(type, payload, next) {
-  if (type !== 0x77) endRun();
+// handle applies one message other than output. A frame does not end a
+// plain run: the run shows xterm.js the rows the frame must hold and goes
+// on (PlainRun.show), so a fast writer's lines are cut across frames.
+function handle(type, payload) {
+  if (type !== 0x73) endRun();
+  else if (run) run.show();
   switch (type) {
-    case 0x77: // 'w'
-      output(payload, next >= 0 && next !== 0x77);
-      break;
     case 0x72: {
       // 'r'
       if (payload.length !== 4) return fail('resize: payload must be 4 bytes');
@@ -186,8 +199,40 @@ function handle(type, payload, next) {
   }
 }
 
+// The input is read as it comes, without joining the pieces of a message
+// (Buffer.concat of the rest of every pipe read cost about 5 % of the
+// helper's CPU on 10 MB of output): an output message is written to
+// xterm.js piece by piece as its bytes arrive (xterm.js decodes UTF-8
+// across writes, and a plain run collects pieces), each piece with its
+// share of the message's plain prefix; only the headers and the few
+// bytes of other messages are copied. No output byte is copied: parse
+// reads a piece before the next one is read, and a plain run keeps
+// pieces of chunks nobody writes to again.
+
 // MAX_MESSAGE bounds one incoming message (the capture sends PTY chunks).
 const MAX_MESSAGE = 16 << 20;
+const header = Buffer.alloc(9); // type, u32 length, and for output u32 plain
+let headerFill = 0;
+let body = null; // the payload of a message other than output being read
+let bodyFill = 0;
+let outLeft = 0; // bytes of the output message being read still to come
+let outAt = 0; // bytes of it read
+let outPlain = 0; // its plain prefix's length
+
+// outputPiece writes the next piece of the output message being read;
+// next is the type of the message after it when that has been read
+// already, else -1 (0x77 while the message goes on).
+function outputPiece(piece, next) {
+  const at = outAt;
+  outAt += piece.length;
+  let plain = 0; // where the plain prefix ends in this piece
+  if (outPlain >= outAt) plain = piece.length;
+  else if (outPlain >= at) {
+    plain = outPlain - at;
+    if (isPlainByte(piece[plain])) return fail(`output: the plain prefix is longer than ${outPlain} bytes`);
+  } // else it ended in an earlier piece, whose run ended there: the rest is parsed as it came
+  output(piece, plain, next >= 0 && next !== 0x77 && next !== 0x73);
+}
 
 // main runs the helper: the terminal of the last three arguments, the
 // messages of stdin, the hello first.
@@ -199,22 +244,49 @@ function main() {
   if (!(cols >= 1 && rows >= 1 && scrollback >= 0)) return fail('usage: helper.js COLUMNS ROWS SCROLLBACK');
   term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
 
-  let pending = Buffer.alloc(0);
   process.stdin.on('data', (chunk) => {
-    pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
     let off = 0;
-    while (pending.length - off >= 5) {
-      const len = pending.readUInt32LE(off + 1);
+    while (off < chunk.length && !failed) {
+      if (outLeft > 0) {
+        const n = Math.min(outLeft, chunk.length - off);
+        const piece = chunk.subarray(off, off + n);
+        off += n;
+        outLeft -= n;
+        outputPiece(piece, outLeft > 0 ? 0x77 : off < chunk.length ? chunk[off] : -1);
+        continue;
+      }
+      if (body !== null) {
+        const n = Math.min(body.length - bodyFill, chunk.length - off);
+        chunk.copy(body, bodyFill, off, off + n);
+        off += n;
+        bodyFill += n;
+        if (bodyFill === body.length) {
+          const b = body;
+          body = null;
+          handle(header[0], b);
+        }
+        continue;
+      }
+      header[headerFill++] = chunk[off++];
+      if (headerFill < (header[0] === 0x77 ? 9 : 5)) continue;
+      headerFill = 0;
+      const len = header.readUInt32LE(1);
       if (len > MAX_MESSAGE) return fail(`message of ${len} bytes`);
-      if (pending.length - off < 5 + len) break;
-      const type = pending[off];
-      // no copy: parse reads the bytes before the next message is read, and
-      // a plain run keeps them in chunks nobody writes to again
-      const payload = pending.subarray(off + 5, off + 5 + len);
-      off += 5 + len;
-      handle(type, payload, pending.length > off ? pending[off] : -1);
+      if (header[0] === 0x77) {
+        // 'w'
+        if (len < 4) return fail('output: payload must start with its plain length');
+        outPlain = header.readUInt32LE(5);
+        outLeft = len - 4;
+        outAt = 0;
+        if (outPlain > outLeft) return fail(`output: a plain prefix of ${outPlain} bytes in ${outLeft}`);
+      } else if (len <= chunk.length - off) {
+        off += len;
+        handle(header[0], chunk.subarray(off - len, off));
+      } else {
+        body = Buffer.allocUnsafe(len);
+        bodyFill = 0;
+      }
     }
-    pending = off === pending.length ? Buffer.alloc(0) : pending.subarray(off);
   });
   // the capture closes stdin to end the helper: finish what was queued
   process.stdin.on('end', () => {
@@ -233,7 +305,25 @@ function warm() {
   let text = '';
   for (let i = 0; i < 3000; i++) text += `line ${i} \x1b[1;3${i % 8}mcolour\x1b[0m \u00e9\u4e2d\r\n`;
   const sample = Buffer.from(`\x1b[?1049h\x1b[2J\x1b[Hfull screen\x1b[?1049l${text}\x1b[5;10r\x1b[3b\x1b]0;t\x07`, 'utf8');
-  for (let i = 0; i < sample.length; i += 4096) output(sample.subarray(i, i + 4096), false);
+  const write = (b) => {
+    for (let i = 0; i < b.length; i += 64 << 10) {
+      const p = b.subarray(i, i + (64 << 10));
+      let plain = 0;
+      while (plain < p.length && isPlainByte(p[plain])) plain++;
+      output(p, plain, false);
+    }
+  };
+  write(sample);
+  endRun();
+  // a plain run long enough to be cut, with a frame while it goes on
+  // (PlainRun.show) and one after its end
+  const line = Buffer.from('The quick brown fox jumps over the lazy dog 0123456789\n');
+  const plainText = Buffer.alloc(line.length * 2500);
+  for (let i = 0; i < 2500; i++) line.copy(plainText, i * line.length);
+  write(plainText);
+  if (run) run.show();
+  encodeFrame(frame(term));
+  write(plainText);
   endRun();
   encodeFrame(frame(term));
   term.resize(100, 30);
