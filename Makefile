@@ -36,6 +36,7 @@ FUZZ_TARGETS := \
 	./backend/capture:FuzzScreen \
 	./backend/capture:FuzzDecodeFrame \
 	./backend/capture:FuzzRecordedFramesRender \
+	./backend/capture:FuzzPlainPrefix \
 	./backend/loopback:FuzzReplayPlan \
 	./backend/replay:FuzzParseMachine \
 	./backend/replay:FuzzParseRun \
