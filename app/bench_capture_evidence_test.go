@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	"github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/evidence"
 	"github.com/gatehouse/gatehouse/backend/library"
-	"github.com/gatehouse/gatehouse/backend/policy"
 	"github.com/gatehouse/gatehouse/backend/store"
 )
 
@@ -107,23 +105,7 @@ func BenchmarkCaptureEvidence(b *testing.B) {
 // the Env of its data directory.
 func benchCapturedRecord(b *testing.B) (*capture.Record, *Env) {
 	b.Helper()
-	work := b.TempDir()
-	roots, _ := json.Marshal([]string{work})
-	vars := map[string]string{
-		"GATEHOUSE_DATA_DIR":                  filepath.Join(b.TempDir(), "data"),
-		policy.CaptureEnvEnabled:              "true",
-		policy.CaptureEnvExecutableRoots:      `["/bin","/usr/bin"]`,
-		policy.CaptureEnvWorkingRoots:         string(roots),
-		policy.CaptureEnvAllowedEnv:           `["PATH"]`,
-		policy.CaptureEnvAllowExternalNetwork: "true",
-	}
-	sc, _ := json.Marshal(map[string]any{"approved": true, "executable": "/bin/sh", "arguments": []any{"-c", benchProcessCommand},
-		"working_directory": work, "environment": map[string]any{"PATH": "/usr/bin:/bin"},
-		"limits": map[string]any{"output_bytes": 10_000_000, "frames": 100000}})
-	scenario := filepath.Join(b.TempDir(), "scenario.json")
-	if err := os.WriteFile(scenario, sc, 0o600); err != nil {
-		b.Fatal(err)
-	}
+	vars, scenario := benchProcessSetup(b)
 	var stdout, stderr bytes.Buffer
 	io := IO{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(k string) string {
 		if v, ok := vars[k]; ok {

@@ -52,23 +52,7 @@ func BenchmarkCaptureProcessVsScript(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	work := b.TempDir()
-	roots, _ := json.Marshal([]string{work})
-	env := map[string]string{
-		"GATEHOUSE_DATA_DIR":                  filepath.Join(b.TempDir(), "data"),
-		policy.CaptureEnvEnabled:              "true",
-		policy.CaptureEnvExecutableRoots:      `["/bin","/usr/bin"]`,
-		policy.CaptureEnvWorkingRoots:         string(roots),
-		policy.CaptureEnvAllowedEnv:           `["PATH"]`,
-		policy.CaptureEnvAllowExternalNetwork: "true",
-	}
-	sc, _ := json.Marshal(map[string]any{"approved": true, "executable": "/bin/sh", "arguments": []any{"-c", benchProcessCommand},
-		"working_directory": work, "environment": map[string]any{"PATH": "/usr/bin:/bin"},
-		"limits": map[string]any{"output_bytes": 10_000_000, "frames": 100000}})
-	scenario := filepath.Join(b.TempDir(), "scenario.json")
-	if err := os.WriteFile(scenario, sc, 0o600); err != nil {
-		b.Fatal(err)
-	}
+	env, scenario := benchProcessSetup(b)
 	job, _ := json.Marshal(benchProcessJob{Env: env, Scenario: scenario})
 	childEnv := benchProcessChildEnv + "=" + string(job)
 	capture := func() (time.Duration, time.Duration, int64) {
@@ -141,4 +125,29 @@ func TestCaptureProcessBenchChild(t *testing.T) {
 	if status := run(context.Background(), io, []string{"capture-process", job.Scenario}); status != 0 {
 		t.Fatalf("capture-process: status %d: %s", status, stderr.String())
 	}
+}
+
+// benchProcessSetup makes what a `capture-process` of benchProcessCommand
+// needs: the environment of a fresh data directory with captures enabled
+// for a temporary working directory, and the scenario file.
+func benchProcessSetup(b *testing.B) (env map[string]string, scenario string) {
+	b.Helper()
+	work := b.TempDir()
+	roots, _ := json.Marshal([]string{work})
+	env = map[string]string{
+		"GATEHOUSE_DATA_DIR":                  filepath.Join(b.TempDir(), "data"),
+		policy.CaptureEnvEnabled:              "true",
+		policy.CaptureEnvExecutableRoots:      `["/bin","/usr/bin"]`,
+		policy.CaptureEnvWorkingRoots:         string(roots),
+		policy.CaptureEnvAllowedEnv:           `["PATH"]`,
+		policy.CaptureEnvAllowExternalNetwork: "true",
+	}
+	sc, _ := json.Marshal(map[string]any{"approved": true, "executable": "/bin/sh", "arguments": []any{"-c", benchProcessCommand},
+		"working_directory": work, "environment": map[string]any{"PATH": "/usr/bin:/bin"},
+		"limits": map[string]any{"output_bytes": 10_000_000, "frames": 100000}})
+	scenario = filepath.Join(b.TempDir(), "scenario.json")
+	if err := os.WriteFile(scenario, sc, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return env, scenario
 }
