@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/backend/evidence"
 )
 
 // BenchmarkCompare compares two captures of n journaled events that differ
@@ -25,14 +27,7 @@ func BenchmarkCompare(b *testing.B) {
 func benchCompare(b *testing.B, mode Mode) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
-			lr, rr := bigRecord(n), bigRecord(n)
-			frames := rr["frames"].(arr)
-			frames[len(frames)-1].(obj)["data"] = "changed"
-			l, r := env(b, lr), env(b, rr)
-			lc, rc, err := CheckCaptures(l, r)
-			if err != nil {
-				b.Fatal(err)
-			}
+			l, r, lc, rc := benchPair(b, n)
 			b.SetBytes(int64(len(l.NormalizedResult) + len(r.NormalizedResult)))
 			b.ResetTimer()
 			defer reportCPU(b)()
@@ -128,14 +123,7 @@ func BenchmarkCompareWithTrace(b *testing.B) {
 func benchCompareWithTrace(b *testing.B, mode Mode) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
-			lr, rr := bigRecord(n), bigRecord(n)
-			frames := rr["frames"].(arr)
-			frames[len(frames)-1].(obj)["data"] = "changed"
-			l, r := env(b, lr), env(b, rr)
-			lc, rc, err := CheckCaptures(l, r)
-			if err != nil {
-				b.Fatal(err)
-			}
+			_, _, lc, rc := benchPair(b, n)
 			spec := bigTraceSpec(b)
 			b.ResetTimer()
 			defer reportCPU(b)()
@@ -169,4 +157,19 @@ func BenchmarkParseTraceSpec(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchPair is two n-event captures that differ in their last frame's
+// data, as envelopes and as the Captures CheckCaptures made of them.
+func benchPair(b *testing.B, n int) (l, r *evidence.Envelope, lc, rc Capture) {
+	b.Helper()
+	lr, rr := bigRecord(n), bigRecord(n)
+	frames := rr["frames"].(arr)
+	frames[len(frames)-1].(obj)["data"] = "changed"
+	l, r = env(b, lr), env(b, rr)
+	lc, rc, err := CheckCaptures(l, r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return l, r, lc, rc
 }
