@@ -12,16 +12,8 @@ import (
 // Node it runs on, owned by this process and with its resident set; once
 // Close ended it, it is not listed.
 func TestLiveRenderersFindsTheHelperStartedAhead(t *testing.T) {
-	if len(rendererPids()) != 0 {
-		t.Skip("another renderer helper of this process is alive")
-	}
-	h := testHelper(t)
-	r := NewRenderers(h)
+	h, r, ahead := renderersAhead(t)
 	defer r.Close()
-	ahead := waitRendererPids(1)
-	if ahead == nil {
-		t.Fatal("no helper was started ahead")
-	}
 	mine := func() []RendererProcess {
 		var out []RendererProcess
 		for _, p := range LiveRenderers() {

@@ -38,16 +38,8 @@ func captureWith(t *testing.T, sup *proctree.Supervisor, sc *Scenario, opts Opti
 // helper no capture used before, the next one is already running when a
 // capture ends, and Close ends it.
 func TestRenderersStartAhead(t *testing.T) {
-	if len(rendererPids()) != 0 {
-		t.Skip("another renderer helper of this process is alive")
-	}
-	h := testHelper(t)
-	r := NewRenderers(h)
+	h, r, ahead := renderersAhead(t)
 	defer r.Close()
-	ahead := waitRendererPids(1)
-	if ahead == nil {
-		t.Fatal("no helper was started ahead")
-	}
 	script := `printf '\033[1;32mgreen\033[0m\r\nsecond line\r\n'; printf 'x%.0s' $(seq 1 150)`
 	edit := func(m obj) { m["terminal"] = obj{"columns": 50, "rows": 7, "scrollback": 3} }
 	sc, opts := shScenario(t, script, edit)
@@ -121,4 +113,22 @@ func TestRenderersReplaceADeadHelper(t *testing.T) {
 	if rec, err := Capture(context.Background(), h.Supervisor, sc, opts); err == nil || rec != nil || !strings.Contains(err.Error(), "terminal renderer (xterm.js helper) failed") {
 		t.Fatalf("record %v, err %v", rec != nil, err)
 	}
+}
+
+// renderersAhead starts Renderers on the test helper and waits for the
+// one helper it starts ahead (its pids); a test that finds another
+// renderer helper of this process alive is skipped.
+func renderersAhead(t *testing.T) (RendererHelper, *Renderers, []int) {
+	t.Helper()
+	if len(rendererPids()) != 0 {
+		t.Skip("another renderer helper of this process is alive")
+	}
+	h := testHelper(t)
+	r := NewRenderers(h)
+	ahead := waitRendererPids(1)
+	if ahead == nil {
+		r.Close()
+		t.Fatal("no helper was started ahead")
+	}
+	return h, r, ahead
 }
