@@ -183,17 +183,7 @@ func TestCLISummaryOnTerminal(t *testing.T) {
 	if st != 0 {
 		t.Fatalf("status %d", st)
 	}
-	var summary bytes.Buffer
-	ptmx.SetReadDeadline(time.Now().Add(5 * time.Second))
-	buf := make([]byte, 4096)
-	for {
-		n, err := ptmx.Read(buf)
-		summary.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	s := summary.String()
+	s := readTerminal(ptmx)
 	for _, want := range []string{"Comparison: changed (exact mode)", "terminal", "changed", "First divergence: terminal, item 0",
 		`frames[0] at 5 ms: {"at_ms":5,"data":"hello"`, `"data":"foo\rbar\u001b[2J"`,
 		"Trace: different (left pass, right fail)", "predicate on right"} {
@@ -285,17 +275,7 @@ func TestCLISummaryNamesTheRow(t *testing.T) {
 	if st != 0 {
 		t.Fatalf("status %d", st)
 	}
-	var summary bytes.Buffer
-	ptmx.SetReadDeadline(time.Now().Add(5 * time.Second))
-	buf := make([]byte, 4096)
-	for {
-		n, err := ptmx.Read(buf)
-		summary.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	s := summary.String()
+	s := readTerminal(ptmx)
 	if !strings.Contains(s, "Comparison: changed (behavior mode)") || !strings.Contains(s, `row 1: "hello" → "hellO\x1b]0;x\a"`) {
 		t.Errorf("summary:\n%s", s)
 	}
@@ -340,5 +320,20 @@ func TestCLIRefusesRecordsTheVerifierRejects(t *testing.T) {
 				t.Errorf("issues = %s, want %s at %s on the right", issues, tc.code, tc.path)
 			}
 		})
+	}
+}
+
+// readTerminal is what the terminal ptmx shows until its other end is
+// closed (or 5 s pass).
+func readTerminal(ptmx *os.File) string {
+	var out bytes.Buffer
+	ptmx.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 4096)
+	for {
+		n, err := ptmx.Read(buf)
+		out.Write(buf[:n])
+		if err != nil {
+			return out.String()
+		}
 	}
 }
