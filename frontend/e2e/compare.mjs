@@ -310,7 +310,7 @@ test('compare two real captures, jump to the first divergence, trace spec, ascii
     // sample curl at different moments): then an earlier processes item
     // may come first (the protocol items are checked on their pages).
     const words = await page.locator('[data-testid="divergence-words"]').textContent();
-    if ((await page.locator('[data-testid="dim-processes"]').getAttribute('data-status')) === 'unchanged') assert.match(words, /^Protocol item 1: path '\/a\/1' → '\/b\/1'$/);
+    if ((await page.locator('[data-testid="dim-process"]').getAttribute('data-status')) === 'unchanged') assert.match(words, /^Protocol item 1: path '\/a\/1' → '\/b\/1'$/);
     else assert.match(words, /^(Protocol item 1: path '\/a\/1' → '\/b\/1'$|Processes item \d+\b)/);
     assert.ok((await page.locator('[data-testid="diff-item"]').last().locator('tr.is-diff[data-field="path"] mark').count()) > 0);
     assert.equal(await page.locator('[data-testid="diff-item"]').last().locator('tr.is-diff[data-field="method"]').count(), 0);
