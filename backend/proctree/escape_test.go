@@ -50,8 +50,9 @@ if os.fork()==0:
     os.execv("/bin/sh",["sh","-c","while :; do sleep 1; done",sys.argv[1]])
   os._exit(0)
 while True: time.sleep(1)' "$1" &) ; exit 0`,
-	// A child cgroup made inside its own cgroup, which it then enters.
-	"child cgroup":       `(setsid env -i /bin/sh -c 'cg="$1$(sed -n "s/^0:://p" /proc/self/cgroup)"; mkdir "$cg/escape" && echo $$ > "$cg/escape/cgroup.procs" || exit 9; while :; do /bin/sleep 1; done' "$1" "$2" &) ; exit 0`,
+	// A child cgroup made inside its own cgroup (or found there, left by an
+	// earlier escapee of the same cgroup), which it then enters.
+	"child cgroup":       `(setsid env -i /bin/sh -c 'cg="$1$(sed -n "s/^0:://p" /proc/self/cgroup)"; mkdir -p "$cg/escape" && echo $$ > "$cg/escape/cgroup.procs" || exit 9; while :; do /bin/sleep 1; done' "$1" "$2" &) ; exit 0`,
 	"root still running": `trap '' TERM; sh -c 'while :; do sleep 1; done' "$1" & sleep 300`,
 }
 
