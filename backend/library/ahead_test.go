@@ -82,3 +82,39 @@ func TestCheckAheadCountsOnlyForTheSameBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckAheadIsOfTheBytesItChecked, from the attacker's side: the
+// bytes a check was started on change after it ran (CheckRecordAhead
+// keeps the caller's slice) into the bad record that is then sealed. The
+// check ahead proved the good bytes, not these: the sealed record is
+// checked itself and refused. Comparing the caller's slice, not the bytes
+// the proof holds, accepted it.
+func TestCheckAheadIsOfTheBytesItChecked(t *testing.T) {
+	good, _ := pinnedRecords(t)
+	i := bytes.Index(good, []byte(`"schema_version": 4`))
+	if i < 0 {
+		t.Fatal("the pinned record has no schema_version 4")
+	}
+	bad := bytes.Clone(good) // the same length: another schema version
+	bad[i+len(`"schema_version": `)] = '5'
+	out, parsed, id := sealRecord(t, bad)
+	sealed := parsed.NormalizedResult // the record's bytes as the seal holds them
+	j := bytes.Index(sealed, []byte(`"schema_version":5`))
+	if j < 0 {
+		t.Fatalf("the sealed record has no schema_version 5: %.100s", sealed)
+	}
+	buf := bytes.Clone(sealed) // the good record in the sealed form
+	buf[j+len(`"schema_version":`)] = '4'
+	if issues := record.Verify(buf); len(issues) > 0 {
+		t.Fatalf("the good record in the sealed form does not verify: %v", issues)
+	}
+	if issues := record.Verify(sealed); len(issues) == 0 {
+		t.Fatal("the sealed record verifies; the test would test nothing")
+	}
+	ahead := CheckRecordAhead(buf)
+	<-ahead.done
+	copy(buf, sealed) // after the check: the caller's slice now holds the bad record
+	if _, err := CheckParsedForSaveAhead(out, parsed, id, ahead); err == nil {
+		t.Fatal("a bad record was accepted on the proof of the good bytes its slice held before")
+	}
+}
