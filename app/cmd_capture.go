@@ -137,19 +137,21 @@ func captureAndSave(ctx context.Context, env *Env, sup *proctree.Supervisor, ahe
 	if err != nil {
 		return nil, nil, nil, "", captureFailure(ctx, err)
 	}
-	ev, out, checked, err := captureEvidence(rec)
+	s, err := sealCapture(rec)
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
 	sum := library.CaptureSummary(rec)
 	sum["origin"] = OriginCaptured
 	summary, _ := json.Marshal(sum)
-	entry, err := env.lib().Save(ctx, store.EvidenceEntry{PredicateType: ev.PredicateType,
-		Operation: ev.Operation, Summary: summary}, checked)
+	// The file is written and synced while the sealed bytes are checked,
+	// and saved under its name only once they verify (library.SaveSealed).
+	entry, _, err := env.lib().SaveSealed(ctx, store.EvidenceEntry{PredicateType: s.ev.PredicateType,
+		Operation: s.ev.Operation, Summary: summary}, s.out, s.parsed, s.ev.EvidenceID, s.ahead)
 	if err != nil {
 		return nil, nil, nil, "", libError(err)
 	}
-	return rec, ev, out, entry.Path, nil
+	return rec, s.ev, s.out, entry.Path, nil
 }
 
 // loadCapturePolicy is the capture operator policy in effect: the stored
@@ -206,17 +208,42 @@ func captureFailure(ctx context.Context, err error) error {
 // evidence.Parse does (evidence_id recomputed from them) and the record
 // is checked as library.Verify checks it.
 func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, library.Checked, error) {
+	s, err := sealCapture(rec)
+	if err != nil {
+		return nil, nil, library.Checked{}, err
+	}
+	checked, err := library.CheckParsedForSaveAhead(s.out, s.parsed, s.ev.EvidenceID, s.ahead)
+	if err != nil {
+		return nil, nil, library.Checked{}, libError(err)
+	}
+	return s.ev, s.out, checked, nil
+}
+
+// sealedCapture is a capture record sealed as Evidence, not yet checked
+// for saving: the envelope, its JSON, the parse the seal made of that
+// JSON and the record's check started ahead of the seal.
+type sealedCapture struct {
+	ev     *evidence.Envelope
+	out    []byte
+	parsed *evidence.Envelope
+	ahead  *library.RecordCheck
+}
+
+// sealCapture seals rec as Evidence (captureEvidence without the check
+// for saving, which library.CheckParsedForSaveAhead or
+// library.SaveSealed makes).
+func sealCapture(rec *capture.Record) (sealedCapture, error) {
 	// The record's own streaming encoder writes exactly encoding/json's
 	// bytes (record.TestWriteJSONIsEncode) piece by piece into one buffer
 	// grown once to an estimate of the size, instead of building the whole
 	// encoding and copying it.
 	result, err := rec.AppendJSON(nil, false)
 	if err != nil {
-		return nil, nil, library.Checked{}, errorf("internal", CategoryInternal, "encode the capture record: %v", err)
+		return sealedCapture{}, errorf("internal", CategoryInternal, "encode the capture record: %v", err)
 	}
 	ev, err := record.NewEnvelope(rec, result, Version)
 	if err != nil {
-		return nil, nil, library.Checked{}, errorf("internal", CategoryInternal, "%v", err)
+		return sealedCapture{}, errorf("internal", CategoryInternal, "%v", err)
 	}
 	// The file is the JSON the seal checked (compact, as an asciicast
 	// import saves it): indenting a 10 MB record again would cost as much
@@ -231,13 +258,9 @@ func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, library.C
 	ahead := library.CheckRecordAhead(ev.NormalizedResult)
 	out, parsed, err := evidence.SealParsed(ev)
 	if err != nil {
-		return nil, nil, library.Checked{}, errorf("evidence", CategoryInternal, "the capture record cannot be sealed as Evidence: %v", err)
+		return sealedCapture{}, errorf("evidence", CategoryInternal, "the capture record cannot be sealed as Evidence: %v", err)
 	}
-	checked, err := library.CheckParsedForSaveAhead(out, parsed, ev.EvidenceID, ahead)
-	if err != nil {
-		return nil, nil, library.Checked{}, libError(err)
-	}
-	return ev, out, checked, nil
+	return sealedCapture{ev: ev, out: out, parsed: parsed, ahead: ahead}, nil
 }
 
 // marshalPlain is JSON without HTML escaping (placeholders such as

@@ -74,7 +74,12 @@ func CheckParsedForSaveAhead(data []byte, parsed *evidence.Envelope, want string
 	// each other. The bytes are copied first (the saved bytes are the
 	// check's own, whatever the caller does with data afterwards), and
 	// the digest is of the copy.
-	data = bytes.Clone(data)
+	return checkParsedOwn(bytes.Clone(data), parsed, want, ahead)
+}
+
+// checkParsedOwn is CheckParsedForSaveAhead of data the check owns (a
+// copy nobody else holds).
+func checkParsedOwn(data []byte, parsed *evidence.Envelope, want string, ahead *RecordCheck) (Checked, error) {
 	sum := make(chan [sha256.Size]byte, 1)
 	go func() { sum <- sha256.Sum256(data) }()
 	res, issues := verifyParsed(parsed, ahead)

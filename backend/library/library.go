@@ -1,6 +1,7 @@
 package library
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -91,6 +92,14 @@ func (l *Library) Save(ctx context.Context, e store.EvidenceEntry, c Checked) (s
 	if err != nil {
 		return store.EvidenceEntry{}, err
 	}
+	return l.index(ctx, e, c, path)
+}
+
+// index indexes the checked Evidence c saved at path with e's predicate,
+// operation and summary, removing the file when indexing fails, then
+// marks it verified (Save).
+func (l *Library) index(ctx context.Context, e store.EvidenceEntry, c Checked, path string) (store.EvidenceEntry, error) {
+	e.EvidenceID = c.res.EvidenceID
 	e.Path, e.Size, e.CreatedAt = path, int64(len(c.data)), l.now()
 	if err := l.db.IndexEvidence(ctx, e); err != nil {
 		os.Remove(path) // nothing half-saved
@@ -104,11 +113,21 @@ func (l *Library) Save(ctx context.Context, e store.EvidenceEntry, c Checked) (s
 // writeFile writes data as FilePath(dataDir, id) (mode 0600, atomically)
 // and returns the path.
 func writeFile(dataDir, id string, data []byte) (string, error) {
+	tmp, err := writeTemp(dataDir, id, data)
+	if err != nil {
+		return "", err
+	}
+	return publish(dataDir, id, tmp)
+}
+
+// writeTemp writes data, synced to disk, as a new temporary file (mode
+// 0600) in the folder of FilePath(dataDir, id), which publish renames to
+// its name: a temporary file is never read as Evidence.
+func writeTemp(dataDir, id string, data []byte) (string, error) {
 	if !evidence.ValidID(id) {
 		return "", errorf("internal", KindInternal, "refusing to save Evidence under the id %q", id)
 	}
-	path := FilePath(dataDir, id)
-	dir := filepath.Dir(path)
+	dir := filepath.Dir(FilePath(dataDir, id))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", errorf("evidence_not_saved", KindIO, "%v", err)
 	}
@@ -119,15 +138,23 @@ func writeFile(dataDir, id string, data []byte) (string, error) {
 	tmp := f.Name()
 	_, err = f.Write(data)
 	if err == nil {
-		err = f.Sync()
+		err = f.Sync() // the bytes are on disk before the name points to them
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
 	if err != nil {
+		os.Remove(tmp)
+		return "", errorf("evidence_not_saved", KindIO, "%v", err)
+	}
+	return tmp, nil
+}
+
+// publish renames the temporary file tmp (writeTemp) to id's name and
+// returns its path; the temporary file is removed when it cannot be.
+func publish(dataDir, id, tmp string) (string, error) {
+	path := FilePath(dataDir, id)
+	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return "", errorf("evidence_not_saved", KindIO, "%v", err)
 	}
@@ -288,3 +315,49 @@ func ReadBounded(path string, max int64) ([]byte, error) {
 // Wait waits for background verification (Preverify) to end; cancel the
 // context given to Preverify first to end it early.
 func (l *Library) Wait() { l.pre.wg.Wait() }
+
+// SaveSealed checks and saves Evidence Gatehouse has just sealed with the
+// id want: data are its bytes, parsed their parse (evidence.SealParsed)
+// and ahead the check of its record started ahead (CheckRecordAhead; nil
+// checks the record here). It is CheckParsedForSaveAhead followed by
+// Save, except that the file is written and synced to disk while the
+// bytes are checked: the written bytes are the check's own copy, and
+// only once the check has passed is the file renamed to its name and
+// indexed. When the check fails the temporary file is removed and the
+// error is the check's (evidence_integrity_mismatch): nothing is saved,
+// as with Save.
+func (l *Library) SaveSealed(ctx context.Context, e store.EvidenceEntry, data []byte, parsed *evidence.Envelope, want string, ahead *RecordCheck) (store.EvidenceEntry, Checked, error) {
+	if parsed == nil {
+		return store.EvidenceEntry{}, Checked{}, errorf("internal", KindInternal, "the sealed Evidence %s has no parse to verify", want)
+	}
+	own := bytes.Clone(data) // the check's and the file's bytes, whatever the caller does with data
+	type staged struct {
+		tmp string
+		err error
+	}
+	written := make(chan staged, 1)
+	go func() {
+		tmp, err := writeTemp(l.dataDir, want, own)
+		written <- staged{tmp, err}
+	}()
+	c, err := checkParsedOwn(own, parsed, want, ahead)
+	w := <-written
+	switch {
+	case err != nil:
+		if w.err == nil {
+			os.Remove(w.tmp)
+		}
+		return store.EvidenceEntry{}, Checked{}, err
+	case w.err != nil:
+		return store.EvidenceEntry{}, Checked{}, w.err
+	}
+	path, err := publish(l.dataDir, want, w.tmp)
+	if err != nil {
+		return store.EvidenceEntry{}, Checked{}, err
+	}
+	saved, err := l.index(ctx, e, c, path)
+	if err != nil {
+		return store.EvidenceEntry{}, Checked{}, err
+	}
+	return saved, c, nil
+}

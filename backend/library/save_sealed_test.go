@@ -1,0 +1,91 @@
+package library
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gatehouse/gatehouse/backend/store"
+)
+
+// TestSaveSealedSavesOnlyWhatVerifies, from the attacker's side: the file
+// SaveSealed writes while it checks is saved under its name and indexed
+// only when the sealed bytes verify as the id asked for. A record that
+// does not verify (whatever a check ahead on other bytes said), or an id
+// that is not the sealed one, leaves nothing behind: no file of either
+// id, no temporary file, no index entry, no mark. What is saved is the
+// bytes checked, and a later change of the caller's slice changes
+// nothing.
+func TestSaveSealedSavesOnlyWhatVerifies(t *testing.T) {
+	ctx := context.Background()
+	good, bad := pinnedRecords(t)
+	goodOut, _, goodID := sealRecord(t, good)
+	for _, c := range []struct {
+		name        string
+		ahead, seal []byte
+		want        string // "" is the sealed id
+		ok          bool
+	}{
+		{"good", good, good, "", true},
+		{"good, checked here", nil, good, "", true},
+		{"bad", bad, bad, "", false},
+		{"good ahead, bad sealed", good, bad, "", false},
+		{"bad, checked here", nil, bad, "", false},
+		{"good under another id", good, good, "ev_" + string(bytes.Repeat([]byte("0"), 64)), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l, db, dir := newTestLibrary(t)
+			out, parsed, id := sealRecord(t, c.seal)
+			want := id
+			if c.want != "" {
+				want = c.want
+			}
+			var ahead *RecordCheck
+			if c.ahead != nil {
+				ahead = CheckRecordAhead(c.ahead)
+			}
+			data := bytes.Clone(out)
+			e, checked, err := l.SaveSealed(ctx, store.EvidenceEntry{PredicateType: parsed.PredicateType, Operation: parsed.Operation, Summary: json.RawMessage(`{}`)}, data, parsed, want, ahead)
+			files, _ := filepath.Glob(filepath.Join(dir, "evidence", "*")) // "*" matches names starting with a dot too
+			if !c.ok {
+				if le, ok := AsError(err); !ok || le.Code != "evidence_integrity_mismatch" {
+					t.Fatalf("error %v, want evidence_integrity_mismatch", err)
+				}
+				if len(files) != 0 {
+					t.Fatalf("files left behind: %v", files)
+				}
+				for _, i := range []string{id, want} {
+					if _, err := l.Find(ctx, i); err == nil {
+						t.Fatalf("%s is indexed", i)
+					}
+					if _, ok := l.ReadMark(ctx, i); ok {
+						t.Fatalf("%s is marked verified", i)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			copy(data, bytes.Repeat([]byte{'x'}, len(data))) // the caller's slice, after the save
+			if e.EvidenceID != goodID || e.Path != FilePath(dir, goodID) || checked.Result().EvidenceID != goodID {
+				t.Fatalf("saved %+v, checked %s, want %s", e, checked.Result().EvidenceID, goodID)
+			}
+			if len(files) != 1 || files[0] != e.Path {
+				t.Fatalf("files %v, want only %s", files, e.Path)
+			}
+			if got, _ := os.ReadFile(e.Path); !bytes.Equal(got, goodOut) {
+				t.Fatal("the saved file is not the sealed bytes")
+			}
+			if got, err := db.GetEvidence(ctx, goodID); err != nil || got.Size != int64(len(goodOut)) {
+				t.Fatalf("index entry %+v, %v", got, err)
+			}
+			if o, err := l.Open(ctx, goodID); err != nil || !bytes.Equal(o.Data, goodOut) {
+				t.Fatalf("open: %v", err)
+			}
+		})
+	}
+}
