@@ -17,8 +17,8 @@ import (
 // does not verify (whatever a check ahead on other bytes said), or an id
 // that is not the sealed one, leaves nothing behind: no file of either
 // id, no temporary file, no index entry, no mark. What is saved is the
-// bytes checked, and a later change of the caller's slice changes
-// nothing.
+// bytes checked, and a change of the caller's slice once it returned
+// changes nothing.
 func TestSaveSealedSavesOnlyWhatVerifies(t *testing.T) {
 	ctx := context.Background()
 	good, bad := pinnedRecords(t)
