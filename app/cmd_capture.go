@@ -68,6 +68,11 @@ func runCaptureProcess(ctx context.Context, io IO, args []string) error {
 	if reason, msg := pol.CheckCapture(sc.PolicyRequest()); reason != "" {
 		return policyRefusal(reason, msg)
 	}
+	// The verifier's digest (the saved file's verification mark) is taken
+	// while the capture runs: after an install or upgrade it hashes this
+	// executable (~35 ms), which would otherwise follow the save. It is
+	// computed once per process whoever asks first (env.verifierID).
+	go env.verifierID()
 
 	sup, err := proctree.NewSupervisor(proctree.Options{})
 	if err != nil {
