@@ -87,12 +87,12 @@ func BenchmarkCaptureEvidence(b *testing.B) {
 		b.SetBytes(int64(len(out)))
 		defer reportCPU(b)()
 		for b.Loop() {
-			s, err := sealCapture(rec)
+			ev, ahead, err := captureEnvelope(rec)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, _, err := env.lib().SaveSealed(context.Background(), store.EvidenceEntry{PredicateType: s.ev.PredicateType,
-				Operation: s.ev.Operation, Summary: json.RawMessage(`{}`)}, s.out, s.parsed, s.ev.EvidenceID, s.ahead); err != nil {
+			if _, _, err := env.lib().SealAndSave(context.Background(), store.EvidenceEntry{PredicateType: ev.PredicateType,
+				Operation: ev.Operation, Summary: json.RawMessage(`{}`)}, ev, ahead); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -142,21 +142,22 @@ func captureAndSave(ctx context.Context, env *Env, sup *proctree.Supervisor, ahe
 	if err != nil {
 		return nil, nil, nil, "", captureFailure(ctx, err)
 	}
-	s, err := sealCapture(rec)
+	ev, check, err := captureEnvelope(rec)
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
 	sum := library.CaptureSummary(rec)
 	sum["origin"] = OriginCaptured
 	summary, _ := json.Marshal(sum)
-	// The file is written and synced while the sealed bytes are checked,
-	// and saved under its name only once they verify (library.SaveSealed).
-	entry, _, err := env.lib().SaveSealed(ctx, store.EvidenceEntry{PredicateType: s.ev.PredicateType,
-		Operation: s.ev.Operation, Summary: summary}, s.out, s.parsed, s.ev.EvidenceID, s.ahead)
+	// The file is written and synced from the moment the seal has written
+	// the bytes, while they are checked, and saved under its name only
+	// once they verify (library.SealAndSave).
+	entry, out, err := env.lib().SealAndSave(ctx, store.EvidenceEntry{PredicateType: ev.PredicateType,
+		Operation: ev.Operation, Summary: summary}, ev, check)
 	if err != nil {
 		return nil, nil, nil, "", libError(err)
 	}
-	return rec, s.ev, s.out, entry.Path, nil
+	return rec, ev, out, entry.Path, nil
 }
 
 // loadCapturePolicy is the capture operator policy in effect: the stored
@@ -211,44 +212,38 @@ func captureFailure(ctx context.Context, err error) error {
 // with its JSON (compact, "<" and ">" not escaped, newline-terminated),
 // verified in full for saving: the seal parses the bytes exactly as
 // evidence.Parse does (evidence_id recomputed from them) and the record
-// is checked as library.Verify checks it.
+// is checked as library.Verify checks it. captureAndSave does the same
+// with the save overlapping the checks (library.SealAndSave).
 func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, library.Checked, error) {
-	s, err := sealCapture(rec)
+	ev, ahead, err := captureEnvelope(rec)
 	if err != nil {
 		return nil, nil, library.Checked{}, err
 	}
-	checked, err := library.CheckParsedForSaveAhead(s.out, s.parsed, s.ev.EvidenceID, s.ahead)
+	out, parsed, err := evidence.SealParsed(ev)
+	if err != nil {
+		return nil, nil, library.Checked{}, errorf("evidence", CategoryInternal, "the capture record cannot be sealed as Evidence: %v", err)
+	}
+	checked, err := library.CheckParsedForSaveAhead(out, parsed, ev.EvidenceID, ahead)
 	if err != nil {
 		return nil, nil, library.Checked{}, libError(err)
 	}
-	return s.ev, s.out, checked, nil
+	return ev, out, checked, nil
 }
 
-// sealedCapture is a capture record sealed as Evidence, not yet checked
-// for saving: the envelope, its JSON, the parse the seal made of that
-// JSON and the record's check started ahead of the seal.
-type sealedCapture struct {
-	ev     *evidence.Envelope
-	out    []byte
-	parsed *evidence.Envelope
-	ahead  *library.RecordCheck
-}
-
-// sealCapture seals rec as Evidence (captureEvidence without the check
-// for saving, which library.CheckParsedForSaveAhead or
-// library.SaveSealed makes).
-func sealCapture(rec *capture.Record) (sealedCapture, error) {
+// captureEnvelope is rec's Evidence envelope, not yet sealed, with the
+// record's check started ahead of the seal (library.CheckRecordAhead).
+func captureEnvelope(rec *capture.Record) (*evidence.Envelope, *library.RecordCheck, error) {
 	// The record's own streaming encoder writes exactly encoding/json's
 	// bytes (record.TestWriteJSONIsEncode) piece by piece into one buffer
 	// grown once to an estimate of the size, instead of building the whole
 	// encoding and copying it.
 	result, err := rec.AppendJSON(nil, false)
 	if err != nil {
-		return sealedCapture{}, errorf("internal", CategoryInternal, "encode the capture record: %v", err)
+		return nil, nil, errorf("internal", CategoryInternal, "encode the capture record: %v", err)
 	}
 	ev, err := record.NewEnvelope(rec, result, Version)
 	if err != nil {
-		return sealedCapture{}, errorf("internal", CategoryInternal, "%v", err)
+		return nil, nil, errorf("internal", CategoryInternal, "%v", err)
 	}
 	// The file is the JSON the seal checked (compact, as an asciicast
 	// import saves it): indenting a 10 MB record again would cost as much
@@ -260,12 +255,7 @@ func sealCapture(rec *capture.Record) (sealedCapture, error) {
 	ev.NormalizedResult = bytes.TrimSuffix(ev.NormalizedResult, []byte("\n"))
 	// The record's check runs beside the seal (two cores), and counts for
 	// the saved bytes only when the sealed record is exactly these bytes.
-	ahead := library.CheckRecordAhead(ev.NormalizedResult)
-	out, parsed, err := evidence.SealParsed(ev)
-	if err != nil {
-		return sealedCapture{}, errorf("evidence", CategoryInternal, "the capture record cannot be sealed as Evidence: %v", err)
-	}
-	return sealedCapture{ev: ev, out: out, parsed: parsed, ahead: ahead}, nil
+	return ev, library.CheckRecordAhead(ev.NormalizedResult), nil
 }
 
 // marshalPlain is JSON without HTML escaping (placeholders such as

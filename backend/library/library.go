@@ -335,22 +335,72 @@ func (l *Library) SaveSealed(ctx context.Context, e store.EvidenceEntry, data []
 	if parsed == nil {
 		return store.EvidenceEntry{}, Checked{}, errorf("internal", KindInternal, "the sealed Evidence %s has no parse to verify", want)
 	}
-	type staged struct {
-		tmp string
-		err error
+	return l.saveStaged(ctx, e, data, parsed, want, ahead, l.stage(want, data))
+}
+
+// SealAndSave seals env as Evidence (evidence.SealParsedStaged) and saves
+// it as SaveSealed does, with the file written and synced from the
+// moment the seal has written the bytes, while the seal checks them and
+// the record's check (ahead, as for SaveSealed) finishes: the sync then
+// overlaps the checks instead of following them. Nothing is saved under
+// the Evidence's name unless the seal's check and the check for saving
+// both pass; otherwise the temporary file is removed. It returns the
+// entry as indexed and the sealed bytes (which must not be modified).
+func (l *Library) SealAndSave(ctx context.Context, e store.EvidenceEntry, env *evidence.Envelope, ahead *RecordCheck) (store.EvidenceEntry, []byte, error) {
+	var written <-chan staged
+	var want string
+	out, parsed, err := evidence.SealParsedStaged(env, func(id string, b []byte) {
+		want, written = id, l.stage(id, b)
+	})
+	if err != nil {
+		if written != nil {
+			discard(<-written)
+		}
+		return store.EvidenceEntry{}, nil, errorf("evidence_not_sealed", KindInternal, "the Evidence cannot be sealed: %v", err)
 	}
-	written := make(chan staged, 1)
+	if written == nil { // cannot happen: a seal that returns bytes wrote them
+		return store.EvidenceEntry{}, nil, errorf("internal", KindInternal, "the sealed Evidence %s was not staged", parsed.EvidenceID)
+	}
+	saved, _, err := l.saveStaged(ctx, e, out, parsed, want, ahead, written)
+	if err != nil {
+		return store.EvidenceEntry{}, nil, err
+	}
+	return saved, out, nil
+}
+
+// staged is the outcome of stage: the temporary file written, or why not.
+type staged struct {
+	tmp string
+	err error
+}
+
+// stage writes data as id's temporary file (writeTemp) in its own
+// goroutine.
+func (l *Library) stage(id string, data []byte) <-chan staged {
+	ch := make(chan staged, 1)
 	go func() {
-		tmp, err := writeTemp(l.dataDir, want, data)
-		written <- staged{tmp, err}
+		tmp, err := writeTemp(l.dataDir, id, data)
+		ch <- staged{tmp, err}
 	}()
+	return ch
+}
+
+// discard removes what stage wrote.
+func discard(w staged) {
+	if w.err == nil {
+		os.Remove(w.tmp)
+	}
+}
+
+// saveStaged checks data for saving as want (checkParsedOwn) while stage
+// writes it, then publishes and indexes the file, or removes it when the
+// check fails.
+func (l *Library) saveStaged(ctx context.Context, e store.EvidenceEntry, data []byte, parsed *evidence.Envelope, want string, ahead *RecordCheck, written <-chan staged) (store.EvidenceEntry, Checked, error) {
 	c, err := checkParsedOwn(data, parsed, want, ahead)
 	w := <-written
 	switch {
 	case err != nil:
-		if w.err == nil {
-			os.Remove(w.tmp)
-		}
+		discard(w)
 		return store.EvidenceEntry{}, Checked{}, err
 	case w.err != nil:
 		return store.EvidenceEntry{}, Checked{}, w.err
