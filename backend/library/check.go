@@ -79,7 +79,7 @@ func CheckParsedForSaveAhead(data []byte, parsed *evidence.Envelope, want string
 
 // checkParsedOwn is CheckParsedForSaveAhead of data nobody changes while
 // the check, and the save of the Checked, use it (the check's own copy,
-// or SaveSealed's data).
+// or saveSealed's data).
 func checkParsedOwn(data []byte, parsed *evidence.Envelope, want string, ahead *RecordCheck) (Checked, error) {
 	sum := make(chan [sha256.Size]byte, 1)
 	go func() { sum <- sha256.Sum256(data) }()

@@ -315,7 +315,7 @@ func ReadBounded(path string, max int64) ([]byte, error) {
 // context given to Preverify first to end it early.
 func (l *Library) Wait() { l.pre.wg.Wait() }
 
-// SaveSealed checks and saves Evidence Gatehouse has just sealed with the
+// saveSealed checks and saves Evidence Gatehouse has just sealed with the
 // id want: data are its bytes, parsed their parse (evidence.SealParsed)
 // and ahead the check of its record started ahead (CheckRecordAhead; nil
 // checks the record here). It is CheckParsedForSaveAhead followed by
@@ -325,13 +325,13 @@ func (l *Library) Wait() { l.pre.wg.Wait() }
 // file is removed and the error is the check's
 // (evidence_integrity_mismatch): nothing is saved, as with Save.
 //
-// data must not change until SaveSealed returns (parsed shares it, as
+// data must not change until saveSealed returns (parsed shares it, as
 // evidence.SealParsed says): the parse checked, the digest marked and the
 // file written are then all of the same bytes, without the 10 MB copy
 // CheckParsedForSaveAhead takes for a Checked saved later (a copy of
 // fresh memory cost ~9 ms in a capture-process run). Once it has
 // returned, the file is written and data may change.
-func (l *Library) SaveSealed(ctx context.Context, e store.EvidenceEntry, data []byte, parsed *evidence.Envelope, want string, ahead *RecordCheck) (store.EvidenceEntry, Checked, error) {
+func (l *Library) saveSealed(ctx context.Context, e store.EvidenceEntry, data []byte, parsed *evidence.Envelope, want string, ahead *RecordCheck) (store.EvidenceEntry, Checked, error) {
 	if parsed == nil {
 		return store.EvidenceEntry{}, Checked{}, errorf("internal", KindInternal, "the sealed Evidence %s has no parse to verify", want)
 	}
@@ -339,9 +339,9 @@ func (l *Library) SaveSealed(ctx context.Context, e store.EvidenceEntry, data []
 }
 
 // SealAndSave seals env as Evidence (evidence.SealParsedStaged) and saves
-// it as SaveSealed does, with the file written and synced from the
+// it as saveSealed does, with the file written and synced from the
 // moment the seal has written the bytes, while the seal checks them and
-// the record's check (ahead, as for SaveSealed) finishes: the sync then
+// the record's check (ahead, as for saveSealed) finishes: the sync then
 // overlaps the checks instead of following them. Nothing is saved under
 // the Evidence's name unless the seal's check and the check for saving
 // both pass; otherwise the temporary file is removed. It returns the

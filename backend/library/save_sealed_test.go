@@ -14,7 +14,7 @@ import (
 )
 
 // TestSaveSealedSavesOnlyWhatVerifies, from the attacker's side: the file
-// SaveSealed writes while it checks is saved under its name and indexed
+// saveSealed writes while it checks is saved under its name and indexed
 // only when the sealed bytes verify as the id asked for. A record that
 // does not verify (whatever a check ahead on other bytes said), or an id
 // that is not the sealed one, leaves nothing behind: no file of either
@@ -50,7 +50,7 @@ func TestSaveSealedSavesOnlyWhatVerifies(t *testing.T) {
 				ahead = CheckRecordAhead(c.ahead)
 			}
 			data := bytes.Clone(out)
-			e, checked, err := l.SaveSealed(ctx, store.EvidenceEntry{PredicateType: parsed.PredicateType, Operation: parsed.Operation, Summary: json.RawMessage(`{}`)}, data, parsed, want, ahead)
+			e, checked, err := l.saveSealed(ctx, store.EvidenceEntry{PredicateType: parsed.PredicateType, Operation: parsed.Operation, Summary: json.RawMessage(`{}`)}, data, parsed, want, ahead)
 			files, _ := filepath.Glob(filepath.Join(dir, "evidence", "*")) // "*" matches names starting with a dot too
 			if !c.ok {
 				if le, ok := AsError(err); !ok || le.Code != "evidence_integrity_mismatch" {
