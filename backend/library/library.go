@@ -2,6 +2,7 @@ package library
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -335,7 +336,7 @@ func (l *Library) saveSealed(ctx context.Context, e store.EvidenceEntry, data []
 	if parsed == nil {
 		return store.EvidenceEntry{}, Checked{}, errorf("internal", KindInternal, "the sealed Evidence %s has no parse to verify", want)
 	}
-	return l.saveStaged(ctx, e, data, parsed, want, ahead, l.stage(want, data))
+	return l.saveStaged(ctx, e, data, parsed, want, ahead, l.stage(want, data), digestOf(data))
 }
 
 // SealAndSave seals env as Evidence (evidence.SealParsedStaged) and saves
@@ -348,9 +349,12 @@ func (l *Library) saveSealed(ctx context.Context, e store.EvidenceEntry, data []
 // entry as indexed and the sealed bytes (which must not be modified).
 func (l *Library) SealAndSave(ctx context.Context, e store.EvidenceEntry, env *evidence.Envelope, ahead *RecordCheck) (store.EvidenceEntry, []byte, error) {
 	var written <-chan staged
+	var sum <-chan [sha256.Size]byte
 	var want string
 	out, parsed, err := evidence.SealParsedStaged(env, func(id string, b []byte) {
-		want, written = id, l.stage(id, b)
+		// the file and the digest of its bytes (the verification mark's)
+		// are made while the seal checks them
+		want, written, sum = id, l.stage(id, b), digestOf(b)
 	})
 	if err != nil {
 		if written != nil {
@@ -361,7 +365,7 @@ func (l *Library) SealAndSave(ctx context.Context, e store.EvidenceEntry, env *e
 	if written == nil { // cannot happen: a seal that returns bytes wrote them
 		return store.EvidenceEntry{}, nil, errorf("internal", KindInternal, "the sealed Evidence %s was not staged", parsed.EvidenceID)
 	}
-	saved, _, err := l.saveStaged(ctx, e, out, parsed, want, ahead, written)
+	saved, _, err := l.saveStaged(ctx, e, out, parsed, want, ahead, written, sum)
 	if err != nil {
 		return store.EvidenceEntry{}, nil, err
 	}
@@ -392,11 +396,11 @@ func discard(w staged) {
 	}
 }
 
-// saveStaged checks data for saving as want (checkParsedOwn) while stage
-// writes it, then publishes and indexes the file, or removes it when the
-// check fails.
-func (l *Library) saveStaged(ctx context.Context, e store.EvidenceEntry, data []byte, parsed *evidence.Envelope, want string, ahead *RecordCheck, written <-chan staged) (store.EvidenceEntry, Checked, error) {
-	c, err := checkParsedOwn(data, parsed, want, ahead)
+// saveStaged checks data for saving as want (checkParsedDigest, its
+// digest from sum) while stage writes it, then publishes and indexes the
+// file, or removes it when the check fails.
+func (l *Library) saveStaged(ctx context.Context, e store.EvidenceEntry, data []byte, parsed *evidence.Envelope, want string, ahead *RecordCheck, written <-chan staged, sum <-chan [sha256.Size]byte) (store.EvidenceEntry, Checked, error) {
+	c, err := checkParsedDigest(data, parsed, want, ahead, sum)
 	w := <-written
 	switch {
 	case err != nil:
