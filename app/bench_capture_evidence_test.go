@@ -87,12 +87,12 @@ func BenchmarkCaptureEvidence(b *testing.B) {
 		b.SetBytes(int64(len(out)))
 		defer reportCPU(b)()
 		for b.Loop() {
-			ev, _, checked, err := captureEvidence(rec)
+			ev, ahead, err := captureEnvelope(rec)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := env.lib().Save(context.Background(), store.EvidenceEntry{PredicateType: ev.PredicateType,
-				Operation: ev.Operation, Summary: json.RawMessage(`{}`)}, checked); err != nil {
+			if _, _, err := env.lib().SealAndSave(context.Background(), store.EvidenceEntry{PredicateType: ev.PredicateType,
+				Operation: ev.Operation, Summary: json.RawMessage(`{}`)}, ev, ahead); err != nil {
 				b.Fatal(err)
 			}
 		}

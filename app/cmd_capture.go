@@ -68,6 +68,11 @@ func runCaptureProcess(ctx context.Context, io IO, args []string) error {
 	if reason, msg := pol.CheckCapture(sc.PolicyRequest()); reason != "" {
 		return policyRefusal(reason, msg)
 	}
+	// The verifier's digest (the saved file's verification mark) is taken
+	// while the capture runs: after an install or upgrade it hashes this
+	// executable (~35 ms), which would otherwise follow the save. It is
+	// computed once per process whoever asks first (env.verifierID).
+	go env.verifierID()
 
 	sup, err := proctree.NewSupervisor(proctree.Options{})
 	if err != nil {
@@ -137,15 +142,18 @@ func captureAndSave(ctx context.Context, env *Env, sup *proctree.Supervisor, ahe
 	if err != nil {
 		return nil, nil, nil, "", captureFailure(ctx, err)
 	}
-	ev, out, checked, err := captureEvidence(rec)
+	ev, check, err := captureEnvelope(rec)
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
 	sum := library.CaptureSummary(rec)
 	sum["origin"] = OriginCaptured
 	summary, _ := json.Marshal(sum)
-	entry, err := env.lib().Save(ctx, store.EvidenceEntry{PredicateType: ev.PredicateType,
-		Operation: ev.Operation, Summary: summary}, checked)
+	// The file is written and synced from the moment the seal has written
+	// the bytes, while they are checked, and saved under its name only
+	// once they verify (library.SealAndSave).
+	entry, out, err := env.lib().SealAndSave(ctx, store.EvidenceEntry{PredicateType: ev.PredicateType,
+		Operation: ev.Operation, Summary: summary}, ev, check)
 	if err != nil {
 		return nil, nil, nil, "", libError(err)
 	}
@@ -204,19 +212,38 @@ func captureFailure(ctx context.Context, err error) error {
 // with its JSON (compact, "<" and ">" not escaped, newline-terminated),
 // verified in full for saving: the seal parses the bytes exactly as
 // evidence.Parse does (evidence_id recomputed from them) and the record
-// is checked as library.Verify checks it.
+// is checked as library.Verify checks it. captureAndSave does the same
+// with the save overlapping the checks (library.SealAndSave).
 func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, library.Checked, error) {
+	ev, ahead, err := captureEnvelope(rec)
+	if err != nil {
+		return nil, nil, library.Checked{}, err
+	}
+	out, parsed, err := evidence.SealParsed(ev)
+	if err != nil {
+		return nil, nil, library.Checked{}, errorf("evidence", CategoryInternal, "the capture record cannot be sealed as Evidence: %v", err)
+	}
+	checked, err := library.CheckParsedForSaveAhead(out, parsed, ev.EvidenceID, ahead)
+	if err != nil {
+		return nil, nil, library.Checked{}, libError(err)
+	}
+	return ev, out, checked, nil
+}
+
+// captureEnvelope is rec's Evidence envelope, not yet sealed, with the
+// record's check started ahead of the seal (library.CheckRecordAhead).
+func captureEnvelope(rec *capture.Record) (*evidence.Envelope, *library.RecordCheck, error) {
 	// The record's own streaming encoder writes exactly encoding/json's
 	// bytes (record.TestWriteJSONIsEncode) piece by piece into one buffer
 	// grown once to an estimate of the size, instead of building the whole
 	// encoding and copying it.
 	result, err := rec.AppendJSON(nil, false)
 	if err != nil {
-		return nil, nil, library.Checked{}, errorf("internal", CategoryInternal, "encode the capture record: %v", err)
+		return nil, nil, errorf("internal", CategoryInternal, "encode the capture record: %v", err)
 	}
 	ev, err := record.NewEnvelope(rec, result, Version)
 	if err != nil {
-		return nil, nil, library.Checked{}, errorf("internal", CategoryInternal, "%v", err)
+		return nil, nil, errorf("internal", CategoryInternal, "%v", err)
 	}
 	// The file is the JSON the seal checked (compact, as an asciicast
 	// import saves it): indenting a 10 MB record again would cost as much
@@ -228,16 +255,7 @@ func captureEvidence(rec *capture.Record) (*evidence.Envelope, []byte, library.C
 	ev.NormalizedResult = bytes.TrimSuffix(ev.NormalizedResult, []byte("\n"))
 	// The record's check runs beside the seal (two cores), and counts for
 	// the saved bytes only when the sealed record is exactly these bytes.
-	ahead := library.CheckRecordAhead(ev.NormalizedResult)
-	out, parsed, err := evidence.SealParsed(ev)
-	if err != nil {
-		return nil, nil, library.Checked{}, errorf("evidence", CategoryInternal, "the capture record cannot be sealed as Evidence: %v", err)
-	}
-	checked, err := library.CheckParsedForSaveAhead(out, parsed, ev.EvidenceID, ahead)
-	if err != nil {
-		return nil, nil, library.Checked{}, libError(err)
-	}
-	return ev, out, checked, nil
+	return ev, library.CheckRecordAhead(ev.NormalizedResult), nil
 }
 
 // marshalPlain is JSON without HTML escaping (placeholders such as

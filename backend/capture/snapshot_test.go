@@ -3,6 +3,7 @@ package capture
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -122,6 +123,10 @@ func TestRendererSnapshotTamperedIsNeverUsed(t *testing.T) {
 		{"one byte changed", "SHA-256 is not the one recorded", func() error { return os.WriteFile(file, flipped, 0o600) }},
 		{"truncated", "SHA-256 is not the one recorded", func() error { return os.WriteFile(file, good[:len(good)-4096], 0o600) }},
 		{"another valid blob", "another snapshot's file", func() error { return os.WriteFile(file, otherFile, 0o600) }},
+		// the bound on the blob read, at the limit and one past it (the
+		// files are sparse: reading them costs no disk)
+		{"a blob of the largest size", "SHA-256 is not the one recorded", func() error { return plantSized(file, good, maxSnapshot) }},
+		{"a blob one byte too large", fmt.Sprintf("holds a blob of %d bytes", maxSnapshot+1), func() error { return plantSized(file, good, maxSnapshot+1) }},
 		{"a symbolic link", "symbolic link", func() error { return os.Symlink(elsewhere, file) }},
 		{"a FIFO", "not a regular file of this user", func() error { return unix.Mkfifo(file, 0o600) }},
 		{"writable by others", "not a regular file of this user", func() error {
@@ -276,4 +281,14 @@ func TestRendererSnapshotNodeRefusesFallsBack(t *testing.T) {
 		t.Fatalf("status %q", st)
 	}
 	renderSome(t, h, false) // later helpers: the loader at once
+}
+
+// plantSized writes good's header (the magic, key and digest lines) as
+// file, followed by a blob of n zero bytes (a hole).
+func plantSized(file string, good []byte, n int64) error {
+	header := int64(len(snapshotMagic)) + 2*65
+	if err := os.WriteFile(file, good[:header], 0o600); err != nil {
+		return err
+	}
+	return os.Truncate(file, header+n)
 }

@@ -214,7 +214,7 @@ func Seal(e *Envelope) error {
 // spares a caller that saves the envelope a second encoding of a large
 // result.
 func SealJSON(e *Envelope) ([]byte, error) {
-	b, _, err := seal(e, false)
+	b, _, err := seal(e, false, nil)
 	return b, err
 }
 
@@ -226,13 +226,26 @@ func SealJSON(e *Envelope) ([]byte, error) {
 // share the returned bytes (no copy of a 10 MB result), and so does e's
 // normalized result when it is the same bytes: none may be modified.
 func SealParsed(e *Envelope) ([]byte, *Envelope, error) {
-	return seal(e, true)
+	return seal(e, true, nil)
+}
+
+// SealParsedStaged is SealParsed that hands the written bytes and their
+// evidence_id to written as soon as they are written, before they are
+// checked, so that the caller can start storing them while the check
+// runs (library.Library.SealAndSave writes and syncs a temporary file).
+// written must not modify the bytes, and they are Evidence only when
+// SealParsedStaged then returns them without an error; on an error the
+// caller discards what it stored. written is not called when the
+// envelope cannot be encoded.
+func SealParsedStaged(e *Envelope, written func(id string, b []byte)) ([]byte, *Envelope, error) {
+	return seal(e, true, written)
 }
 
 // seal is SealJSON; with checkID the check of the written bytes is
 // Parse's in full (the evidence_id recomputed from the bytes), and the
-// parsed envelope is returned.
-func seal(e *Envelope, checkID bool) ([]byte, *Envelope, error) {
+// parsed envelope is returned. written, when set, gets the bytes before
+// they are checked (SealParsedStaged).
+func seal(e *Envelope, checkID bool, written func(id string, b []byte)) ([]byte, *Envelope, error) {
 	if e == nil {
 		return nil, nil, errors.New("evidence: seal: nil envelope")
 	}
@@ -258,6 +271,9 @@ func seal(e *Envelope, checkID bool) ([]byte, *Envelope, error) {
 	if err != nil {
 		e.EvidenceID = ""
 		return nil, nil, fmt.Errorf("evidence: seal: encode envelope: %w", err)
+	}
+	if written != nil {
+		written(id, b)
 	}
 	// The evidence_id was just computed from e, whose JSON these bytes are
 	// (ComputeID reads e through the same encoding), so without checkID

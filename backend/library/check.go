@@ -74,9 +74,26 @@ func CheckParsedForSaveAhead(data []byte, parsed *evidence.Envelope, want string
 	// each other. The bytes are copied first (the saved bytes are the
 	// check's own, whatever the caller does with data afterwards), and
 	// the digest is of the copy.
-	data = bytes.Clone(data)
+	return checkParsedOwn(bytes.Clone(data), parsed, want, ahead)
+}
+
+// checkParsedOwn is CheckParsedForSaveAhead of data nobody changes while
+// the check, and the save of the Checked, use it (the check's own copy,
+// or saveSealed's data).
+func checkParsedOwn(data []byte, parsed *evidence.Envelope, want string, ahead *RecordCheck) (Checked, error) {
+	return checkParsedDigest(data, parsed, want, ahead, digestOf(data))
+}
+
+// digestOf starts taking the SHA-256 of data in its own goroutine.
+func digestOf(data []byte) <-chan [sha256.Size]byte {
 	sum := make(chan [sha256.Size]byte, 1)
 	go func() { sum <- sha256.Sum256(data) }()
+	return sum
+}
+
+// checkParsedDigest is checkParsedOwn with the digest of data taken by
+// digestOf, started by the caller.
+func checkParsedDigest(data []byte, parsed *evidence.Envelope, want string, ahead *RecordCheck, sum <-chan [sha256.Size]byte) (Checked, error) {
 	res, issues := verifyParsed(parsed, ahead)
 	digest := <-sum
 	c := Checked{}
