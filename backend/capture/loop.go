@@ -86,6 +86,8 @@ func (s *session) untilExit(ctx context.Context) (string, error) {
 			}
 		case res := <-s.results:
 			s.takeResult(res)
+		case a := <-s.rec.scr.helloC():
+			s.rec.greeted(a)
 		case a := <-s.rec.scr.answerC():
 			s.frameArrived(a)
 		case <-events.C:
@@ -230,6 +232,8 @@ func (s *session) recordNext(ctx context.Context, stop <-chan time.Time) (bool, 
 		s.takeChunk(c, ok)
 	case res := <-s.results:
 		s.takeResult(res)
+	case a := <-s.rec.scr.helloC():
+		s.rec.greeted(a)
 	case a := <-s.rec.scr.answerC():
 		s.frameArrived(a)
 	case <-s.rec.fs.timerC():
@@ -276,5 +280,7 @@ func (s *session) drain() {
 		s.rec.shim(c)
 	}
 	s.rec.flush(time.Since(s.start))
+	s.rec.awaitRenderer() // a capture without output still needs its renderer's hello
 	s.rec.awaitFrames()
+	s.rec.rec.Limitations[s.rendererNote] = rendererLimitation(s.rec.scr.version)
 }

@@ -257,8 +257,22 @@ func TestRendererSnapshotNodeRefusesFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blob := b[len(snapshotMagic)+130:]
 	h := snapshotHelper(t, base, dir)
+	forgeSnapshot(t, h, dir, b[len(snapshotMagic)+130:])
+	want := renderSome(t, loaderOf(base), false)
+	if got := renderSome(t, h, false); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after the fallback:\n%#v\nwant\n%#v", got, want)
+	}
+	if st := h.Snapshots.Status(); !strings.Contains(st, "did not start from the snapshot") {
+		t.Fatalf("status %q", st)
+	}
+	renderSome(t, h, false) // later helpers: the loader at once
+}
+
+// forgeSnapshot writes blob into dir as h's snapshot file, its key and
+// SHA-256 consistent, as a file the user wrote would be.
+func forgeSnapshot(t *testing.T, h RendererHelper, dir string, blob []byte) {
+	t.Helper()
 	key := h.Snapshots.key(h.NodeSHA256, heapFlags(rendererMemory(h)))
 	sum := sha256.Sum256(blob)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -268,12 +282,4 @@ func TestRendererSnapshotNodeRefusesFallsBack(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "renderer-"+key[:32]+".snapshot"), forged, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	want := renderSome(t, loaderOf(base), false)
-	if got := renderSome(t, h, false); !reflect.DeepEqual(got, want) {
-		t.Fatalf("after the fallback:\n%#v\nwant\n%#v", got, want)
-	}
-	if st := h.Snapshots.Status(); !strings.Contains(st, "did not start from the snapshot") {
-		t.Fatalf("status %q", st)
-	}
-	renderSome(t, h, false) // later helpers: the loader at once
 }
