@@ -126,6 +126,8 @@ type screen struct {
 	fromSnapshot bool
 	err          error // sticky: set once the helper failed
 	closed       bool
+	retired      bool             // retire closed its input: it is exiting
+	stale        []*proctree.Tree // helpers replaced after a failed hello (detach), terminated by end
 }
 
 // message is one message to the helper: its type and payload, and for
@@ -224,7 +226,7 @@ func launchScreen(h RendererHelper, t Terminal) (*screen, error) {
 	if blob != nil {
 		s.restart = func(cause error) error {
 			h.Snapshots.drop(h, flags, cause)
-			s.end(0) // it failed: no grace
+			s.detach()
 			if err := s.attach(h, t, nil, flags); err != nil {
 				return err
 			}
@@ -415,6 +417,9 @@ func (s *screen) queue(typ byte, payload string) error {
 func (s *screen) queueMessage(m message) error {
 	if s.err != nil {
 		return s.err
+	}
+	if s.retired {
+		return s.fail(errors.New("it was ended before this message"))
 	}
 	s.queued = append(s.queued, m)
 	s.queuedBytes += 9 + len(m.payload)
@@ -802,10 +807,28 @@ func (s *screen) close() {
 	s.end(grace)
 }
 
+// retire lets the helper end while its user still works, for a screen
+// that owes no answer and that nothing will be asked of any more: its
+// input is closed (after what was written), so it exits on its own
+// meanwhile, and close then finds it gone (its tree is still terminated
+// and released there, once the capture's own tree was ended: a helper's
+// tree, started before the target, also claims the target's orphans, so
+// it is not terminated while the target's may still have members). A
+// message queued afterwards fails the screen.
+func (s *screen) retire() {
+	if s.closed || s.retired {
+		return
+	}
+	s.retired, s.queued = true, nil
+	close(s.writes)
+}
+
 // end closes the helper's stdin, waits up to grace for it to exit,
 // terminates its tree and waits for the reader and writer goroutines.
 func (s *screen) end(grace time.Duration) {
-	close(s.writes)
+	if !s.retired {
+		close(s.writes)
+	}
 	select {
 	case <-s.tree.Exited():
 	case <-time.After(grace):
@@ -815,6 +838,24 @@ func (s *screen) end(grace time.Duration) {
 	close(s.done)
 	s.outFile.Close()
 	<-s.readerDone
+	for _, t := range s.stale {
+		t.Terminate(100 * time.Millisecond)
+	}
+	s.stale = nil
+}
+
+// detach stops the goroutines of a helper that failed its hello (so
+// nothing was written to it: before the hello what is sent stays queued)
+// and closes its input and output; its tree is kept in s.stale and
+// terminated by end, once the capture's own tree was ended (a helper's
+// tree, started before the target, also claims the target's orphans).
+func (s *screen) detach() {
+	close(s.writes)
+	<-s.writerDone
+	close(s.done)
+	s.outFile.Close()
+	<-s.readerDone
+	s.stale = append(s.stale, s.tree)
 }
 
 // tailBuffer keeps the first max bytes written to it (the helper's

@@ -153,17 +153,28 @@ func forgedSnapshotHelper(t *testing.T) RendererHelper {
 // fails its hello while the target already runs gets a helper started
 // with the loader instead, given everything recorded meanwhile: the
 // capture succeeds with the screens of a capture with the loader, and
-// Status says the snapshot was dropped. Checked to fail with the
-// restart removed (launchScreen not setting it).
+// Status says the snapshot was dropped. The target's orphan (reparented
+// to Gatehouse at once) outlives its root, and the failed helper's tree
+// (which, started before the target, also claims that orphan) is not
+// terminated before settlement: settlement finds the orphan alive and
+// ends it. Checked to fail with the restart removed (launchScreen not
+// setting it), and with the failed helper's tree terminated at the
+// restart (the orphan is then gone before settlement).
 func TestCaptureRestartsARendererItsSnapshotDoesNotStart(t *testing.T) {
 	h := forgedSnapshotHelper(t)
-	script := `printf 'a\033[1;31mb\033[0m\r\n\344\270\255\033[3b\r\nxy\033[b|'; sleep 0.2; printf '\033[?1049hz'`
-	sc, opts := shScenario(t, script, nil)
+	script := `(setsid sh -c 'exec sleep 30' </dev/null >/dev/null 2>&1 &); printf 'a\033[1;31mb\033[0m\r\n\344\270\255\033[3b\r\nxy\033[b|'; sleep 0.2; printf '\033[?1049hz'`
+	settle := func(m obj) { m["settle_ms"] = 300 }
+	sc, opts := shScenario(t, script, settle)
 	opts.NodeSHA256, opts.Snapshots = "", nil
 	want := captureWith(t, h.Supervisor, sc, opts)
-	sc, opts = shScenario(t, script, nil)
+	sc, opts = shScenario(t, script, settle)
 	opts.NodeSHA256, opts.Snapshots = h.NodeSHA256, h.Snapshots
 	got := captureWith(t, h.Supervisor, sc, opts)
+	for _, rec := range []*Record{want, got} {
+		if s := rec.Settlement; s.State != SettlementAliveAtDeadline || s.CleanupOutcome != CleanupCleaned {
+			t.Errorf("settlement %+v, want the orphan found alive and ended", s)
+		}
+	}
 	if st := h.Snapshots.Status(); !strings.Contains(st, "did not start from the snapshot") {
 		t.Fatalf("status %q", st)
 	}

@@ -49,7 +49,9 @@ type session struct {
 
 	rx *reactiveRun // reactive run; nil without (reactive_run.go)
 
-	rendererNote int // the index of the limitation naming the renderer's version, known at its hello (drain)
+	rendererNote int  // the index of the limitation naming the renderer's version, known at its hello (drain)
+	taken        int  // event outcomes recorded (takeResult)
+	retired      bool // the renderer helper is being ended (retireScreen)
 
 	inflight atomic.Int64 // 1 + start (since s.start) of the event being performed; 0 when none (order.go)
 	holding  atomic.Bool  // the reader has read a chunk it has not handed over (order.go)
