@@ -161,25 +161,21 @@ func (c *RendererSnapshots) loadOrBuild(h RendererHelper, flags []string, key st
 	}
 	defer dir.Close()
 	name := "renderer-" + key[:32] + ".snapshot"
-	blob, err := readSnapshot(dir, name, key)
+	f, err := readSnapshot(dir, name, key)
 	why := ""
 	switch {
 	case err == nil:
-		f, err := sealedFile("gatehouse-renderer-snapshot", blob)
-		if err != nil {
-			return nil, "", err
-		}
 		return f, "startup snapshot " + name + " verified (SHA-256 of its blob matches)", nil
 	case errors.Is(err, os.ErrNotExist):
 		why = "built"
 	default:
 		why = "rebuilt (" + err.Error() + ")"
 	}
-	blob, err = buildSnapshot(h, flags)
+	blob, err := buildSnapshot(h, flags)
 	if err != nil {
 		return nil, "", err
 	}
-	f, err := sealedFile("gatehouse-renderer-snapshot", blob)
+	f, err = sealedFile("gatehouse-renderer-snapshot", blob)
 	if err != nil {
 		return nil, "", err
 	}
