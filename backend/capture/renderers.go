@@ -14,9 +14,10 @@ import (
 // size (the helper's 'n' message, the same terminal a fresh start makes),
 // and a new one is started ahead for the next capture. A helper started
 // ahead that has failed or ended meanwhile is replaced by one started
-// then, so the capture still fails before launch when no renderer can
-// start, with the same error. Renderers is safe for concurrent use; Close
-// ends the helper started ahead.
+// then (its hello owed after the launch, as without Renderers), so a
+// capture whose renderer cannot start fails with the same error as
+// without Renderers. Renderers is safe for concurrent use; Close ends the
+// helper started ahead.
 type Renderers struct {
 	h      RendererHelper
 	mu     sync.Mutex
