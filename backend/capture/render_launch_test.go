@@ -196,3 +196,33 @@ func TestCaptureRestartsARendererItsSnapshotDoesNotStart(t *testing.T) {
 		t.Fatalf("output %q, want %q", output(got), output(want))
 	}
 }
+
+// TestCaptureRecordsWhileItsRendererIsNotUp: the output a target writes
+// before its renderer says hello is read and recorded meanwhile, never
+// held back by the PTY: here the helper stands for one that is never up
+// (it waits until the target finished writing 3 MB, then exits without a
+// hello), so the target can only finish if the capture reads its
+// terminal without the helper; every byte is in the raw frames and the
+// capture fails with the helper's end. Checked to fail with the loop
+// waiting for the hello before recording (the helper then waits for a
+// target that cannot finish, until its 30 s timeout).
+func TestCaptureRecordsWhileItsRendererIsNotUp(t *testing.T) {
+	work := t.TempDir()
+	done := filepath.Join(work, "finished")
+	script := `stty -onlcr; head -c 3000000 /dev/zero | tr '\0' 'x'; : > ` + done
+	sc, opts := shScenario(t, script, func(m obj) {
+		m["working_directory"] = work
+		m["limits"] = obj{"output_bytes": 10_000_000}
+	})
+	opts.Node = fakeNode(t, `while [ ! -e '`+done+`' ]; do sleep 0.02; done; exit 3`)
+	rec, err := captureBounded(t, newSupervisor(t), sc, opts)
+	if err == nil || !strings.Contains(err.Error(), "it ended (EOF)") {
+		t.Fatalf("err %v, want the helper's end", err)
+	}
+	if rec == nil || rec.Cleanup.OwnedProcessGroup != OwnedProcessGroupVerified {
+		t.Fatalf("record %v", rec != nil)
+	}
+	if out := output(rec); len(out) != 3_000_000 || strings.Count(out, "x") != 3_000_000 {
+		t.Fatalf("recorded %d bytes of the 3,000,000 written", len(out))
+	}
+}
