@@ -112,7 +112,9 @@ func Capture(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, opts O
 	}
 	tg := target{executable: judged.Executable, dir: judged.WorkingDir, roots: judged.FilesystemRoots}
 	// The renderer helper starts now, alongside the rest of the launch's
-	// preparation; run waits for its hello just before the launch.
+	// preparation; run waits for its process just before the launch, and
+	// its hello comes while the target runs (session.go says why that is
+	// safe).
 	scr := opts.Renderers.start(RendererHelper{Node: opts.Node, Supervisor: sup, NodeSHA256: opts.NodeSHA256, Snapshots: opts.Snapshots}, sc.Terminal)
 	defer scr.close() // a capture that stops before run; run closes it itself
 	commits, err := sc.Commitments()

@@ -23,6 +23,7 @@ func (s *session) observe(ctx context.Context) error {
 		first = s.observeEmpty()
 	}
 	s.flushPending()
+	s.retireScreen()
 	close(s.ended)
 	// Events not yet scheduled are reported as target_exited in order.
 	for i := s.next; i < len(s.sc.Events); i++ {
@@ -86,6 +87,8 @@ func (s *session) untilExit(ctx context.Context) (string, error) {
 			}
 		case res := <-s.results:
 			s.takeResult(res)
+		case a := <-s.rec.scr.helloC():
+			s.rec.greeted(a)
 		case a := <-s.rec.scr.answerC():
 			s.frameArrived(a)
 		case <-events.C:
@@ -225,11 +228,14 @@ func (s *session) wait(ctx context.Context, tick <-chan time.Time) error {
 // reports true; it reports false when stop fires first, with errCancelled
 // when ctx is done first.
 func (s *session) recordNext(ctx context.Context, stop <-chan time.Time) (bool, error) {
+	s.retireScreen()
 	select {
 	case c, ok := <-s.chunks:
 		s.takeChunk(c, ok)
 	case res := <-s.results:
 		s.takeResult(res)
+	case a := <-s.rec.scr.helloC():
+		s.rec.greeted(a)
 	case a := <-s.rec.scr.answerC():
 		s.frameArrived(a)
 	case <-s.rec.fs.timerC():
@@ -276,5 +282,36 @@ func (s *session) drain() {
 		s.rec.shim(c)
 	}
 	s.rec.flush(time.Since(s.start))
+	s.rec.awaitRenderer() // a capture without output still needs its renderer's hello
 	s.rec.awaitFrames()
+	s.rec.rec.Limitations[s.rendererNote] = rendererLimitation(s.rec.scr.version)
+	if s.rx == nil { // every answer is in: the helper is ended while run finishes
+		s.rec.scr.retire()
+	}
+}
+
+// retireScreen ends the renderer helper in the background (screen.retire)
+// once the recording loop stopped and nothing can ask it for anything any
+// more: its hello was taken, the PTY reported the end of output and every chunk was taken,
+// no frame is owed, no output is pending or held back (drain's flush
+// renders nothing), and no resize remains whose outcome could still be
+// recorded (a dispatched one renders the screen at its size); reactive
+// runs keep it to the end. The helper's end then overlaps settlement and
+// the drain instead of following them, and the record is what it was.
+func (s *session) retireScreen() {
+	if s.retired || s.rx != nil || !s.rec.scr.said || s.rec.framesOwed() || len(s.pending) > 0 || len(s.rec.text.pending) > 0 || len(s.chunks) > 0 {
+		return
+	}
+	select {
+	case <-s.readerDone:
+	default:
+		return
+	}
+	for _, ev := range s.sc.Events[min(s.taken, len(s.sc.Events)):] {
+		if ev.Type == EventResize {
+			return
+		}
+	}
+	s.retired = true
+	s.rec.scr.retire()
 }

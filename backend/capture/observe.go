@@ -102,6 +102,21 @@ func (r *recorder) render(text string, at time.Duration) {
 	r.rendered(at)
 }
 
+// greeted takes the renderer's hello, a from the screen's helloC; a
+// renderer that failed it fails the capture (screenFailed).
+func (r *recorder) greeted(a answer) {
+	if err := r.scr.greet(a); err != nil {
+		r.screenFailed(err)
+	}
+}
+
+// awaitRenderer waits for the renderer's hello when it has not come yet.
+func (r *recorder) awaitRenderer() {
+	if err := r.scr.awaitHello(); err != nil {
+		r.screenFailed(err)
+	}
+}
+
 // screenFailed stops rendered frames when the renderer failed, and keeps
 // the error: the capture then fails with it (run), since a renderer
 // failure is a defect, never an accepted truncation.

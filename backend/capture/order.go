@@ -53,6 +53,7 @@ func (s *session) takeResults() {
 // before it (flushPending).
 func (s *session) takeResult(res result) {
 	s.flushPending()
+	s.taken++
 	s.rec.interaction(s.event(res.index), res.at, res.outcome)
 }
 

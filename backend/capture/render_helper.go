@@ -103,9 +103,17 @@ type screen struct {
 	queuedBytes int
 	writes      chan []message // batches for the writer goroutine
 	writerDone  chan struct{}
-	answers     chan answer   // the helper's messages, from the reader goroutine
+	answers     chan answer   // the helper's messages after its hello, from the reader goroutine
+	hello       chan answer   // its first message (or why none came), from the reader goroutine
+	said        bool          // the hello was taken (greet)
 	done        chan struct{} // closed by close: the reader stops
-	waiting     int           // answers requested and not yet taken
+	readerDone  chan struct{} // closed when the reader goroutine returned
+	waiting     int           // answers requested and not yet taken (the hello not counted)
+
+	// restart, set for a helper started from its startup snapshot
+	// without waiting for its hello (launchScreen), replaces the helper
+	// by one started with the loader when the snapshot's fails its hello.
+	restart func(cause error) error
 
 	mu       sync.Mutex // owed and the read deadline
 	owed     int        // answers the reader has not read yet
@@ -118,6 +126,8 @@ type screen struct {
 	fromSnapshot bool
 	err          error // sticky: set once the helper failed
 	closed       bool
+	retired      bool             // retire closed its input: it is exiting
+	stale        []*proctree.Tree // helpers replaced after a failed hello (detach), terminated by end
 }
 
 // message is one message to the helper: its type and payload, and for
@@ -176,28 +186,95 @@ func rendererMemory(h RendererHelper) int {
 // memory file holding its startup snapshot) or, when blob is nil, with
 // the loader, and waits for its hello.
 func startScreenFrom(h RendererHelper, t Terminal, blob *os.File, flags []string) (*screen, error) {
+	s, err := spawnScreen(h, t, blob, flags)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.awaitHello(); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// launchScreen starts the helper as startScreen does but returns without
+// waiting for its hello, which comes while the caller works (helloC,
+// greet; next waits for it): what can be known before the helper runs —
+// the pinned Node given, the snapshot verified or the loader chosen, the
+// process started — is known when it returns. Until the hello, what is
+// sent stays queued (messages refer to the caller's strings), so a
+// helper started from a snapshot it fails to start from is replaced by
+// one started with the loader (the snapshot dropped, as startScreen does)
+// and given everything queued, the same stream.
+func launchScreen(h RendererHelper, t Terminal) (*screen, error) {
 	if h.Supervisor == nil || !filepath.IsAbs(h.Node) {
 		return nil, errors.New("capture: the renderer needs the pinned Node (an absolute path) and a process supervisor")
 	}
-	mem, timeout := rendererMemory(h), h.Timeout
+	flags := heapFlags(rendererMemory(h))
+	var blob *os.File
+	if h.Snapshots != nil {
+		blob, _ = h.Snapshots.blob(h, flags) // without one, the loader (Status says why)
+	}
+	s, err := spawnScreen(h, t, blob, flags)
+	if err != nil && blob != nil {
+		h.Snapshots.drop(h, flags, err)
+		return spawnScreen(h, t, nil, flags)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if blob != nil {
+		s.restart = func(cause error) error {
+			h.Snapshots.drop(h, flags, cause)
+			s.detach()
+			if err := s.attach(h, t, nil, flags); err != nil {
+				return err
+			}
+			for range s.waiting { // the requests queued meanwhile
+				s.owe()
+			}
+			return nil
+		}
+	}
+	return s, nil
+}
+
+// spawnScreen starts the helper process of a new screen (attach); its
+// hello is owed.
+func spawnScreen(h RendererHelper, t Terminal, blob *os.File, flags []string) (*screen, error) {
+	if h.Supervisor == nil || !filepath.IsAbs(h.Node) {
+		return nil, errors.New("capture: the renderer needs the pinned Node (an absolute path) and a process supervisor")
+	}
+	timeout := h.Timeout
 	if timeout <= 0 {
 		timeout = DefaultRendererTimeout
 	}
+	s := &screen{timeout: timeout, memoryMB: rendererMemory(h)}
+	if err := s.attach(h, t, blob, flags); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// attach starts a helper process for s (from blob, or with the loader
+// when blob is nil) and its reader and writer goroutines; the hello is
+// the first answer owed. s has no helper process running when called.
+func (s *screen) attach(h RendererHelper, t Terminal, blob *os.File, flags []string) error {
 	inR, inW, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("capture: renderer pipe: %w", err)
+		return fmt.Errorf("capture: renderer pipe: %w", err)
 	}
 	growPipe(inW, maxChunkMessage)
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		inR.Close()
 		inW.Close()
-		return nil, fmt.Errorf("capture: renderer pipe: %w", err)
+		return fmt.Errorf("capture: renderer pipe: %w", err)
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		closeAll(inR, inW, outR, outW)
-		return nil, fmt.Errorf("capture: renderer pipe: %w", err)
+		return fmt.Errorf("capture: renderer pipe: %w", err)
 	}
 	// descriptor 3: the snapshot (Node opens it by its /proc path, a
 	// description of its own), or the script the loader reads
@@ -208,7 +285,7 @@ func startScreenFrom(h RendererHelper, t Terminal, blob *os.File, flags []string
 	} else {
 		if fd3, srcW, err = os.Pipe(); err != nil {
 			closeAll(inR, inW, outR, outW, errR, errW)
-			return nil, fmt.Errorf("capture: renderer pipe: %w", err)
+			return fmt.Errorf("capture: renderer pipe: %w", err)
 		}
 		args = append(args, "-e", rendererLoader)
 	}
@@ -229,7 +306,7 @@ func startScreenFrom(h RendererHelper, t Terminal, blob *os.File, flags []string
 		if srcW != nil {
 			srcW.Close()
 		}
-		return nil, fmt.Errorf("capture: start the renderer helper: %w", err)
+		return fmt.Errorf("capture: start the renderer helper: %w", err)
 	}
 	if srcW != nil {
 		go func() { // the script, then EOF; a helper that died early makes this fail, which Wait reports
@@ -237,23 +314,59 @@ func startScreenFrom(h RendererHelper, t Terminal, blob *os.File, flags []string
 			srcW.Close()
 		}()
 	}
-	s := &screen{tree: tree, in: inW, outFile: outR, stderr: &tailBuffer{max: 4096}, timeout: timeout, memoryMB: mem, fromSnapshot: blob != nil,
-		writes: make(chan []message, writeBatches), writerDone: make(chan struct{}),
-		answers: make(chan answer, 16), done: make(chan struct{}), waiting: 1}
-	go func() { io.Copy(s.stderr, errR); errR.Close() }() //nolint:errcheck // only kept for error messages
-	s.owe()                                               // the hello
+	stderr := &tailBuffer{max: 4096}
+	s.tree, s.in, s.outFile, s.stderr, s.fromSnapshot = tree, inW, outR, stderr, blob != nil
+	s.writes, s.writerDone = make(chan []message, writeBatches), make(chan struct{})
+	s.answers, s.hello = make(chan answer, 16), make(chan answer, 1)
+	s.done, s.readerDone = make(chan struct{}), make(chan struct{})
+	s.owed, s.writeErr = 0, nil
+	go func() { io.Copy(stderr, errR); errR.Close() }() //nolint:errcheck // only kept for error messages
+	s.owe()                                             // the hello
 	go s.writeLoop()
 	go s.readLoop(bufio.NewReaderSize(outR, 64<<10))
-	typ, hello, err := s.next()
-	if err == nil && typ != 'h' {
-		err = s.fail(fmt.Errorf("answered %q before its hello", typ))
+	return nil
+}
+
+// awaitHello waits for the helper's hello (the reader's deadline bounds
+// the wait) and takes it (greet).
+func (s *screen) awaitHello() error {
+	if s.said || s.err != nil {
+		return s.err
 	}
-	if err != nil {
-		s.close()
-		return nil, err
+	return s.greet(<-s.hello)
+}
+
+// helloC is the channel the helper's hello comes on, nil once it was
+// taken or the screen failed (for a select; give what it gives to greet).
+func (s *screen) helloC() <-chan answer {
+	if s.said || s.err != nil {
+		return nil
 	}
-	s.version = string(hello)
-	return s, nil
+	return s.hello
+}
+
+// greet takes the helper's first message a: its hello, naming the
+// version it runs, after which what was queued is handed to the writer.
+// Anything else — an error, an end, a timeout, another message — fails
+// the screen (after the one restart with the loader of a helper started
+// from a snapshot, launchScreen).
+func (s *screen) greet(a answer) error {
+	err := a.err
+	if err == nil && a.typ != 'h' {
+		err = fmt.Errorf("answered %q before its hello", a.typ)
+	}
+	if err == nil {
+		s.said, s.version = true, string(a.payload)
+		return s.flush()
+	}
+	if restart := s.restart; restart != nil {
+		s.restart = nil
+		if rerr := restart(err); rerr != nil {
+			return s.fail(rerr)
+		}
+		return s.greet(<-s.hello)
+	}
+	return s.fail(err)
 }
 
 // growPipe asks for a pipe of size bytes behind f. The helper's input
@@ -305,6 +418,9 @@ func (s *screen) queueMessage(m message) error {
 	if s.err != nil {
 		return s.err
 	}
+	if s.retired {
+		return s.fail(errors.New("it was ended before this message"))
+	}
 	s.queued = append(s.queued, m)
 	s.queuedBytes += 9 + len(m.payload)
 	if s.queuedBytes >= maxChunkMessage {
@@ -316,8 +432,8 @@ func (s *screen) queueMessage(m message) error {
 // flush hands the queued messages to the writer goroutine (waiting when
 // writeBatches batches are already queued).
 func (s *screen) flush() error {
-	if s.err != nil || len(s.queued) == 0 {
-		return s.err
+	if s.err != nil || len(s.queued) == 0 || !s.said {
+		return s.err // before the hello, what is queued stays queued (greet)
 	}
 	batch := s.queued
 	s.queued, s.queuedBytes = nil, 0
@@ -403,14 +519,20 @@ func (s *screen) answered() {
 // readLoop reads the helper's messages and hands them over in order,
 // until one cannot be read (the last answer is then that error).
 func (s *screen) readLoop(out *bufio.Reader) {
+	answers, hello, done := s.answers, s.hello, s.done
+	defer close(s.readerDone)
 	for {
 		typ, b, err := s.read(out)
 		if err == nil {
 			s.answered()
 		}
+		ch := answers
+		if hello != nil { // the first message (buffered: never waits)
+			ch, hello = hello, nil
+		}
 		select {
-		case s.answers <- answer{typ, b, err}:
-		case <-s.done:
+		case ch <- answer{typ, b, err}:
+		case <-done:
 			return
 		}
 		if err != nil {
@@ -467,7 +589,7 @@ func (s *screen) request(typ byte) error {
 // answerC is the channel the next answer comes on, nil when none is
 // owed or the screen failed (for a select; take what it gives to take).
 func (s *screen) answerC() <-chan answer {
-	if s.waiting == 0 || s.err != nil {
+	if s.waiting == 0 || s.err != nil || !s.said {
 		return nil
 	}
 	return s.answers
@@ -489,6 +611,9 @@ func (s *screen) next() (byte, []byte, error) {
 	}
 	if s.waiting == 0 {
 		return 0, nil, errors.New("capture: renderer: no answer is owed")
+	}
+	if err := s.awaitHello(); err != nil {
+		return 0, nil, err
 	}
 	return s.take(<-s.answers)
 }
@@ -668,22 +793,69 @@ func (s *screen) close() {
 		return
 	}
 	s.closed = true
-	if s.err == nil && len(s.queued) > 0 {
+	if s.err == nil && s.said && len(s.queued) > 0 {
 		select { // a writer that cannot take it is ended below
 		case s.writes <- s.queued:
 		default:
 		}
 	}
 	s.queued = nil
+	grace := 2 * time.Second
+	if s.err != nil || !s.said { // a helper that failed, or never said hello, is not waited for
+		grace = 0
+	}
+	s.end(grace)
+}
+
+// retire lets the helper end while its user still works, for a screen
+// that owes no answer and that nothing will be asked of any more: its
+// input is closed (after what was written), so it exits on its own
+// meanwhile, and close then finds it gone (its tree is still terminated
+// and released there, once the capture's own tree was ended: a helper's
+// tree, started before the target, also claims the target's orphans, so
+// it is not terminated while the target's may still have members). A
+// message queued afterwards fails the screen.
+func (s *screen) retire() {
+	if s.closed || s.retired {
+		return
+	}
+	s.retired, s.queued = true, nil
 	close(s.writes)
+}
+
+// end closes the helper's stdin, waits up to grace for it to exit,
+// terminates its tree and waits for the reader and writer goroutines.
+func (s *screen) end(grace time.Duration) {
+	if !s.retired {
+		close(s.writes)
+	}
 	select {
 	case <-s.tree.Exited():
-	case <-time.After(2 * time.Second):
+	case <-time.After(grace):
 	}
 	s.tree.Terminate(100 * time.Millisecond)
 	<-s.writerDone // the helper is gone, so its writes fail at once
 	close(s.done)
 	s.outFile.Close()
+	<-s.readerDone
+	for _, t := range s.stale {
+		t.Terminate(100 * time.Millisecond)
+	}
+	s.stale = nil
+}
+
+// detach stops the goroutines of a helper that failed its hello (so
+// nothing was written to it: before the hello what is sent stays queued)
+// and closes its input and output; its tree is kept in s.stale and
+// terminated by end, once the capture's own tree was ended (a helper's
+// tree, started before the target, also claims the target's orphans).
+func (s *screen) detach() {
+	close(s.writes)
+	<-s.writerDone
+	close(s.done)
+	s.outFile.Close()
+	<-s.readerDone
+	s.stale = append(s.stale, s.tree)
 }
 
 // tailBuffer keeps the first max bytes written to it (the helper's

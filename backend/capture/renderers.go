@@ -14,9 +14,10 @@ import (
 // size (the helper's 'n' message, the same terminal a fresh start makes),
 // and a new one is started ahead for the next capture. A helper started
 // ahead that has failed or ended meanwhile is replaced by one started
-// then, so the capture still fails before launch when no renderer can
-// start, with the same error. Renderers is safe for concurrent use; Close
-// ends the helper started ahead.
+// then (its hello owed after the launch, as without Renderers), so a
+// capture whose renderer cannot start fails with the same error as
+// without Renderers. Renderers is safe for concurrent use; Close ends the
+// helper started ahead.
 type Renderers struct {
 	h      RendererHelper
 	mu     sync.Mutex
@@ -53,11 +54,12 @@ func (r *Renderers) startAhead() {
 	}()
 }
 
-// screen returns a started helper with a fresh terminal t, and starts the
-// next one ahead. A nil r starts one now with h.
+// screen returns a helper with a fresh terminal t, and starts the next
+// one ahead: the one started ahead (its hello said), or one launched now
+// (launchScreen: its hello still owed). A nil r launches one now with h.
 func (r *Renderers) screen(h RendererHelper, t Terminal) (*screen, error) {
 	if r == nil {
-		return startScreen(h, t)
+		return launchScreen(h, t)
 	}
 	r.mu.Lock()
 	if r.closed {
@@ -80,7 +82,7 @@ func (r *Renderers) screen(h RendererHelper, t Terminal) (*screen, error) {
 		}
 	}
 	if got.err != nil {
-		return startScreen(r.h, t)
+		return launchScreen(r.h, t)
 	}
 	return got.s, nil
 }
@@ -101,12 +103,14 @@ func (r *Renderers) Close() {
 
 // screenStart is a renderer helper being started while the capture makes
 // everything else of its launch ready (temporary root, PTY, shims,
-// loopback, the "before" checkpoint): Node's start-up then overlaps that
-// work instead of preceding it. wait returns the helper once it said
-// hello (or why it could not start), and the capture calls it before the
-// target is launched, so a capture whose renderer cannot start still
-// fails before anything of the target runs. A screenStart is used by one
-// goroutine; the helper is handed over through a channel.
+// loopback, the "before" checkpoint). wait returns the helper once its
+// process runs (or why it could not start: no pinned Node, no process),
+// and the capture calls it before the target is launched; the helper's
+// hello (Node's start-up, 60–140 ms) then comes while the target runs,
+// its output queued for the screen meanwhile (launchScreen), and a
+// helper that fails its hello fails the capture after the launch (see
+// run). A screenStart is used by one goroutine; the helper is handed
+// over through a channel.
 type screenStart struct {
 	ch   chan started
 	got  started

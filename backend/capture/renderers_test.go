@@ -79,8 +79,9 @@ func TestRenderersStartAhead(t *testing.T) {
 
 // TestRenderersReplaceADeadHelper: a helper started ahead that was killed
 // while it waited is replaced before launch, so the capture renders; and
-// when no helper can start (Node is /bin/false) the capture is refused
-// before launch with the renderer's error, as without Renderers.
+// when no helper can start (Node is /bin/false) the capture fails with the
+// renderer's error, as without Renderers (the replacement's hello is owed
+// after the launch, so the record comes with it).
 func TestRenderersReplaceADeadHelper(t *testing.T) {
 	if len(rendererPids()) != 0 {
 		t.Skip("another renderer helper of this process is alive")
@@ -110,7 +111,7 @@ func TestRenderersReplaceADeadHelper(t *testing.T) {
 	defer broken.Close()
 	sc, opts = shScenario(t, `echo hi`, nil)
 	opts.Renderers = broken
-	if rec, err := Capture(context.Background(), h.Supervisor, sc, opts); err == nil || rec != nil || !strings.Contains(err.Error(), "terminal renderer (xterm.js helper) failed") {
+	if rec, err := Capture(context.Background(), h.Supervisor, sc, opts); err == nil || rec == nil || !strings.Contains(err.Error(), "terminal renderer (xterm.js helper) failed") {
 		t.Fatalf("record %v, err %v", rec != nil, err)
 	}
 }

@@ -49,6 +49,10 @@ type session struct {
 
 	rx *reactiveRun // reactive run; nil without (reactive_run.go)
 
+	rendererNote int  // the index of the limitation naming the renderer's version, known at its hello (drain)
+	taken        int  // event outcomes recorded (takeResult)
+	retired      bool // the renderer helper is being ended (retireScreen)
+
 	inflight atomic.Int64 // 1 + start (since s.start) of the event being performed; 0 when none (order.go)
 	holding  atomic.Bool  // the reader has read a chunk it has not handed over (order.go)
 
@@ -70,8 +74,9 @@ type session struct {
 // rec.Manifest.StartedAt still empty means nothing was launched.
 // The program executed, the working directory entered and the filesystem
 // roots walked are those of tg, the paths the policy judged. The renderer
-// helper of pending is waited for just before the launch (and closed when
-// run returns).
+// helper of pending is waited for just before the launch, as far as its
+// process running (and closed when run returns); its hello comes while
+// the target runs (see below).
 func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, tg target, opts Options, tempRoot string, rec *Record, pending *screenStart) error {
 	defer pending.close()
 	home, err := homeDir(tempRoot)
@@ -107,7 +112,13 @@ func run(ctx context.Context, sup *proctree.Supervisor, sc *Scenario, tg target,
 	cps := newCheckpoints(ctx, sc, tg.roots, norm)
 	cps.takeBefore() // the "before" checkpoint is taken before launch
 	marker := MarkerVariable + "=" + opts.RunID
-	// the renderer said hello before anything of the target runs
+	// The renderer's process runs before the target does; its hello (Node's
+	// start-up) comes while the target runs, which is safe: the output
+	// recorded meanwhile is queued for it (the raw frames are recorded as
+	// read, the PTY reader never waits on it), and a helper that fails, says
+	// something else or says nothing within its timeout fails the capture
+	// with that error once the target's tree was ended and proven gone, as
+	// on every other error after the launch (greeted, awaitRenderer).
 	scr, err := pending.wait()
 	if err != nil {
 		master.Close()
@@ -279,10 +290,16 @@ func (s *session) noteMechanism(sup *proctree.Supervisor) {
 	if narrow {
 		r.Limitations = append(r.Limitations, fmt.Sprintf("rendered frames: xterm.js has at least %d columns, so the screens of a narrower terminal are %d columns wide (the PTY had the scenario's size)", minColumns, minColumns))
 	}
+	s.rendererNote = len(r.Limitations) // the version is known at the hello (drain)
 	r.Limitations = append(r.Limitations,
-		"rendered frames come from xterm.js itself ("+s.rec.scr.version+") in a helper process run by the pinned Node, the viewer's terminal engine",
+		rendererLimitation(s.rec.scr.version),
 		"rendered frames: serialized_state restores, in a reset xterm.js terminal of the frame's size, the visible screen (characters, colours, attributes), the active buffer, the cursor (a pending wrap included), its visibility and the modes xterm.js exposes; not scrollback, the normal buffer beneath an active alternate one, scroll margins, tab stops, character sets, hyperlinks, the pen or the saved cursor",
 		"terminal query replies (DA, DSR, CPR) are not sent to the target",
 		"normalization: literal replacements (secrets, sensitive input, paths, pids) hold across raw chunk boundaries, pids only once sampled; regular-expression patterns apply within one raw chunk; "+
 			"rendered frames are xterm.js's screens of the normalized raw frames and are not normalized again, so text the output composes on the screen from pieces written apart (a match split across chunks, a pid printed before it was sampled) stays as the raw frames show it")
+}
+
+// rendererLimitation is the limitation naming the renderer's version.
+func rendererLimitation(version string) string {
+	return "rendered frames come from xterm.js itself (" + version + ") in a helper process run by the pinned Node, the viewer's terminal engine"
 }

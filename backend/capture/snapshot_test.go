@@ -1,12 +1,14 @@
 package capture
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -262,17 +264,8 @@ func TestRendererSnapshotNodeRefusesFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blob := b[len(snapshotMagic)+130:]
 	h := snapshotHelper(t, base, dir)
-	key := h.Snapshots.key(h.NodeSHA256, heapFlags(rendererMemory(h)))
-	sum := sha256.Sum256(blob)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	forged := append([]byte(snapshotMagic+key+"\n"+hex.EncodeToString(sum[:])+"\n"), blob...)
-	if err := os.WriteFile(filepath.Join(dir, "renderer-"+key[:32]+".snapshot"), forged, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	forgeSnapshot(t, h, dir, b[len(snapshotMagic)+130:])
 	want := renderSome(t, loaderOf(base), false)
 	if got := renderSome(t, h, false); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after the fallback:\n%#v\nwant\n%#v", got, want)
@@ -291,4 +284,66 @@ func plantSized(file string, good []byte, n int64) error {
 		return err
 	}
 	return os.Truncate(file, header+n)
+}
+
+// forgeSnapshot writes blob into dir as h's snapshot file, its key and
+// SHA-256 consistent, as a file the user wrote would be.
+func forgeSnapshot(t *testing.T, h RendererHelper, dir string, blob []byte) {
+	t.Helper()
+	key := h.Snapshots.key(h.NodeSHA256, heapFlags(rendererMemory(h)))
+	sum := sha256.Sum256(blob)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	forged := append([]byte(snapshotMagic+key+"\n"+hex.EncodeToString(sum[:])+"\n"), blob...)
+	if err := os.WriteFile(filepath.Join(dir, "renderer-"+key[:32]+".snapshot"), forged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReadSnapshotSealsTheVerifiedBytes: a snapshot file read from disk
+// comes back as a memory file holding exactly its blob, sealed against
+// change; one whose blob was changed on disk (its recorded SHA-256 kept)
+// or cut short is refused.
+func TestReadSnapshotSealsTheVerifiedBytes(t *testing.T) {
+	d := t.TempDir()
+	dir, err := os.Open(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	key := strings.Repeat("ab", 32)
+	blob := make([]byte, 3<<20+17)
+	for i := range blob {
+		blob[i] = byte(i * 7)
+	}
+	if err := writeSnapshot(dir, "s.snapshot", key, blob); err != nil {
+		t.Fatal(err)
+	}
+	f, err := openSnapshot(dir, "s.snapshot", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := os.ReadFile("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	if err != nil || !bytes.Equal(got, blob) {
+		t.Fatalf("memory file holds %d bytes (%v), want the %d of the blob", len(got), err, len(blob))
+	}
+	seals, err := unix.FcntlInt(f.Fd(), unix.F_GET_SEALS, 0)
+	if want := unix.F_SEAL_WRITE | unix.F_SEAL_GROW | unix.F_SEAL_SHRINK | unix.F_SEAL_SEAL; err != nil || seals&want != want {
+		t.Fatalf("seals %#x (%v)", seals, err)
+	}
+	path := filepath.Join(d, "s.snapshot")
+	good, _ := os.ReadFile(path)
+	changed := bytes.Clone(good)
+	changed[len(changed)-1] ^= 1
+	for name, b := range map[string][]byte{"changed": changed, "cut short": good[:len(good)-1], "header only": good[:len(snapshotMagic)+130]} {
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if f, err := openSnapshot(dir, "s.snapshot", key); err == nil {
+			f.Close()
+			t.Errorf("%s: accepted", name)
+		}
+	}
 }
