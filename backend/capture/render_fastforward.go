@@ -74,7 +74,14 @@ import (
 // bytes (it computes the column); after any other byte or a resize it
 // learns it again from a frame (every frame says whether the state was
 // ready and where the cursor was), when nothing but plain bytes was sent
-// after that frame's request. The helper checks what it can (a run begun
+// after that frame's request. So that those bytes can still be cut, what
+// follows a frame request made while the state is unknown is held (by
+// reference, bounded by maxLearn, never blocking the PTY reader: the
+// capture goes on queueing) until its answer: plain text, and once that
+// may be cut also other text, resizes and frame requests, in their order;
+// the answer then sends it through the runs, or as it came up to the next
+// frame request, which holds the rest (plain text can make the state
+// ready: it may end a sequence split across writes). The helper checks what it can (a run begun
 // in a state that does not allow one, or for another size or column, a
 // cut past the last column, other output inside a run) and fails rather
 // than render a wrong screen.
@@ -87,9 +94,9 @@ import (
 // long line): past it the run is sent in full and a new one may begin.
 const maxUncut = 4 << 20
 
-// maxLearn bounds the plain bytes kept (by reference) after a frame's
-// request to learn the column from its answer; past it nothing is
-// learned until the next frame.
+// maxLearn bounds the bytes held behind a frame's request, and those
+// kept (by reference) to learn the column from its answer; past it they
+// are sent as they came and nothing is learned from that frame.
 const maxLearn = 8 << 20
 
 // plainRun is one run's arithmetic and the bytes it still holds (by
@@ -118,19 +125,39 @@ type fastForward struct {
 
 	// learning readiness from frames: the plain text sent since the
 	// last other byte or resize (epoch counts those), and for every
-	// frame owed, where that text stood when it was requested
-	epoch   int
-	since   []string
-	sinceN  int
-	probes  []probe
+	// frame request sent and not answered, where that text stood then
+	epoch  int
+	since  []string
+	sinceN int
+	probes []probe
+	seq    int // frame requests sent
+
+	// holding: after a frame request sent while the state was unknown
+	// (request holdSeq), the plain text and frame requests that follow
+	// are held (the text by reference) until its answer says how to send
+	// them: as a run when xterm.js's state was ready, else as they came
+	hold      bool
+	holdSeq   int
+	held      []heldItem
+	heldN     int // bytes held
+	heldLFs   int // line feeds in the plain text held before anything else
+	heldMixed bool
+
 	skipped int64
 	cuts    int64
 }
 
 // probe is one frame request's place in fastForward.since.
 type probe struct {
-	epoch, at int
-	valid     bool
+	seq, epoch, at int
+	valid          bool
+}
+
+// heldItem is held text ('w'), a resize ('r') or a frame request ('s').
+type heldItem struct {
+	kind          byte
+	text          string
+	columns, rows int
 }
 
 // helperSize is the size xterm.js gives a terminal asked for c × r.
@@ -144,10 +171,12 @@ func (f *fastForward) fresh(t Terminal) {
 	f.forget()
 }
 
-// forget drops what was kept to learn the state from a frame.
+// forget drops what was kept to learn the state from a frame (nothing
+// may be held: release first).
 func (f *fastForward) forget() {
 	f.epoch++
 	f.since, f.sinceN = nil, 0
+	f.hold = false
 }
 
 // advance is the cursor column after plain text written from column x on
@@ -211,7 +240,27 @@ func advance(text string, x, cols int, each func(off int, x int)) (int, int64, i
 func (s *screen) output(text string) error {
 	f := &s.ff
 	if !f.known {
-		if p := plainPrefix(text); p < len(text) {
+		p := plainPrefix(text)
+		// plain text is held; other text too once what is held may be
+		// cut (scrollback + 2 × rows line feeds): holding it keeps the
+		// order, and waiting for the answer is worth the cut, where
+		// holding every short stretch would make escape-heavy output
+		// wait for a round trip per frame
+		worth := f.heldLFs >= f.scrollback+2*f.rows
+		if f.hold && (p == len(text) && !f.heldMixed || worth) && f.heldN+len(text) <= maxLearn {
+			f.held = append(f.held, heldItem{kind: 'w', text: text})
+			f.heldN += len(text)
+			if p < len(text) {
+				f.heldMixed = true
+			} else if !f.heldMixed {
+				f.heldLFs += strings.Count(text, "\n")
+			}
+			return s.err
+		}
+		if err := s.release(); err != nil {
+			return err
+		}
+		if p < len(text) {
 			f.forget()
 		} else if f.sinceN+len(text) <= maxLearn {
 			f.since = append(f.since, text)
@@ -386,36 +435,130 @@ func (s *screen) endRun() error {
 	return s.queue('x', string(p[:]))
 }
 
-// frameRequested notes a frame request (after show): when the state is
-// not known, its answer may teach it.
-func (f *fastForward) frameRequested() {
-	f.probes = append(f.probes, probe{epoch: f.epoch, at: len(f.since), valid: !f.known})
+// frameRequest asks for a frame once everything before is parsed: held
+// behind a frame whose answer is awaited, or sent (after show, when a
+// run goes on). Its answer is owed either way.
+func (s *screen) frameRequest() error {
+	f := &s.ff
+	if f.hold {
+		f.held = append(f.held, heldItem{kind: 's'})
+		s.waiting++
+		return s.err
+	}
+	return s.sendFrameRequest(true)
 }
 
-// frameAnswered learns from the frame answering the oldest request:
-// payload is the 'f' message (helper.mjs), read only as far as its
+// sendFrameRequest sends a frame request; hold says that what follows
+// may be held behind it when the state is not known.
+func (s *screen) sendFrameRequest(hold bool) error {
+	f := &s.ff
+	if f.run != nil {
+		if err := s.show(); err != nil {
+			return err
+		}
+	}
+	if err := s.request('s'); err != nil {
+		return err
+	}
+	f.seq++
+	f.probes = append(f.probes, probe{seq: f.seq, epoch: f.epoch, at: len(f.since), valid: !f.known})
+	if !f.known && hold {
+		f.hold, f.holdSeq = true, f.seq
+	}
+	return nil
+}
+
+// release sends what is held as it came (the frame requests among it
+// included, after which nothing more is held).
+func (s *screen) release() error {
+	f := &s.ff
+	items := f.held
+	f.held, f.heldN, f.heldLFs, f.heldMixed, f.hold = nil, 0, 0, false, false
+	for _, it := range items {
+		var err error
+		if it.kind == 'r' {
+			err = s.resize(it.columns, it.rows)
+		} else if it.kind == 's' {
+			err = s.sendFrameRequest(false)
+			s.waiting-- // owed since it was held
+		} else {
+			if f.sinceN+len(it.text) <= maxLearn {
+				f.since = append(f.since, it.text)
+				f.sinceN += len(it.text)
+			} else {
+				f.forget()
+			}
+			err = s.queueText(it.text)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return s.err
+}
+
+// frameAnswered learns from the frame answering the oldest request sent:
+// payload is the 'f' message (helper.mjs), read only as far as its size,
 // cursor column and ready flag (decodeFrame checks the rest). When the
 // state was ready there and only plain text was sent since, the state
-// is known now.
-func (f *fastForward) frameAnswered(payload []byte) {
+// is known now. The answer to the request things are held behind sends
+// them: through the fast-forward when the state is known, else as they
+// came.
+func (s *screen) frameAnswered(payload []byte) {
+	f := &s.ff
 	if len(f.probes) == 0 {
 		return
 	}
 	p := f.probes[0]
 	f.probes = f.probes[1:]
-	if !p.valid || f.known || p.epoch != f.epoch || len(payload) < 10 || payload[9] != 1 {
+	if p.valid && !f.known && p.epoch == f.epoch && len(payload) >= 10 && payload[9] == 1 {
+		c, r := int(binary.LittleEndian.Uint16(payload[0:])), int(binary.LittleEndian.Uint16(payload[2:]))
+		x := int(binary.LittleEndian.Uint16(payload[4:]))
+		if c == f.cols && r == f.rows && x <= c { // else not the terminal the capture sized: learn nothing
+			for _, t := range f.since[p.at:] {
+				x, _, _ = advance(t, x, c, nil)
+			}
+			f.known, f.x = true, x
+		}
+	}
+	if f.known {
+		// known (now, or before): what is held is sent through the runs
+		f.forget()
+	} else if !f.hold || p.seq != f.holdSeq {
 		return
 	}
-	c, r := int(binary.LittleEndian.Uint16(payload[0:])), int(binary.LittleEndian.Uint16(payload[2:]))
-	x := int(binary.LittleEndian.Uint16(payload[4:]))
-	if c != f.cols || r != f.rows || x > c {
-		return // not the terminal the capture sized: learn nothing
+	// else not ready there: what is held is sent as it came up to its
+	// first frame request, which holds the rest, since plain text may
+	// make xterm.js's state ready (it ends a sequence or a UTF-8
+	// character split across writes)
+	items := f.held
+	f.held, f.heldN, f.heldLFs, f.heldMixed, f.hold = nil, 0, 0, false, false
+	for _, it := range items {
+		var err error
+		switch it.kind {
+		case 'w':
+			err = s.output(it.text)
+		case 'r':
+			err = s.resize(it.columns, it.rows)
+		default:
+			s.waiting-- // owed since it was held
+			err = s.frameRequest()
+		}
+		if err != nil {
+			return
+		}
 	}
-	for _, t := range f.since[p.at:] {
-		x, _, _ = advance(t, x, c, nil)
+}
+
+// holdResize holds a resize behind what is held when that may be cut
+// (see output), and reports whether it did.
+func (f *fastForward) holdResize(columns, rows int) bool {
+	if !f.hold || f.heldLFs < f.scrollback+2*f.rows {
+		return false
 	}
-	f.known, f.x = true, x
-	f.forget()
+	f.held = append(f.held, heldItem{kind: 'r', columns: columns, rows: rows})
+	f.heldMixed = true
+	return true
 }
 
 // String describes the state, for test failures.

@@ -483,7 +483,7 @@ func (s *screen) take(a answer) (byte, []byte, error) {
 		return 0, nil, s.fail(a.err)
 	}
 	if a.typ == 'f' {
-		s.ff.frameAnswered(a.payload)
+		s.frameAnswered(a.payload)
 	}
 	return a.typ, a.payload, nil
 }
@@ -528,6 +528,12 @@ func (s *screen) queueText(text string) error {
 
 // resize changes the screen size (after the output sent before).
 func (s *screen) resize(columns, rows int) error {
+	if s.ff.holdResize(columns, rows) {
+		return s.err
+	}
+	if err := s.release(); err != nil {
+		return err
+	}
 	if err := s.endRun(); err != nil {
 		return err
 	}
@@ -547,6 +553,9 @@ func (s *screen) reset(t Terminal) error {
 	binary.LittleEndian.PutUint16(p[0:], uint16(t.Columns))
 	binary.LittleEndian.PutUint16(p[2:], uint16(t.Rows))
 	binary.LittleEndian.PutUint32(p[4:], uint32(t.Scrollback))
+	if err := s.release(); err != nil {
+		return err
+	}
 	if err := s.endRun(); err != nil {
 		return err
 	}
@@ -556,18 +565,7 @@ func (s *screen) reset(t Terminal) error {
 
 // requestFrame asks for the screen once everything sent before is
 // parsed; the frame comes on answerC (see frameOf).
-func (s *screen) requestFrame() error {
-	if s.ff.run != nil {
-		if err := s.show(); err != nil {
-			return err
-		}
-	}
-	if err := s.request('s'); err != nil {
-		return err
-	}
-	s.ff.frameRequested()
-	return nil
-}
+func (s *screen) requestFrame() error { return s.frameRequest() }
 
 // snapshot returns the screen once everything sent before is parsed
 // (requestFrame, then the frame). No other answer may be owed.
@@ -679,6 +677,9 @@ type fastStats struct {
 // it applied as many cuts (a round trip: the helper is alive). No other
 // answer may be owed.
 func (s *screen) stats() (fastStats, error) {
+	if err := s.release(); err != nil {
+		return fastStats{}, err
+	}
 	if err := s.endRun(); err != nil {
 		return fastStats{}, err
 	}
@@ -712,7 +713,7 @@ func (s *screen) close() {
 		return
 	}
 	s.closed = true
-	if s.err == nil {
+	if s.err == nil && s.release() == nil {
 		s.endRun() //nolint:errcheck // queued below; a failure shows as s.err
 	}
 	if s.err == nil && len(s.queued) > 0 {
