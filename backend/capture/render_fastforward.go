@@ -2,7 +2,6 @@ package capture
 
 import (
 	"encoding/binary"
-	"strconv"
 	"strings"
 )
 
@@ -145,19 +144,6 @@ type fastForward struct {
 
 	skipped int64
 	cuts    int64
-}
-
-// probe is one frame request's place in fastForward.since.
-type probe struct {
-	seq, epoch, at int
-	valid          bool
-}
-
-// heldItem is held text ('w'), a resize ('r') or a frame request ('s').
-type heldItem struct {
-	kind          byte
-	text          string
-	columns, rows int
 }
 
 // helperSize is the size xterm.js gives a terminal asked for c × r.
@@ -433,138 +419,4 @@ func (s *screen) endRun() error {
 	f.skipped += c
 	f.cuts++
 	return s.queue('x', string(p[:]))
-}
-
-// frameRequest asks for a frame once everything before is parsed: held
-// behind a frame whose answer is awaited, or sent (after show, when a
-// run goes on). Its answer is owed either way.
-func (s *screen) frameRequest() error {
-	f := &s.ff
-	if f.hold {
-		f.held = append(f.held, heldItem{kind: 's'})
-		s.waiting++
-		return s.err
-	}
-	return s.sendFrameRequest(true)
-}
-
-// sendFrameRequest sends a frame request; hold says that what follows
-// may be held behind it when the state is not known.
-func (s *screen) sendFrameRequest(hold bool) error {
-	f := &s.ff
-	if f.run != nil {
-		if err := s.show(); err != nil {
-			return err
-		}
-	}
-	if err := s.request('s'); err != nil {
-		return err
-	}
-	f.seq++
-	f.probes = append(f.probes, probe{seq: f.seq, epoch: f.epoch, at: len(f.since), valid: !f.known})
-	if !f.known && hold {
-		f.hold, f.holdSeq = true, f.seq
-	}
-	return nil
-}
-
-// release sends what is held as it came (the frame requests among it
-// included, after which nothing more is held).
-func (s *screen) release() error {
-	f := &s.ff
-	items := f.held
-	f.held, f.heldN, f.heldLFs, f.heldMixed, f.hold = nil, 0, 0, false, false
-	for _, it := range items {
-		var err error
-		if it.kind == 'r' {
-			err = s.resize(it.columns, it.rows)
-		} else if it.kind == 's' {
-			err = s.sendFrameRequest(false)
-			s.waiting-- // owed since it was held
-		} else {
-			if f.sinceN+len(it.text) <= maxLearn {
-				f.since = append(f.since, it.text)
-				f.sinceN += len(it.text)
-			} else {
-				f.forget()
-			}
-			err = s.queueText(it.text)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return s.err
-}
-
-// frameAnswered learns from the frame answering the oldest request sent:
-// payload is the 'f' message (helper.mjs), read only as far as its size,
-// cursor column and ready flag (decodeFrame checks the rest). When the
-// state was ready there and only plain text was sent since, the state
-// is known now. The answer to the request things are held behind sends
-// them: through the fast-forward when the state is known, else as they
-// came.
-func (s *screen) frameAnswered(payload []byte) {
-	f := &s.ff
-	if len(f.probes) == 0 {
-		return
-	}
-	p := f.probes[0]
-	f.probes = f.probes[1:]
-	if p.valid && !f.known && p.epoch == f.epoch && len(payload) >= 10 && payload[9] == 1 {
-		c, r := int(binary.LittleEndian.Uint16(payload[0:])), int(binary.LittleEndian.Uint16(payload[2:]))
-		x := int(binary.LittleEndian.Uint16(payload[4:]))
-		if c == f.cols && r == f.rows && x <= c { // else not the terminal the capture sized: learn nothing
-			for _, t := range f.since[p.at:] {
-				x, _, _ = advance(t, x, c, nil)
-			}
-			f.known, f.x = true, x
-		}
-	}
-	if f.known {
-		// known (now, or before): what is held is sent through the runs
-		f.forget()
-	} else if !f.hold || p.seq != f.holdSeq {
-		return
-	}
-	// else not ready there: what is held is sent as it came up to its
-	// first frame request, which holds the rest, since plain text may
-	// make xterm.js's state ready (it ends a sequence or a UTF-8
-	// character split across writes)
-	items := f.held
-	f.held, f.heldN, f.heldLFs, f.heldMixed, f.hold = nil, 0, 0, false, false
-	for _, it := range items {
-		var err error
-		switch it.kind {
-		case 'w':
-			err = s.output(it.text)
-		case 'r':
-			err = s.resize(it.columns, it.rows)
-		default:
-			s.waiting-- // owed since it was held
-			err = s.frameRequest()
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// holdResize holds a resize behind what is held when that may be cut
-// (see output), and reports whether it did.
-func (f *fastForward) holdResize(columns, rows int) bool {
-	if !f.hold || f.heldLFs < f.scrollback+2*f.rows {
-		return false
-	}
-	f.held = append(f.held, heldItem{kind: 'r', columns: columns, rows: rows})
-	f.heldMixed = true
-	return true
-}
-
-// String describes the state, for test failures.
-func (f *fastForward) String() string {
-	if !f.known {
-		return "unknown"
-	}
-	return "ready in column " + strconv.Itoa(f.x)
 }
