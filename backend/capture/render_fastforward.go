@@ -72,9 +72,9 @@ import (
 // terminal (ready, column 0) and keeps knowing it while it sends plain
 // bytes (it computes the column); after any other byte or a resize it
 // learns it again from a frame (every frame says whether the state was
-// ready and where the cursor was), when nothing but plain bytes was sent
-// after that frame's request. So that those bytes can still be cut, what
-// follows a frame request made while the state is unknown is held (by
+// ready and where the cursor was). So that nothing is sent between that
+// frame's request and its answer, and the bytes after it can still be
+// cut, what follows a frame request made while the state is unknown is held (by
 // reference, bounded by maxLearn, never blocking the PTY reader: the
 // capture goes on queueing) until its answer: plain text, and once that
 // may be cut also other text, resizes and frame requests, in their order;
@@ -93,8 +93,7 @@ import (
 // long line): past it the run is sent in full and a new one may begin.
 const maxUncut = 4 << 20
 
-// maxLearn bounds the bytes held behind a frame's request, and those
-// kept (by reference) to learn the column from its answer; past it they
+// maxLearn bounds the bytes held behind a frame's request; past it they
 // are sent as they came and nothing is learned from that frame.
 const maxLearn = 8 << 20
 
@@ -122,14 +121,8 @@ type fastForward struct {
 	run                    *plainRun
 	rings                  *plainRun // the rings of the last run, reused by the next of the same size
 
-	// learning readiness from frames: the plain text sent since the
-	// last other byte or resize (epoch counts those), and for every
-	// frame request sent and not answered, where that text stood then
-	epoch  int
-	since  []string
-	sinceN int
-	probes []probe
-	seq    int // frame requests sent
+	seq      int // frame requests sent
+	answered int // frames answered
 
 	// holding: after a frame request sent while the state was unknown
 	// (request holdSeq), the plain text and frame requests that follow
@@ -157,11 +150,9 @@ func (f *fastForward) fresh(t Terminal) {
 	f.forget()
 }
 
-// forget drops what was kept to learn the state from a frame (nothing
-// may be held: release first).
+// forget notes that the state is not the one a frame owed shows, so
+// nothing more is held behind it (nothing may be held: release first).
 func (f *fastForward) forget() {
-	f.epoch++
-	f.since, f.sinceN = nil, 0
 	f.hold = false
 }
 
@@ -245,14 +236,6 @@ func (s *screen) output(text string) error {
 		}
 		if err := s.release(); err != nil {
 			return err
-		}
-		if p < len(text) {
-			f.forget()
-		} else if f.sinceN+len(text) <= maxLearn {
-			f.since = append(f.since, text)
-			f.sinceN += len(text)
-		} else {
-			f.forget()
 		}
 		return s.queueText(text)
 	}

@@ -6,12 +6,6 @@ import "encoding/binary"
 // frame request until its answer: the fast-forward's readiness
 // (render_fastforward.go states the rule and why it is exact).
 
-// probe is one frame request's place in fastForward.since.
-type probe struct {
-	seq, epoch, at int
-	valid          bool
-}
-
 // heldItem is held text ('w'), a resize ('r') or a frame request ('s').
 type heldItem struct {
 	kind          byte
@@ -45,7 +39,6 @@ func (s *screen) sendFrameRequest(hold bool) error {
 		return err
 	}
 	f.seq++
-	f.probes = append(f.probes, probe{seq: f.seq, epoch: f.epoch, at: len(f.since), valid: !f.known})
 	if !f.known && hold {
 		f.hold, f.holdSeq = true, f.seq
 	}
@@ -66,12 +59,6 @@ func (s *screen) release() error {
 			err = s.sendFrameRequest(false)
 			s.waiting-- // owed since it was held
 		} else {
-			if f.sinceN+len(it.text) <= maxLearn {
-				f.since = append(f.since, it.text)
-				f.sinceN += len(it.text)
-			} else {
-				f.forget()
-			}
 			err = s.queueText(it.text)
 		}
 		if err != nil {
@@ -81,40 +68,30 @@ func (s *screen) release() error {
 	return s.err
 }
 
-// frameAnswered learns from the frame answering the oldest request sent:
+// frameAnswered takes the frame answering the oldest request sent:
 // payload is the 'f' message (helper.mjs), read only as far as its size,
-// cursor column and ready flag (decodeFrame checks the rest). When the
-// state was ready there and only plain text was sent since, the state
-// is known now. The answer to the request things are held behind sends
-// them: through the fast-forward when the state is known, else as they
-// came.
+// cursor column and ready flag (decodeFrame checks the rest). The answer
+// to the request things are held behind (nothing was sent after it, so
+// it shows the state now) teaches the state: when it was ready, it is
+// known now, in the frame's cursor column, and what is held is sent
+// through the runs.
 func (s *screen) frameAnswered(payload []byte) {
 	f := &s.ff
-	if len(f.probes) == 0 {
+	f.answered++
+	if !f.hold || f.answered != f.holdSeq {
 		return
 	}
-	p := f.probes[0]
-	f.probes = f.probes[1:]
-	if p.valid && !f.known && p.epoch == f.epoch && len(payload) >= 10 && payload[9] == 1 {
+	if len(payload) >= 10 && payload[9] == 1 {
 		c, r := int(binary.LittleEndian.Uint16(payload[0:])), int(binary.LittleEndian.Uint16(payload[2:]))
 		x := int(binary.LittleEndian.Uint16(payload[4:]))
 		if c == f.cols && r == f.rows && x <= c { // else not the terminal the capture sized: learn nothing
-			for _, t := range f.since[p.at:] {
-				x, _, _ = advance(t, x, c, nil)
-			}
 			f.known, f.x = true, x
 		}
 	}
-	if f.known {
-		// known (now, or before): what is held is sent through the runs
-		f.forget()
-	} else if !f.hold || p.seq != f.holdSeq {
-		return
-	}
-	// else not ready there: what is held is sent as it came up to its
-	// first frame request, which holds the rest, since plain text may
-	// make xterm.js's state ready (it ends a sequence or a UTF-8
-	// character split across writes)
+	// what is held goes through the runs when the state is known now,
+	// else as it came up to its first frame request, which holds the
+	// rest, since plain text may make xterm.js's state ready (it ends a
+	// sequence or a UTF-8 character split across writes)
 	items := f.held
 	f.held, f.heldN, f.heldLFs, f.heldMixed, f.hold = nil, 0, 0, false, false
 	for _, it := range items {
