@@ -13,7 +13,7 @@ import (
 
 // plainBlock is lines of printable ASCII ended by LF, CR LF, LF CR or a
 // lone CR (sometimes none), from empty to three rows wide: the output the
-// renderer helper's fast-forward skips (frontend/renderer/fastforward.mjs).
+// fast-forward skips (render_fastforward.go).
 func plainBlock(r *rand.Rand, lines, columns int) string {
 	ends := []string{"\n", "\n", "\r\n", "\n\r", "\r", "", "\n\n"}
 	var b strings.Builder
@@ -28,7 +28,7 @@ func plainBlock(r *rand.Rand, lines, columns int) string {
 }
 
 // TestRenderFastForwardConformance runs 600 seeded streams made for the
-// helper's fast-forward through conformance: plain blocks long enough to
+// fast-forward through conformance: plain blocks long enough to
 // be cut (more than scrollback + 2 × rows line feeds) on small screens
 // with small scrollbacks, before, between and after random escape
 // sequences (which can leave xterm.js in a state where no cut is allowed:
@@ -125,7 +125,7 @@ func TestRenderFastForwardKeepsTheBufferRing(t *testing.T) {
 
 // TestRenderFastForwardFramesConformance: frames taken while a plain run
 // goes on (the run shows xterm.js only its visible rows once it can be
-// cut, PlainRun.show) equal an independent @xterm/headless run over the
+// cut, screen.show in render_fastforward.go) equal an independent @xterm/headless run over the
 // bytes up to each frame, and the frame after the run, after a resize
 // that reflows the scrollback into view, equals one over all the bytes:
 // what show wrote leaves no trace once the run ends. 150 seeded streams

@@ -185,7 +185,7 @@ func (s *session) takeChunk(c chunk, ok bool) bool {
 // coalesceBytes is where takeChunk stops joining queued chunks: 1 MiB,
 // enough for the renderer's fast-forward to skip most of a fast writer's
 // plain lines (it keeps the last scrollback + 2 × rows lines of a chunk,
-// frontend/renderer/fastforward.mjs), and one write to the renderer
+// render_fastforward.go), and one write to the renderer
 // (maxChunkMessage).
 const coalesceBytes = maxChunkMessage
 

@@ -128,6 +128,8 @@ type screen struct {
 	closed       bool
 	retired      bool             // retire closed its input: it is exiting
 	stale        []*proctree.Tree // helpers replaced after a failed hello (detach), terminated by end
+
+	ff fastForward // the fast-forward (render_fastforward.go)
 }
 
 // message is one message to the helper: its type and payload, and for
@@ -250,6 +252,7 @@ func spawnScreen(h RendererHelper, t Terminal, blob *os.File, flags []string) (*
 		timeout = DefaultRendererTimeout
 	}
 	s := &screen{timeout: timeout, memoryMB: rendererMemory(h)}
+	s.ff.fresh(t) // once: a helper restarted with the loader is given the same stream
 	if err := s.attach(h, t, blob, flags); err != nil {
 		return nil, err
 	}
@@ -601,6 +604,9 @@ func (s *screen) take(a answer) (byte, []byte, error) {
 	if a.err != nil {
 		return 0, nil, s.fail(a.err)
 	}
+	if a.typ == 'f' {
+		s.frameAnswered(a.payload)
+	}
 	return a.typ, a.payload, nil
 }
 
@@ -628,8 +634,13 @@ func strictText(s string) string {
 // writeMessage bytes, each with the length of its plain prefix.
 func (s *screen) write(b []byte) error { return s.writeString(string(b)) }
 
-// writeString is write for text, which is queued without a copy.
-func (s *screen) writeString(text string) error {
+// writeString is write for text, which is queued without a copy; plain
+// text that scrolls out of the buffer before the next frame is replaced
+// (render_fastforward.go).
+func (s *screen) writeString(text string) error { return s.output(text) }
+
+// queueText queues text as output messages as it is.
+func (s *screen) queueText(text string) error {
 	for len(text) > 0 {
 		n := min(len(text), writeMessage)
 		if err := s.queueMessage(message{typ: 'w', payload: text[:n], plain: plainPrefix(text[:n])}); err != nil {
@@ -642,6 +653,18 @@ func (s *screen) writeString(text string) error {
 
 // resize changes the screen size (after the output sent before).
 func (s *screen) resize(columns, rows int) error {
+	if s.ff.holdResize(columns, rows) {
+		return s.err
+	}
+	if err := s.release(); err != nil {
+		return err
+	}
+	if err := s.endRun(); err != nil {
+		return err
+	}
+	s.ff.known = false
+	s.ff.forget()
+	s.ff.cols, s.ff.rows = helperSize(columns, rows)
 	var p [4]byte
 	binary.LittleEndian.PutUint16(p[0:], uint16(columns))
 	binary.LittleEndian.PutUint16(p[2:], uint16(rows))
@@ -655,12 +678,19 @@ func (s *screen) reset(t Terminal) error {
 	binary.LittleEndian.PutUint16(p[0:], uint16(t.Columns))
 	binary.LittleEndian.PutUint16(p[2:], uint16(t.Rows))
 	binary.LittleEndian.PutUint32(p[4:], uint32(t.Scrollback))
+	if err := s.release(); err != nil {
+		return err
+	}
+	if err := s.endRun(); err != nil {
+		return err
+	}
+	s.ff.fresh(t)
 	return s.send('n', p[:])
 }
 
 // requestFrame asks for the screen once everything sent before is
 // parsed; the frame comes on answerC (see frameOf).
-func (s *screen) requestFrame() error { return s.request('s') }
+func (s *screen) requestFrame() error { return s.frameRequest() }
 
 // snapshot returns the screen once everything sent before is parsed
 // (requestFrame, then the frame). No other answer may be owed.
@@ -692,7 +722,7 @@ func (s *screen) frameOf(typ byte, b []byte, err error) (RenderedFrame, error) {
 // else — a short or long message, a zero size, a row count that is not
 // the frame's, text that is not UTF-8 — is an error.
 func decodeFrame(b []byte) (RenderedFrame, error) {
-	if len(b) < 9 {
+	if len(b) < 10 {
 		return RenderedFrame{}, fmt.Errorf("its frame is %d bytes long", len(b))
 	}
 	f := RenderedFrame{
@@ -707,18 +737,21 @@ func decodeFrame(b []byte) (RenderedFrame, error) {
 	default:
 		return RenderedFrame{}, fmt.Errorf("its frame names buffer %d", b[8])
 	}
+	if b[9] > 1 { // ready (fastForward.frameAnswered reads it)
+		return RenderedFrame{}, fmt.Errorf("its frame's ready flag is %d", b[9])
+	}
 	if f.Columns < 1 || f.Rows < 1 {
 		return RenderedFrame{}, fmt.Errorf("its frame is %dx%d", f.Columns, f.Rows)
 	}
 	// every row takes at least its 4-byte length: a row count the
 	// message cannot hold fails before anything is allocated for it
-	if f.Rows > (len(b)-9)/4 {
+	if f.Rows > (len(b)-10)/4 {
 		return RenderedFrame{}, fmt.Errorf("its frame is %dx%d with fewer rows", f.Columns, f.Rows)
 	}
 	// one string for all the texts (each a substring of it): one
 	// allocation per frame rather than one per row
 	all := string(b)
-	rest, at := b[9:], 9
+	rest, at := b[10:], 10
 	// text reads the next text: row i, or the serialized state (i < 0)
 	text := func(i int) (string, error) {
 		what := "the serialized state"
@@ -758,16 +791,23 @@ func decodeFrame(b []byte) (RenderedFrame, error) {
 	return f, nil
 }
 
-// fastStats is what the helper's fast-forward did (frontend/renderer/
-// fastforward.mjs): the bytes it skipped and how often it cut a run.
+// fastStats is what the fast-forward did (render_fastforward.go): the
+// bytes it skipped and how often it cut a run.
 type fastStats struct {
 	Skipped int64 `json:"skipped"`
 	Cuts    int64 `json:"cuts"`
 }
 
-// stats asks the helper what its fast-forward did so far. No other
+// stats is what the fast-forward did so far, once the helper confirmed
+// it applied as many cuts (a round trip: the helper is alive). No other
 // answer may be owed.
 func (s *screen) stats() (fastStats, error) {
+	if err := s.release(); err != nil {
+		return fastStats{}, err
+	}
+	if err := s.endRun(); err != nil {
+		return fastStats{}, err
+	}
 	if err := s.request('k'); err != nil {
 		return fastStats{}, err
 	}
@@ -778,11 +818,16 @@ func (s *screen) stats() (fastStats, error) {
 	if err != nil {
 		return fastStats{}, err
 	}
-	var st fastStats
-	if err := json.Unmarshal(b, &st); err != nil {
-		return fastStats{}, s.fail(fmt.Errorf("its statistics are not JSON: %v", err))
+	var st struct {
+		Cuts *int64 `json:"cuts"`
 	}
-	return st, nil
+	if err := json.Unmarshal(b, &st); err != nil || st.Cuts == nil {
+		return fastStats{}, s.fail(fmt.Errorf("its statistics are not JSON with the cuts: %q", strictText(string(b))))
+	}
+	if *st.Cuts != s.ff.cuts {
+		return fastStats{}, s.fail(fmt.Errorf("it applied %d cuts of %d", *st.Cuts, s.ff.cuts))
+	}
+	return fastStats{Skipped: s.ff.skipped, Cuts: s.ff.cuts}, nil
 }
 
 // close ends the helper: what is queued is written and stdin closed, so
@@ -793,6 +838,9 @@ func (s *screen) close() {
 		return
 	}
 	s.closed = true
+	if s.err == nil && s.said && s.release() == nil {
+		s.endRun() //nolint:errcheck // queued below; a failure shows as s.err
+	}
 	if s.err == nil && s.said && len(s.queued) > 0 {
 		select { // a writer that cannot take it is ended below
 		case s.writes <- s.queued:

@@ -2,12 +2,11 @@ package capture
 
 // plainPrefix is the length of text's longest prefix of plain bytes:
 // printable ASCII (0x20–0x7e), LF and CR, the only bytes a run of the
-// renderer helper's fast-forward may hold (frontend/renderer/
-// fastforward.mjs). Every output message carries it ('w', helper.mjs), so
-// the helper finds where a run ends without scanning the bytes itself:
-// in Go the scan is a few milliseconds for 10 MB, in the helper it cost
-// a latin1 string of every message and a regular expression over it,
-// about 15 % of its CPU time on a fast plain writer.
+// fast-forward may hold (render_fastforward.go), which finds where a run
+// ends with it. Every output message carries it too ('w', helper.mjs),
+// and the helper refuses output inside a run that is not all plain: in
+// Go the scan is a few milliseconds for 10 MB, in the helper it cost a
+// latin1 string of every message and a regular expression over it.
 //
 // It is a byte-class fact computed by the capture over exactly the bytes
 // it sends, never read from the output; FuzzPlainPrefix holds it to the

@@ -10,35 +10,49 @@
 //   in  'w' raw terminal output: u32 plain (little endian), then the bytes
 //           (xterm.js decodes UTF-8 itself, across messages); plain is
 //           the length of the bytes' longest prefix of printable ASCII,
-//           LF and CR (the capture's plainPrefix, render_plain.go), so
-//           the fast-forward finds where a run ends without scanning for
-//           it. A plain past the bytes, or short of the prefix (the byte
-//           at plain is plain), is a protocol error.
-//       'r' resize: u16 columns, u16 rows (little endian)
+//           LF and CR (the capture's plainPrefix, render_plain.go). A
+//           plain past the bytes, or short of the prefix (the byte at
+//           plain is plain), is a protocol error, and so is output that
+//           is not all plain inside a plain run.
+//       'r' resize: u16 columns, u16 rows (little endian); ends a run
 //       's' snapshot: answered with one 'f' once everything sent before
 //           it has been parsed
 //       'n' a fresh terminal: u16 columns, u16 rows, u32 scrollback, once
 //           everything sent before has been parsed (the old one is
-//           disposed)
-//       'k' statistics: answered with one 'k' (JSON {"skipped", "cuts"}:
-//           the bytes the fast-forward skipped and how often it cut)
+//           disposed); ends a run
+//       'k' statistics: answered with one 'k' (JSON {"cuts"}: the runs
+//           ended as cut)
+//       'b' a plain run begins: u16 columns, u16 rows, u32 scrollback,
+//           u16 cursor column, as the capture knows the terminal; refused
+//           unless xterm.js's state allows a run and is that
+//       'c' cut: u16 column; the replacement of skipped bytes after which
+//           the cursor was in that column (CR, a line feed per row, CHA),
+//           refused outside a run, when the state does not allow one or
+//           past the last column
+//       'x' a run ends: u8 1 when it was cut, then u64 moves down (its
+//           line feeds and autowraps, for keepRing); refused outside a
+//           run, and as cut without a cut before it
+//           (backend/capture/render_fastforward.go decides all three;
+//           fastforward.mjs checks and applies them)
 //   out 'h' hello (payload: "@xterm/headless VERSION"), once, first
 //       'f' frame: u16 columns, u16 rows, u16 cursor column, u16 cursor
 //           row (the column is the column count while a wrap is pending,
 //           as xterm.js reports it), u8 1 when the alternate buffer is
-//           active else 0, then for each row its text padded to the column
-//           count (translateToString) and last the serialized state
-//           (screen.mjs), each as u32 length and UTF-8 bytes; all little
-//           endian (a binary frame: JSON cost more to write here and far
-//           more to read in Go than the rest of the transport)
+//           active else 0, u8 1 when xterm.js's state allows a plain run
+//           (fastforward.mjs ready) else 0, then for each row its text
+//           padded to the column count (translateToString) and last the
+//           serialized state (screen.mjs), each as u32 length and UTF-8
+//           bytes; all little endian (a binary frame: JSON cost more to
+//           write here and far more to read in Go than the rest of the
+//           transport)
 //       'e' error (payload: message); the helper then exits 1
 // Input is applied in order, each message as it is read: xterm.js parses
 // a write synchronously (its write buffer's writeSync, so xterm.js's state
-// is current when the next message is read, which the fast-forward needs),
-// and the capture keeps its side of the pipe busy: it sends every chunk
-// before it waits for the frame. Plain text that would scroll out of the
-// buffer before the next frame is skipped without changing what xterm.js
-// ends up with (fastforward.mjs).
+// is current when the next message is read), and the capture keeps its
+// side of the pipe busy: it sends every chunk before it waits for the
+// frame. Plain text that would scroll out of the buffer before the next
+// frame never comes: the capture replaces it (a cut) so that xterm.js
+// ends up as if it had parsed it.
 import pkg from '@xterm/headless';
 import headlessPkg from '@xterm/headless/package.json' with { type: 'json' };
 import { frame } from './screen.mjs';
@@ -68,58 +82,20 @@ function parse(b) {
   term._core._writeBuffer.writeSync(b);
 }
 
-// run is the plain run being collected (fastforward.mjs), or null.
-let run = null;
-const stats = { skipped: 0, cuts: 0 };
-
-// endRun writes the plain run being collected, if any.
-function endRun() {
-  if (!run) return;
-  const skipped = run.end();
-  run = null;
-  if (skipped > 0) {
-    stats.skipped += skipped;
-    stats.cuts++;
-  }
-}
-
-// tooFewLineFeeds reports whether p holds fewer line feeds than a plain
-// run needs before it can be cut (scrollback + 2 × rows, fastforward.mjs).
-// A run that starts and ends within p then is written in full anyway, so
-// output parses p directly rather than collecting and scanning it, when
-// the message after p ends the run (a frame does not: a run goes on
-// across frames, PlainRun.show). It counts with Buffer.indexOf (native)
-// and stops at the count needed.
-function tooFewLineFeeds(p) {
-  const want = term.options.scrollback + 2 * term.rows;
-  if (p.length < want) return true;
-  let n = 0;
-  for (let i = p.indexOf(0x0a); i >= 0; i = p.indexOf(0x0a, i + 1)) if (++n >= want) return false;
-  return true;
-}
-
 // isPlainByte reports whether b may be in a plain run.
 const isPlainByte = (b) => (b >= 0x20 && b < 0x7f) || b === 0x0a || b === 0x0d;
 
-// output writes terminal output p, whose first plain bytes are plain,
-// collecting plain runs while xterm.js's state allows one
-// (fastforward.mjs). last says that the message after p is already known
-// to end a run (neither output nor a frame), so a run started in p ends
-// with p.
-function output(p, plain, last) {
-  if (!run) {
-    if (last && tooFewLineFeeds(p)) return parse(p);
-    // a run starts only with a plain byte (most escape-heavy output
-    // never gets one) and where xterm.js's state allows it
-    if (plain === 0 || !ready(term)) return parse(p);
-    run = new PlainRun(term, parse);
-  }
-  const n = run.feed(p, plain);
-  if (run.done) run = null; // written in full: too long to cut
-  else if (n === p.length) return;
-  else endRun();
-  // the byte at n ended the run: it and the rest are parsed as they came
-  if (n < p.length) parse(p.subarray(n));
+// run is the plain run the capture announced ('b'), or null
+// (fastforward.mjs); cuts counts the runs ended as cut ('x').
+let run = null;
+let cuts = 0;
+
+// output writes terminal output p, whose first plain bytes are plain.
+// Inside a run only plain output may come (the capture sends a run's
+// kept bytes there, the bytes it skipped never).
+function output(p, plain) {
+  if (run !== null && plain !== p.length) return fail('plain run: output that is not plain');
+  parse(p);
 }
 
 // scratch is encodeFrame's buffer, reused from frame to frame and grown
@@ -134,7 +110,7 @@ let scratch = Buffer.allocUnsafe(64 << 10);
 // every text first (Buffer.byteLength) and then encoding it cost about
 // four times as much.
 function encodeFrame(f) {
-  let bound = 18 + 4 * f.l.length + 3 * f.s.length;
+  let bound = 19 + 4 * f.l.length + 3 * f.s.length;
   for (let i = 0; i < f.l.length; i++) bound += 3 * f.l[i].length;
   if (scratch.length < bound) scratch = Buffer.allocUnsafe(bound);
   const b = scratch;
@@ -144,7 +120,8 @@ function encodeFrame(f) {
   b.writeUInt16LE(f.x, 9);
   b.writeUInt16LE(f.y, 11);
   b[13] = f.a;
-  let o = 14;
+  b[14] = ready(term) ? 1 : 0;
+  let o = 15;
   for (let i = 0; i <= f.l.length; i++) {
     const n = b.write(i < f.l.length ? f.l[i] : f.s, o + 4, 'utf8');
     b.writeUInt32LE(n, o);
@@ -162,11 +139,18 @@ function send(type, payload) {
 }
 
 // handle applies one message other than output. A frame does not end a
-// plain run: the run shows xterm.js the rows the frame must hold and goes
-// on (PlainRun.show), so a fast writer's lines are cut across frames.
+// plain run: the capture cuts a run across frames (it shows xterm.js the
+// rows a frame must hold, render_fastforward.go).
 function handle(type, payload) {
-  if (type !== 0x73) endRun();
-  else if (run) run.show();
+  try {
+    apply(type, payload);
+  } catch (err) {
+    // a run message that does not fit xterm.js's state (fastforward.mjs)
+    fail(err && err.message ? err.message : String(err));
+  }
+}
+
+function apply(type, payload) {
   switch (type) {
     case 0x72: {
       // 'r'
@@ -174,6 +158,7 @@ function handle(type, payload) {
       const c = payload.readUInt16LE(0);
       const r = payload.readUInt16LE(2);
       if (c < 1 || r < 1) return fail(`resize: ${c}x${r}`);
+      run = null;
       term.resize(c, r);
       break;
     }
@@ -181,7 +166,7 @@ function handle(type, payload) {
       process.stdout.write(encodeFrame(frame(term)));
       break;
     case 0x6b: // 'k'
-      send(0x6b, Buffer.from(JSON.stringify(stats), 'utf8'));
+      send(0x6b, Buffer.from(JSON.stringify({ cuts }), 'utf8'));
       break;
     case 0x6e: {
       // 'n'
@@ -190,10 +175,30 @@ function handle(type, payload) {
       const r = payload.readUInt16LE(2);
       const sb = payload.readUInt32LE(4);
       if (c < 1 || r < 1) return fail(`new terminal: ${c}x${r}`);
+      run = null;
       term.dispose();
       term = new Terminal({ cols: c, rows: r, scrollback: sb, allowProposedApi: true });
       break;
     }
+    case 0x62: // 'b'
+      if (payload.length !== 10) return fail('plain run: payload must be 10 bytes');
+      run = new PlainRun(term, payload.readUInt16LE(0), payload.readUInt16LE(2), payload.readUInt32LE(4), payload.readUInt16LE(8));
+      break;
+    case 0x63: // 'c'
+      if (payload.length !== 2) return fail('cut: payload must be 2 bytes');
+      if (run === null) return fail('cut: no plain run');
+      parse(run.replacement(payload.readUInt16LE(0)));
+      break;
+    case 0x78: // 'x'
+      if (payload.length !== 9) return fail('end of a plain run: payload must be 9 bytes');
+      if (run === null) return fail('end of a plain run: no plain run');
+      if (payload[0] > 1) return fail(`end of a plain run: cut flag ${payload[0]}`);
+      if (payload[0] === 1) {
+        run.keepRing(Number(payload.readBigUInt64LE(1)));
+        cuts++;
+      }
+      run = null;
+      break;
     default:
       fail(`unknown message type ${type}`);
   }
@@ -219,10 +224,8 @@ let outLeft = 0; // bytes of the output message being read still to come
 let outAt = 0; // bytes of it read
 let outPlain = 0; // its plain prefix's length
 
-// outputPiece writes the next piece of the output message being read;
-// next is the type of the message after it when that has been read
-// already, else -1 (0x77 while the message goes on).
-function outputPiece(piece, next) {
+// outputPiece writes the next piece of the output message being read.
+function outputPiece(piece) {
   const at = outAt;
   outAt += piece.length;
   let plain = 0; // where the plain prefix ends in this piece
@@ -231,7 +234,7 @@ function outputPiece(piece, next) {
     plain = outPlain - at;
     if (isPlainByte(piece[plain])) return fail(`output: the plain prefix is longer than ${outPlain} bytes`);
   } // else it ended in an earlier piece, whose run ended there: the rest is parsed as it came
-  output(piece, plain, next >= 0 && next !== 0x77 && next !== 0x73);
+  output(piece, plain);
 }
 
 // main runs the helper: the terminal of the last three arguments, the
@@ -252,7 +255,7 @@ function main() {
         const piece = chunk.subarray(off, off + n);
         off += n;
         outLeft -= n;
-        outputPiece(piece, outLeft > 0 ? 0x77 : off < chunk.length ? chunk[off] : -1);
+        outputPiece(piece);
         continue;
       }
       if (body !== null) {
@@ -290,49 +293,60 @@ function main() {
   });
   // the capture closes stdin to end the helper: finish what was queued
   process.stdin.on('end', () => {
-    endRun();
     process.exit(0);
   });
 
   send(0x68, Buffer.from(`@xterm/headless ${headlessPkg.version}`, 'utf8'));
 }
 
-// warm renders sample output once, frames and a fresh terminal included,
-// so a startup snapshot holds xterm.js, the fast-forward and the frames
-// initialized and their functions compiled; what it changed is reset.
+// warm renders sample output once, frames, a plain run cut twice (as
+// the capture cuts one across a frame) and a fresh terminal included, so
+// a startup snapshot holds xterm.js, the runs and the frames initialized
+// and their functions compiled; what it changed is reset.
 function warm() {
   term = new Terminal({ cols: 80, rows: 24, scrollback: 1000, allowProposedApi: true });
-  let text = '';
-  for (let i = 0; i < 3000; i++) text += `line ${i} \x1b[1;3${i % 8}mcolour\x1b[0m \u00e9\u4e2d\r\n`;
-  const sample = Buffer.from(`\x1b[?1049h\x1b[2J\x1b[Hfull screen\x1b[?1049l${text}\x1b[5;10r\x1b[3b\x1b]0;t\x07`, 'utf8');
   const write = (b) => {
-    for (let i = 0; i < b.length; i += 64 << 10) {
-      const p = b.subarray(i, i + (64 << 10));
+    for (let i = 0; i < b.length; i += 32 << 10) {
+      const p = b.subarray(i, i + (32 << 10));
       let plain = 0;
       while (plain < p.length && isPlainByte(p[plain])) plain++;
-      output(p, plain, false);
+      output(p, plain);
     }
   };
-  write(sample);
-  endRun();
-  // a plain run long enough to be cut, with a frame while it goes on
-  // (PlainRun.show) and one after its end
   const line = Buffer.from('The quick brown fox jumps over the lazy dog 0123456789\n');
-  const plainText = Buffer.alloc(line.length * 2500);
-  for (let i = 0; i < 2500; i++) line.copy(plainText, i * line.length);
+  const plainText = Buffer.alloc(line.length * 1100);
+  for (let i = 0; i < 1100; i++) line.copy(plainText, i * line.length);
+  const u16 = (...v) => {
+    const b = Buffer.alloc(2 * v.length);
+    v.forEach((x, i) => b.writeUInt16LE(x, 2 * i));
+    return b;
+  };
+  const begin = Buffer.alloc(10);
+  begin.writeUInt16LE(80, 0);
+  begin.writeUInt16LE(24, 2);
+  begin.writeUInt32LE(1000, 4);
+  handle(0x62, begin);
   write(plainText);
-  if (run) run.show();
+  handle(0x63, u16(0));
+  write(plainText.subarray(0, line.length * 24));
   encodeFrame(frame(term));
+  handle(0x63, u16(0));
   write(plainText);
-  endRun();
+  const moves = Buffer.alloc(9);
+  moves[0] = 1;
+  moves.writeBigUInt64LE(3300n, 1);
+  handle(0x78, moves);
+  encodeFrame(frame(term));
+  let text = '';
+  for (let i = 0; i < 3000; i++) text += `line ${i} \x1b[1;3${i % 8}mcolour\x1b[0m \u00e9\u4e2d\r\n`;
+  write(Buffer.from(`\x1b[?1049h\x1b[2J\x1b[Hfull screen\x1b[?1049l${text}\x1b[5;10r\x1b[3b\x1b]0;t\x07`, 'utf8'));
   encodeFrame(frame(term));
   term.resize(100, 30);
   encodeFrame(frame(term));
   term.dispose();
   term = null;
   run = null;
-  stats.skipped = 0;
-  stats.cuts = 0;
+  cuts = 0;
 }
 
 // Run by `node --build-snapshot` (backend/capture/snapshot.go), the
