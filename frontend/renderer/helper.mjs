@@ -245,6 +245,7 @@ function main() {
   term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
 
   process.stdin.on('data', (chunk) => {
+    inputSeen = true;
     let off = 0;
     while (off < chunk.length && !failed) {
       if (outLeft > 0) {
@@ -295,44 +296,112 @@ function main() {
   });
 
   send(0x68, Buffer.from(`@xterm/headless ${headlessPkg.version}`, 'utf8'));
+  setTimeout(() => inputSeen || warmWhileIdle(), IDLE_WARM_MS).unref();
 }
 
-// warm renders sample output once, frames and a fresh terminal included,
-// so a startup snapshot holds xterm.js, the fast-forward and the frames
-// initialized and their functions compiled; what it changed is reset.
-function warm() {
-  term = new Terminal({ cols: 80, rows: 24, scrollback: 1000, allowProposedApi: true });
-  let text = '';
-  for (let i = 0; i < 3000; i++) text += `line ${i} \x1b[1;3${i % 8}mcolour\x1b[0m \u00e9\u4e2d\r\n`;
-  const sample = Buffer.from(`\x1b[?1049h\x1b[2J\x1b[Hfull screen\x1b[?1049l${text}\x1b[5;10r\x1b[3b\x1b]0;t\x07`, 'utf8');
-  const write = (b) => {
-    for (let i = 0; i < b.length; i += 64 << 10) {
-      const p = b.subarray(i, i + (64 << 10));
-      let plain = 0;
-      while (plain < p.length && isPlainByte(p[plain])) plain++;
-      output(p, plain, false);
+// warmSteps are the steps of a warm-up: sample output rendered on a
+// terminal of its own, frames and a resize included, through the paths a
+// capture takes (output and its fast-forward, frame, encodeFrame). Each
+// step runs with term and run set to the warm-up's own and restores the
+// helper's afterwards (with its statistics), so steps can run between
+// the helper's messages without changing what they render.
+function warmSteps() {
+  let own = null;
+  let ownRun = null;
+  const step = (f) => () => {
+    const [realTerm, realRun, skipped, cuts] = [term, run, stats.skipped, stats.cuts];
+    term = own;
+    run = ownRun;
+    try {
+      f();
+    } finally {
+      own = term;
+      ownRun = run;
+      [term, run, stats.skipped, stats.cuts] = [realTerm, realRun, skipped, cuts];
     }
   };
-  write(sample);
-  endRun();
-  // a plain run long enough to be cut, with a frame while it goes on
-  // (PlainRun.show) and one after its end
+  const steps = [step(() => (term = new Terminal({ cols: 80, rows: 24, scrollback: 1000, allowProposedApi: true })))];
+  const write = (b) => {
+    for (let i = 0; i < b.length; i += 64 << 10) {
+      steps.push(
+        step(() => {
+          const p = b.subarray(i, i + (64 << 10));
+          let plain = 0;
+          while (plain < p.length && isPlainByte(p[plain])) plain++;
+          output(p, plain, false);
+        }),
+      );
+    }
+  };
+  let text = '';
+  for (let i = 0; i < 3000; i++) text += `line ${i} \x1b[1;3${i % 8}mcolour\x1b[0m \u00e9\u4e2d\r\n`;
+  write(Buffer.from(`\x1b[?1049h\x1b[2J\x1b[Hfull screen\x1b[?1049l${text}\x1b[5;10r\x1b[3b\x1b]0;t\x07\x1b[r`, 'utf8'));
+  steps.push(step(endRun));
+  // a plain run long enough to be cut (the scroll margins reset above:
+  // fastforward.mjs cuts only without them), with a frame while it goes
+  // on (PlainRun.show) and one after its end
   const line = Buffer.from('The quick brown fox jumps over the lazy dog 0123456789\n');
   const plainText = Buffer.alloc(line.length * 2500);
   for (let i = 0; i < 2500; i++) line.copy(plainText, i * line.length);
   write(plainText);
-  if (run) run.show();
-  encodeFrame(frame(term));
+  steps.push(
+    step(() => {
+      if (run) run.show();
+      encodeFrame(frame(term));
+    }),
+  );
   write(plainText);
-  endRun();
-  encodeFrame(frame(term));
-  term.resize(100, 30);
-  encodeFrame(frame(term));
-  term.dispose();
-  term = null;
-  run = null;
-  stats.skipped = 0;
-  stats.cuts = 0;
+  steps.push(
+    step(() => {
+      endRun();
+      encodeFrame(frame(term));
+      term.resize(100, 30);
+      encodeFrame(frame(term));
+    }),
+  );
+  const dispose = step(() => {
+    if (term) term.dispose();
+    term = null;
+    run = null;
+  });
+  return { steps, dispose };
+}
+
+// warm runs a warm-up at once, so a startup snapshot holds xterm.js, the
+// fast-forward and the frames initialized and their functions compiled.
+function warm() {
+  const { steps, dispose } = warmSteps();
+  for (const s of steps) s();
+  dispose();
+}
+
+// IDLE_WARM_MS is how long a helper waits for its first input before it
+// warms up while idle (warmWhileIdle).
+const IDLE_WARM_MS = 100;
+
+// inputSeen is set by the first input read.
+let inputSeen = false;
+
+// warmWhileIdle runs a warm-up, one step per turn of the event loop,
+// while no input has come, and stops for good at the first input. A
+// startup snapshot keeps the bytecode of warm() but none of the
+// optimized code V8 made from it, so a helper's first ~200 KB of output
+// run cold (interpreted, while the optimizing compiler works again): a
+// helper started ahead of its capture (capture.Renderers) waits idle
+// anyway, and warming up then takes about a third off the CPU its
+// capture costs it (docs/benchmarks.md). A helper whose capture starts
+// at once gets its input before the timer and never warms up; one whose
+// input comes during the warm-up waits at most one step (64 KiB of
+// sample output).
+function warmWhileIdle() {
+  const { steps, dispose } = warmSteps();
+  let i = 0;
+  const next = () => {
+    if (inputSeen || failed || i === steps.length) return dispose();
+    steps[i++]();
+    setImmediate(next);
+  };
+  next();
 }
 
 // Run by `node --build-snapshot` (backend/capture/snapshot.go), the
