@@ -299,6 +299,10 @@ function main() {
   setTimeout(() => inputSeen || warmWhileIdle(), IDLE_WARM_MS).unref();
 }
 
+// WARM_STEP is the sample output one warm-up step renders: small enough
+// that input arriving during a step waits only a few milliseconds.
+const WARM_STEP = 16 << 10;
+
 // warmSteps are the steps of a warm-up: sample output rendered on a
 // terminal of its own, frames and a resize included, through the paths a
 // capture takes (output and its fast-forward, frame, encodeFrame). Each
@@ -322,10 +326,10 @@ function warmSteps() {
   };
   const steps = [step(() => (term = new Terminal({ cols: 80, rows: 24, scrollback: 1000, allowProposedApi: true })))];
   const write = (b) => {
-    for (let i = 0; i < b.length; i += 64 << 10) {
+    for (let i = 0; i < b.length; i += WARM_STEP) {
       steps.push(
         step(() => {
-          const p = b.subarray(i, i + (64 << 10));
+          const p = b.subarray(i, i + WARM_STEP);
           let plain = 0;
           while (plain < p.length && isPlainByte(p[plain])) plain++;
           output(p, plain, false);
@@ -391,7 +395,7 @@ let inputSeen = false;
 // anyway, and warming up then takes about a third off the CPU its
 // capture costs it (docs/benchmarks.md). A helper whose capture starts
 // at once gets its input before the timer and never warms up; one whose
-// input comes during the warm-up waits at most one step (64 KiB of
+// input comes during the warm-up waits at most one step (WARM_STEP of
 // sample output).
 function warmWhileIdle() {
   const { steps, dispose } = warmSteps();
