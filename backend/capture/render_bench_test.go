@@ -56,6 +56,9 @@ func renderOnce(b *testing.B, h RendererHelper, data []byte, frames bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if want := h.Snapshots != nil; s.fromSnapshot != want {
+		b.Fatalf("the helper started from its snapshot: %v, want %v (%s)", s.fromSnapshot, want, h.Snapshots.Status())
+	}
 	renderRun(b, s, data, frames)
 	s.close()
 	if s.err != nil {
@@ -171,6 +174,12 @@ func median(d []time.Duration) float64 {
 // helper against the Node process), which a busy machine moves far less
 // than wall time: it shows what the rendering path costs, the wall ratio
 // what waiting for the other process adds.
+//
+// The helper starts as a capture's does: from its verified startup
+// snapshot (RendererSnapshots), built before the timed runs as the app
+// builds it when it starts; GATEHOUSE_BENCH_LOADER=1 measures the
+// loader instead (no snapshot), which a capture uses only when no
+// snapshot can be made.
 func BenchmarkRenderVsXterm(b *testing.B) {
 	node := requireNode(b)
 	sup, err := proctree.NewSupervisor(proctree.Options{})
@@ -179,6 +188,16 @@ func BenchmarkRenderVsXterm(b *testing.B) {
 	}
 	defer sup.Close()
 	h := RendererHelper{Node: node, Supervisor: sup}
+	if os.Getenv("GATEHOUSE_BENCH_LOADER") == "" {
+		sum, err := fileSHA256(node)
+		if err != nil {
+			b.Fatal(err)
+		}
+		h.NodeSHA256, h.Snapshots = sum, NewRendererSnapshots(b.TempDir())
+		if err := h.Snapshots.Prepare(h); err != nil {
+			b.Fatal(err)
+		}
+	}
 	mixed := benchStream(b)
 	// plain is what the capture benchmark's command prints (100-byte
 	// lines, no carriage returns), 4 MB of it: output that scrolls

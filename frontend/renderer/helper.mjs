@@ -248,6 +248,7 @@ function main() {
   term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
 
   process.stdin.on('data', (chunk) => {
+    inputSeen = true;
     let off = 0;
     while (off < chunk.length && !failed) {
       if (outLeft > 0) {
@@ -297,20 +298,45 @@ function main() {
   });
 
   send(0x68, Buffer.from(`@xterm/headless ${headlessPkg.version}`, 'utf8'));
+  setTimeout(() => inputSeen || warmWhileIdle(), IDLE_WARM_MS).unref();
 }
 
-// warm renders sample output once, frames, a plain run cut twice (as
-// the capture cuts one across a frame) and a fresh terminal included, so
-// a startup snapshot holds xterm.js, the runs and the frames initialized
-// and their functions compiled; what it changed is reset.
-function warm() {
-  term = new Terminal({ cols: 80, rows: 24, scrollback: 1000, allowProposedApi: true });
+// WARM_STEP is the sample output one warm-up step renders: small enough
+// that input arriving during a step waits only a few milliseconds.
+const WARM_STEP = 16 << 10;
+
+// warmSteps are the steps of a warm-up: sample output rendered on a
+// terminal of its own, a plain run cut twice (as the capture cuts one
+// across a frame), frames and a resize included, through the paths a
+// capture takes (output, the run messages, frame, encodeFrame). Each step
+// runs with term, run and cuts set to the warm-up's own and restores the
+// helper's afterwards, so steps can run between the helper's messages
+// without changing what they render.
+function warmSteps() {
+  let own = null;
+  let ownRun = null;
+  let ownCuts = 0;
+  const step = (f) => () => {
+    const [realTerm, realRun, realCuts] = [term, run, cuts];
+    [term, run, cuts] = [own, ownRun, ownCuts];
+    try {
+      f();
+    } finally {
+      [own, ownRun, ownCuts] = [term, run, cuts];
+      [term, run, cuts] = [realTerm, realRun, realCuts];
+    }
+  };
+  const steps = [step(() => (term = new Terminal({ cols: 80, rows: 24, scrollback: 1000, allowProposedApi: true })))];
   const write = (b) => {
-    for (let i = 0; i < b.length; i += 32 << 10) {
-      const p = b.subarray(i, i + (32 << 10));
-      let plain = 0;
-      while (plain < p.length && isPlainByte(p[plain])) plain++;
-      output(p, plain);
+    for (let i = 0; i < b.length; i += WARM_STEP) {
+      steps.push(
+        step(() => {
+          const p = b.subarray(i, i + WARM_STEP);
+          let plain = 0;
+          while (plain < p.length && isPlainByte(p[plain])) plain++;
+          output(p, plain);
+        }),
+      );
     }
   };
   const line = Buffer.from('The quick brown fox jumps over the lazy dog 0123456789\n');
@@ -325,28 +351,71 @@ function warm() {
   begin.writeUInt16LE(80, 0);
   begin.writeUInt16LE(24, 2);
   begin.writeUInt32LE(1000, 4);
-  handle(0x62, begin);
+  steps.push(step(() => handle(0x62, begin)));
   write(plainText);
-  handle(0x63, u16(0));
+  steps.push(step(() => handle(0x63, u16(0))));
   write(plainText.subarray(0, line.length * 24));
-  encodeFrame(frame(term));
-  handle(0x63, u16(0));
+  steps.push(step(() => encodeFrame(frame(term))));
+  steps.push(step(() => handle(0x63, u16(0))));
   write(plainText);
   const moves = Buffer.alloc(9);
   moves[0] = 1;
   moves.writeBigUInt64LE(3300n, 1);
-  handle(0x78, moves);
-  encodeFrame(frame(term));
+  steps.push(step(() => (handle(0x78, moves), encodeFrame(frame(term)))));
   let text = '';
   for (let i = 0; i < 3000; i++) text += `line ${i} \x1b[1;3${i % 8}mcolour\x1b[0m \u00e9\u4e2d\r\n`;
   write(Buffer.from(`\x1b[?1049h\x1b[2J\x1b[Hfull screen\x1b[?1049l${text}\x1b[5;10r\x1b[3b\x1b]0;t\x07`, 'utf8'));
-  encodeFrame(frame(term));
-  term.resize(100, 30);
-  encodeFrame(frame(term));
-  term.dispose();
-  term = null;
-  run = null;
-  cuts = 0;
+  steps.push(
+    step(() => {
+      encodeFrame(frame(term));
+      term.resize(100, 30);
+      encodeFrame(frame(term));
+    }),
+  );
+  const dispose = step(() => {
+    if (term) term.dispose();
+    term = null;
+    run = null;
+    cuts = 0;
+  });
+  return { steps, dispose };
+}
+
+// warm runs a warm-up at once, so a startup snapshot holds xterm.js, the
+// runs and the frames initialized and their functions compiled.
+function warm() {
+  const { steps, dispose } = warmSteps();
+  for (const s of steps) s();
+  dispose();
+}
+
+// IDLE_WARM_MS is how long a helper waits for its first input before it
+// warms up while idle (warmWhileIdle).
+const IDLE_WARM_MS = 100;
+
+// inputSeen is set by the first input read.
+let inputSeen = false;
+
+// warmWhileIdle runs a warm-up, one step per turn of the event loop,
+// while no input has come, and stops for good at the first input. A
+// startup snapshot keeps the bytecode of warm() but none of the
+// optimized code V8 made from it, so a helper's first ~200 KB of output
+// run cold (interpreted, while the optimizing compiler works again): a
+// helper started ahead of its capture (capture.Renderers) waits idle
+// anyway, and warming up then takes about a third off the CPU its
+// capture costs it (docs/benchmarks.md). A helper whose capture starts
+// at once gets its input before the timer and never warms up; one whose
+// input comes during the warm-up waits at most one step (WARM_STEP of
+// sample output).
+function warmWhileIdle() {
+  const { steps, dispose } = warmSteps();
+  let i = 0;
+  const next = () => {
+    if (inputSeen || failed || i === steps.length) return dispose();
+    steps[i++]();
+    setImmediate(next);
+  };
+  next();
 }
 
 // Run by `node --build-snapshot` (backend/capture/snapshot.go), the
