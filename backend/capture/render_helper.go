@@ -830,24 +830,20 @@ func (s *screen) stats() (fastStats, error) {
 	return fastStats{Skipped: s.ff.skipped, Cuts: s.ff.cuts}, nil
 }
 
-// close ends the helper: what is queued is written and stdin closed, so
-// it exits on its own, and after a short grace its tree is terminated and
-// released either way.
+// close ends the helper: its stdin is closed, so it exits on its own once
+// it has parsed what was written, and after a short grace its tree is
+// terminated and released either way.
 func (s *screen) close() {
 	if s.closed {
 		return
 	}
 	s.closed = true
-	if s.err == nil && s.said && s.release() == nil {
-		s.endRun() //nolint:errcheck // queued below; a failure shows as s.err
-	}
-	if s.err == nil && s.said && len(s.queued) > 0 {
-		select { // a writer that cannot take it is ended below
-		case s.writes <- s.queued:
-		default:
-		}
-	}
-	s.queued = nil
+	// Nothing is asked of a closed screen, so nothing queued or held is
+	// written, and an open plain run is not ended: its end only makes the
+	// helper parse the run's kept lines (scrollback and rows: about 100
+	// KB of a fast writer's output) into a screen nobody reads, which the
+	// capture then waited for.
+	s.queued, s.queuedBytes = nil, 0
 	grace := 2 * time.Second
 	if s.err != nil || !s.said { // a helper that failed, or never said hello, is not waited for
 		grace = 0
