@@ -37,6 +37,7 @@ FUZZ_TARGETS := \
 	./backend/capture:FuzzDecodeFrame \
 	./backend/capture:FuzzRecordedFramesRender \
 	./backend/capture:FuzzPlainPrefix \
+	./backend/capture:FuzzAdvance \
 	./backend/loopback:FuzzReplayPlan \
 	./backend/replay:FuzzParseMachine \
 	./backend/replay:FuzzParseRun \
