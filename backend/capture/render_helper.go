@@ -157,13 +157,9 @@ const writeBatches = 256
 // waits for its hello: from its startup snapshot when h has one (see
 // RendererHelper), else with the loader.
 func startScreen(h RendererHelper, t Terminal) (*screen, error) {
-	if h.Supervisor == nil || !filepath.IsAbs(h.Node) {
-		return nil, errors.New("capture: the renderer needs the pinned Node (an absolute path) and a process supervisor")
-	}
-	flags := heapFlags(rendererMemory(h))
-	var blob *os.File
-	if h.Snapshots != nil {
-		blob, _ = h.Snapshots.blob(h, flags) // without one, the loader (Status says why)
+	flags, blob, err := helperStart(h)
+	if err != nil {
+		return nil, err
 	}
 	s, err := startScreenFrom(h, t, blob, flags)
 	if err != nil && blob != nil {
@@ -174,6 +170,21 @@ func startScreen(h RendererHelper, t Terminal) (*screen, error) {
 		return startScreenFrom(h, t, nil, flags)
 	}
 	return s, err
+}
+
+// helperStart checks that h can start a helper and returns its V8 flags
+// and its verified startup snapshot (nil: the loader, and h.Snapshots'
+// Status says why).
+func helperStart(h RendererHelper) ([]string, *os.File, error) {
+	if h.Supervisor == nil || !filepath.IsAbs(h.Node) {
+		return nil, nil, errors.New("capture: the renderer needs the pinned Node (an absolute path) and a process supervisor")
+	}
+	flags := heapFlags(rendererMemory(h))
+	var blob *os.File
+	if h.Snapshots != nil {
+		blob, _ = h.Snapshots.blob(h, flags) // without one, the loader (Status says why)
+	}
+	return flags, blob, nil
 }
 
 // rendererMemory is h's heap bound in MB.
@@ -209,13 +220,9 @@ func startScreenFrom(h RendererHelper, t Terminal, blob *os.File, flags []string
 // one started with the loader (the snapshot dropped, as startScreen does)
 // and given everything queued, the same stream.
 func launchScreen(h RendererHelper, t Terminal) (*screen, error) {
-	if h.Supervisor == nil || !filepath.IsAbs(h.Node) {
-		return nil, errors.New("capture: the renderer needs the pinned Node (an absolute path) and a process supervisor")
-	}
-	flags := heapFlags(rendererMemory(h))
-	var blob *os.File
-	if h.Snapshots != nil {
-		blob, _ = h.Snapshots.blob(h, flags) // without one, the loader (Status says why)
+	flags, blob, err := helperStart(h)
+	if err != nil {
+		return nil, err
 	}
 	s, err := spawnScreen(h, t, blob, flags)
 	if err != nil && blob != nil {
