@@ -134,14 +134,7 @@ func TestCaptureFailsWhenItsRendererFailsItsHello(t *testing.T) {
 func forgedSnapshotHelper(t *testing.T) RendererHelper {
 	t.Helper()
 	base := testHelper(t)
-	other := filepath.Join(t.TempDir(), "other")
-	ho := snapshotHelper(t, base, other)
-	ho.MemoryMB = 200
-	renderSome(t, ho, true)
-	b, err := os.ReadFile(snapshotFile(t, other))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := otherFlagsSnapshot(t, base)
 	dir := filepath.Join(t.TempDir(), "cache")
 	h := snapshotHelper(t, base, dir)
 	forgeSnapshot(t, h, dir, b[len(snapshotMagic)+130:])

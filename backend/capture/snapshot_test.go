@@ -103,15 +103,7 @@ func TestRendererSnapshotTamperedIsNeverUsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// another valid snapshot file: the same bundle and Node, other flags
-	other := filepath.Join(t.TempDir(), "other")
-	ho := snapshotHelper(t, base, other)
-	ho.MemoryMB = 200
-	renderSome(t, ho, true)
-	otherFile, err := os.ReadFile(snapshotFile(t, other))
-	if err != nil {
-		t.Fatal(err)
-	}
+	otherFile := otherFlagsSnapshot(t, base)
 	elsewhere := filepath.Join(t.TempDir(), "elsewhere")
 	if err := os.WriteFile(elsewhere, good, 0o600); err != nil {
 		t.Fatal(err)
@@ -284,6 +276,21 @@ func plantSized(file string, good []byte, n int64) error {
 		return err
 	}
 	return os.Truncate(file, header+n)
+}
+
+// otherFlagsSnapshot is another valid snapshot file of base's bundle and
+// Node, built with other V8 flags (a smaller heap bound).
+func otherFlagsSnapshot(t *testing.T, base RendererHelper) []byte {
+	t.Helper()
+	other := filepath.Join(t.TempDir(), "other")
+	ho := snapshotHelper(t, base, other)
+	ho.MemoryMB = 200
+	renderSome(t, ho, true)
+	b, err := os.ReadFile(snapshotFile(t, other))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // forgeSnapshot writes blob into dir as h's snapshot file, its key and

@@ -42,8 +42,8 @@ func pinnedRecords(t *testing.T) (good, bad []byte) {
 	return good, bad
 }
 
-// sealRecord seals raw as capture Evidence (evidence.SealParsed).
-func sealRecord(t *testing.T, raw []byte) ([]byte, *evidence.Envelope, string) {
+// recordEnvelope is the capture Evidence envelope of raw, not sealed.
+func recordEnvelope(t *testing.T, raw []byte) *evidence.Envelope {
 	t.Helper()
 	var rec record.Record
 	if err := json.Unmarshal(raw, &rec); err != nil {
@@ -53,6 +53,13 @@ func sealRecord(t *testing.T, raw []byte) ([]byte, *evidence.Envelope, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ev
+}
+
+// sealRecord seals raw as capture Evidence (evidence.SealParsed).
+func sealRecord(t *testing.T, raw []byte) ([]byte, *evidence.Envelope, string) {
+	t.Helper()
+	ev := recordEnvelope(t, raw)
 	out, parsed, err := evidence.SealParsed(ev)
 	if err != nil {
 		t.Fatal(err)

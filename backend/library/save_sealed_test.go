@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gatehouse/gatehouse/backend/capture/record"
 	"github.com/gatehouse/gatehouse/backend/evidence"
 	"github.com/gatehouse/gatehouse/backend/store"
 )
@@ -104,17 +103,6 @@ func TestSaveSealedSavesOnlyWhatVerifies(t *testing.T) {
 func TestSealAndSaveSavesOnlyWhatVerifies(t *testing.T) {
 	ctx := context.Background()
 	good, bad := pinnedRecords(t)
-	envelope := func(t *testing.T, raw []byte) *evidence.Envelope {
-		var rec record.Record
-		if err := json.Unmarshal(raw, &rec); err != nil {
-			t.Fatal(err)
-		}
-		ev, err := record.NewEnvelope(&rec, bytes.Clone(raw), "t")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ev
-	}
 	goodOut, _, goodID := sealRecord(t, good)
 	for _, c := range []struct {
 		name        string
@@ -130,7 +118,7 @@ func TestSealAndSaveSavesOnlyWhatVerifies(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l, db, dir := newTestLibrary(t)
-			ev := envelope(t, c.seal)
+			ev := recordEnvelope(t, c.seal)
 			if c.change != nil {
 				c.change(ev)
 			}
