@@ -66,6 +66,7 @@ let failed = false;
 
 function fail(msg) {
   failed = true;
+  flushOut(); // the answers before it
   const b = Buffer.from(String(msg).slice(0, 2000), 'utf8');
   const h = Buffer.alloc(5);
   h[0] = 0x65; // 'e'
@@ -98,44 +99,78 @@ function output(p, plain) {
   parse(p);
 }
 
-// scratch is encodeFrame's buffer, reused from frame to frame and grown
-// when a frame's bound needs it.
-let scratch = Buffer.allocUnsafe(64 << 10);
+// out holds the answers not yet written: encodeFrame and send write
+// them into it and flushOut writes them, in one pipe write, once the
+// input read so far is handled (the stdin handler's end) or FLUSH_AT
+// bytes are held. One write per input read rather than one per frame:
+// a pipe write per frame, each with its own copy, cost the helper more
+// than a tenth of its time on output with frames after every chunk
+// (writeBuffer and the garbage collector, `node --cpu-prof`). An answer
+// waits at most for the rest of one input read (at most 64 KiB).
+let out = Buffer.allocUnsafe(256 << 10);
+let outLen = 0;
+const FLUSH_AT = 64 << 10;
 
-// encodeFrame is the 'f' message of frame f (screen.mjs), its header
-// included. Each text is encoded once, straight into scratch (sized for
-// the most UTF-8 bytes a text can take: 3 per UTF-16 unit), its length
-// written before it afterwards; the message is then copied out of scratch,
-// since a pipe write may keep its buffer until it is written. Measuring
-// every text first (Buffer.byteLength) and then encoding it cost about
-// four times as much.
+// reserve makes room for n more bytes in out.
+function reserve(n) {
+  if (out.length - outLen >= n) return;
+  const b = Buffer.allocUnsafe(Math.max(2 * out.length, outLen + n));
+  out.copy(b, 0, 0, outLen);
+  out = b;
+}
+
+// flushOut writes the answers held; the bytes are copied out of out,
+// since a pipe write may keep its buffer until it is written.
+function flushOut() {
+  if (outLen === 0) return;
+  const b = Buffer.from(out.subarray(0, outLen));
+  outLen = 0;
+  process.stdout.write(b);
+}
+
+// encodeFrame writes the 'f' message of frame f (screen.mjs), its header
+// included, into out after the answers held and returns its length; the
+// caller holds it (answerFrame) or drops it (the warm-up). Each text is
+// encoded once, straight into out (room made for the most UTF-8 bytes a
+// text can take: 3 per UTF-16 unit), its length written before it
+// afterwards. Measuring every text first (Buffer.byteLength) and then
+// encoding it cost about four times as much.
 function encodeFrame(f) {
   let bound = 19 + 4 * f.l.length + 3 * f.s.length;
   for (let i = 0; i < f.l.length; i++) bound += 3 * f.l[i].length;
-  if (scratch.length < bound) scratch = Buffer.allocUnsafe(bound);
-  const b = scratch;
-  b[0] = 0x66; // 'f'
-  b.writeUInt16LE(f.c, 5);
-  b.writeUInt16LE(f.r, 7);
-  b.writeUInt16LE(f.x, 9);
-  b.writeUInt16LE(f.y, 11);
-  b[13] = f.a;
-  b[14] = ready(term) ? 1 : 0;
-  let o = 15;
+  reserve(bound);
+  const b = out;
+  const at = outLen;
+  b[at] = 0x66; // 'f'
+  b.writeUInt16LE(f.c, at + 5);
+  b.writeUInt16LE(f.r, at + 7);
+  b.writeUInt16LE(f.x, at + 9);
+  b.writeUInt16LE(f.y, at + 11);
+  b[at + 13] = f.a;
+  b[at + 14] = ready(term) ? 1 : 0;
+  let o = at + 15;
   for (let i = 0; i <= f.l.length; i++) {
     const n = b.write(i < f.l.length ? f.l[i] : f.s, o + 4, 'utf8');
     b.writeUInt32LE(n, o);
     o += 4 + n;
   }
-  b.writeUInt32LE(o - 5, 1);
-  return Buffer.from(b.subarray(0, o));
+  b.writeUInt32LE(o - at - 5, at + 1);
+  return o - at;
 }
 
+// answerFrame holds the frame of the terminal as an answer.
+function answerFrame() {
+  outLen += encodeFrame(frame(term));
+  if (outLen >= FLUSH_AT) flushOut();
+}
+
+// send holds the message of type and payload as an answer.
 function send(type, payload) {
-  const h = Buffer.alloc(5);
-  h[0] = type;
-  h.writeUInt32LE(payload.length, 1);
-  process.stdout.write(Buffer.concat([h, payload]));
+  reserve(5 + payload.length);
+  out[outLen] = type;
+  out.writeUInt32LE(payload.length, outLen + 1);
+  payload.copy(out, outLen + 5);
+  outLen += 5 + payload.length;
 }
 
 // handle applies one message other than output. A frame does not end a
@@ -163,7 +198,7 @@ function apply(type, payload) {
       break;
     }
     case 0x73: // 's'
-      process.stdout.write(encodeFrame(frame(term)));
+      answerFrame();
       break;
     case 0x6b: // 'k'
       send(0x6b, Buffer.from(JSON.stringify({ cuts }), 'utf8'));
@@ -291,6 +326,7 @@ function main() {
         bodyFill = 0;
       }
     }
+    flushOut();
   });
   // the capture closes stdin to end the helper: finish what was queued
   process.stdin.on('end', () => {
@@ -298,6 +334,7 @@ function main() {
   });
 
   send(0x68, Buffer.from(`@xterm/headless ${headlessPkg.version}`, 'utf8'));
+  flushOut();
   setTimeout(() => inputSeen || warmWhileIdle(), IDLE_WARM_MS).unref();
 }
 
