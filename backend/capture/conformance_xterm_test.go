@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -281,6 +283,13 @@ func runRenderMJS(t testing.TB, node string, items []xtermItem) []renderAnswer {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
+	// A test's proctree.Supervisor may be open meanwhile: it reaps every
+	// child of this process (wait4(-1)), so Cmd.Wait can find render.mjs
+	// already reaped (ECHILD) and its exit status gone. Its answers are
+	// then taken when they are whole (every item answered, parsed below).
+	if errors.Is(err, syscall.ECHILD) {
+		err = nil
+	}
 	if err != nil {
 		msg := stderr.String()
 		if len(msg) > 2000 {

@@ -57,6 +57,7 @@ import pkg from '@xterm/headless';
 import headlessPkg from '@xterm/headless/package.json' with { type: 'json' };
 import { frame } from './screen.mjs';
 import { PlainRun, ready } from './fastforward.mjs';
+import { bound } from './bounds.mjs';
 import { startupSnapshot } from 'node:v8';
 
 const { Terminal } = pkg;
@@ -212,7 +213,7 @@ function apply(type, payload) {
       if (c < 1 || r < 1) return fail(`new terminal: ${c}x${r}`);
       run = null;
       term.dispose();
-      term = new Terminal({ cols: c, rows: r, scrollback: sb, allowProposedApi: true });
+      term = bound(new Terminal({ cols: c, rows: r, scrollback: sb, allowProposedApi: true }));
       break;
     }
     case 0x62: // 'b'
@@ -280,7 +281,7 @@ function main() {
   // the last three arguments (the loader runs this script with node -e)
   const [cols, rows, scrollback] = process.argv.slice(-3).map((a) => Number.parseInt(a, 10));
   if (!(cols >= 1 && rows >= 1 && scrollback >= 0)) return fail('usage: helper.js COLUMNS ROWS SCROLLBACK');
-  term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
+  term = bound(new Terminal({ cols, rows, scrollback, allowProposedApi: true }));
 
   process.stdin.on('data', (chunk) => {
     inputSeen = true;
@@ -363,7 +364,7 @@ function warmSteps() {
       [term, run, cuts] = [realTerm, realRun, realCuts];
     }
   };
-  const steps = [step(() => (term = new Terminal({ cols: 80, rows: 24, scrollback: 1000, allowProposedApi: true })))];
+  const steps = [step(() => (term = bound(new Terminal({ cols: 80, rows: 24, scrollback: 1000, allowProposedApi: true }))))];
   const write = (b) => {
     for (let i = 0; i < b.length; i += WARM_STEP) {
       steps.push(
