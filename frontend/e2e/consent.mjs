@@ -166,8 +166,13 @@ test('consent: open snapshot files, the changed-since badge with a diff, the out
     await page.keyboard.press('Enter');
     await page.getByTestId('consent-file-binary').waitFor();
     assert.equal(await body.locator('td.lc').count(), 0);
+    // With a file open, Esc closes the file even when the focus has left
+    // it (here: a click on the skill's description); it never denies.
+    await page.getByTestId('consent-description').click();
+    assert.equal(await page.evaluate(() => !!document.activeElement?.closest('[data-testid="consent-file"]')), false, 'the click moved the focus out of the file');
     await page.keyboard.press('Escape');
     await page.getByTestId('consent-file').waitFor({ state: 'detached' });
+    assert.equal(await dialog.getAttribute('data-state'), 'pending', 'Esc with a file open closed the file and did not deny');
 
     // Approve with the keyboard: Tab to Approve once it is armed, Enter.
     await waitArmed(page);

@@ -4,7 +4,8 @@
 // queue ("1 of 3"); consent_requests.ts builds the plan and grant parts.
 // Safety choices:
 // - focus starts on the dialog itself, never on Approve, and Enter does
-//   nothing by itself; Esc denies the shown pending request;
+//   nothing by itself; Esc denies the shown pending request, except that
+//   with a snapshot file open Esc closes the file first;
 // - Approve stays disarmed for a moment whenever the shown request changes,
 //   so a click meant for the previous card cannot approve a new one;
 // - the rest of the app is `inert` while the dialog is open.
@@ -290,8 +291,12 @@ function onKey(e: KeyboardEvent): void {
   if (!host || host.hidden) return;
   const c = cards[current];
   if (!c) return;
-  if (e.key === 'Escape' && c.viewer && e.target instanceof Node && host.querySelector('[data-testid="consent-file"]')?.contains(e.target)) {
-    // Esc inside the open file closes the file; anywhere else it denies.
+  if (e.key === 'Escape' && c.viewer) {
+    // An open file is the innermost layer: Esc closes it, wherever the
+    // focus is in the dialog, and only an Esc with no file open denies.
+    // (Denying on an Esc meant to close the file, because a click or a
+    // re-render had moved the focus out of it, is the one mistake here
+    // that cannot be taken back.)
     e.preventDefault();
     e.stopPropagation();
     closeFile(c);
@@ -651,7 +656,7 @@ function footer(c: Card, pending: boolean, expiredHere: boolean): HTMLElement {
         c.kind === 'plan'
           ? 'Esc denies. Approve allows each step once, exactly as shown, in this agent connection.'
           : c.viewer
-            ? 'Esc in the open file closes it; elsewhere Esc denies. Approve allows this one invocation, once.'
+            ? 'Esc closes the open file; with no file open, Esc denies. Approve allows this one invocation, once.'
             : 'Esc denies. Approve allows this one invocation, once.',
       ),
       h(
