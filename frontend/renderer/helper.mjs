@@ -78,6 +78,13 @@ function fail(msg) {
 // term is the terminal being rendered (main makes it).
 let term = null;
 
+// newTerminal is the one way the helper makes a terminal: xterm.js's
+// headless Terminal with the proposed API the serialize addon needs, and
+// the bounds of bounds.mjs on its input handler.
+function newTerminal(cols, rows, scrollback) {
+  return bound(new Terminal({ cols, rows, scrollback, allowProposedApi: true }));
+}
+
 // parse writes b to term synchronously (xterm.js's own write buffer, as
 // Terminal.write would, without waiting for the event loop).
 function parse(b) {
@@ -213,7 +220,7 @@ function apply(type, payload) {
       if (c < 1 || r < 1) return fail(`new terminal: ${c}x${r}`);
       run = null;
       term.dispose();
-      term = bound(new Terminal({ cols: c, rows: r, scrollback: sb, allowProposedApi: true }));
+      term = newTerminal(c, r, sb);
       break;
     }
     case 0x62: // 'b'
@@ -281,7 +288,7 @@ function main() {
   // the last three arguments (the loader runs this script with node -e)
   const [cols, rows, scrollback] = process.argv.slice(-3).map((a) => Number.parseInt(a, 10));
   if (!(cols >= 1 && rows >= 1 && scrollback >= 0)) return fail('usage: helper.js COLUMNS ROWS SCROLLBACK');
-  term = bound(new Terminal({ cols, rows, scrollback, allowProposedApi: true }));
+  term = newTerminal(cols, rows, scrollback);
 
   process.stdin.on('data', (chunk) => {
     inputSeen = true;
@@ -364,7 +371,7 @@ function warmSteps() {
       [term, run, cuts] = [realTerm, realRun, realCuts];
     }
   };
-  const steps = [step(() => (term = bound(new Terminal({ cols: 80, rows: 24, scrollback: 1000, allowProposedApi: true }))))];
+  const steps = [step(() => (term = newTerminal(80, 24, 1000)))];
   const write = (b) => {
     for (let i = 0; i < b.length; i += WARM_STEP) {
       steps.push(
