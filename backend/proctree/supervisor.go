@@ -50,6 +50,7 @@ type Supervisor struct {
 
 	mu        sync.Mutex
 	waiters   map[int]*Tree
+	reaped    reapedRoots // roots reaped lately, for Tree.Members
 	unclaimed map[int]unix.WaitStatus
 	sigs      chan os.Signal
 	stop      chan struct{}
@@ -57,6 +58,10 @@ type Supervisor struct {
 	closed    bool
 
 	background sync.WaitGroup // asynchronous cgroup removals
+
+	// afterScan, when set (by tests), runs in Tree.Members between its
+	// scan of /proc and its reading of the roots.
+	afterScan func()
 }
 
 // NewSupervisor makes this process a child subreaper, finds a writable
@@ -192,6 +197,7 @@ func (s *Supervisor) reapAll() {
 		t, ok := s.waiters[pid]
 		if ok {
 			delete(s.waiters, pid)
+			s.reaped.add(pid, t.rootStart)
 		} else {
 			// Either an orphaned descendant reparented to us (nobody waits
 			// for it) or a child whose Start has not registered yet.

@@ -137,16 +137,7 @@ func (t *Tree) inNamespace(pid int) bool {
 //   - every descendant of all of these, by parent links.
 func (t *Tree) Members() []int {
 	self := t.sup.inst.Pid
-	stats := t.snapshot(self)
-	// Roots are registered under the supervisor's lock in the same
-	// critical section as their fork, so a root seen by the scan above is
-	// known by now.
-	t.sup.mu.Lock()
-	roots := make(map[int]bool, len(t.sup.waiters))
-	for pid := range t.sup.waiters {
-		roots[pid] = true
-	}
-	t.sup.mu.Unlock()
+	stats, roots := t.scanWithRoots(self)
 
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -173,7 +164,7 @@ func (t *Tree) Members() []int {
 		if set[pid] || st.startTime < t.rootStart {
 			continue
 		}
-		if st.ppid == self && !roots[pid] {
+		if st.ppid == self && !roots.has(pid, st) {
 			add(pid) // an orphan of a tree that was running when it started
 		} else if t.nsIno != 0 && t.inNamespace(pid) {
 			add(pid)
@@ -195,6 +186,82 @@ func (t *Tree) Members() []int {
 	}
 	sort.Ints(out)
 	return out
+}
+
+// scanWithRoots reads every live process's stat (snapshot) and the pids
+// of every root the supervisor started that was alive at some moment of
+// that read. Roots are registered under the supervisor's lock in the same
+// critical section as their fork, so a root the scan saw is either still
+// waited for afterwards or was reaped since the scan began; the second
+// kind is read from the supervisor's record of reaped roots, and when
+// that record no longer reaches back to the scan's start (more roots
+// reaped meanwhile than it holds) the scan is taken again.
+func (t *Tree) scanWithRoots(self int) (map[int]procStat, rootSet) {
+	for try := 0; ; try++ {
+		t.sup.mu.Lock()
+		since := t.sup.reaped.next
+		t.sup.mu.Unlock()
+		stats := t.snapshot(self)
+		if t.sup.afterScan != nil {
+			t.sup.afterScan()
+		}
+		t.sup.mu.Lock()
+		roots := make(rootSet, len(t.sup.waiters))
+		for pid := range t.sup.waiters {
+			roots[pid] = 0 // alive: its pid cannot have been reused
+		}
+		complete := t.sup.reaped.since(since, roots)
+		t.sup.mu.Unlock()
+		if complete || try == 9 {
+			// Ten scans each outrun by more than a record's worth of
+			// reaped roots: the roots missing are taken as orphans (the
+			// safe side: a tree ends more than it must, never less).
+			return stats, roots
+		}
+	}
+}
+
+// rootSet holds roots by pid with their start time (0: any), so that a
+// pid reused after its root was reaped (by an orphan, say) is not taken
+// for the root.
+type rootSet map[int]uint64
+
+// has reports whether pid, as st shows it, is one of the roots.
+func (r rootSet) has(pid int, st procStat) bool {
+	start, ok := r[pid]
+	return ok && (start == 0 || start == st.startTime)
+}
+
+// reapedRoots is a ring of the roots the supervisor reaped last, numbered
+// in the order they were reaped.
+type reapedRoots struct {
+	roots [1024]struct {
+		pid   int
+		start uint64
+	}
+	next uint64 // the number the next reaped root gets
+}
+
+func (r *reapedRoots) add(pid int, start uint64) {
+	e := &r.roots[r.next%uint64(len(r.roots))]
+	e.pid, e.start = pid, start
+	r.next++
+}
+
+// since adds to set the roots reaped from number n on and reports whether
+// the ring still holds all of them.
+func (r *reapedRoots) since(n uint64, set rootSet) bool {
+	complete := r.next-n <= uint64(len(r.roots))
+	if !complete {
+		n = r.next - uint64(len(r.roots))
+	}
+	for ; n < r.next; n++ {
+		e := r.roots[n%uint64(len(r.roots))]
+		if _, alive := set[e.pid]; !alive {
+			set[e.pid] = e.start
+		}
+	}
+	return complete
 }
 
 // snapshot reads every live process's stat. /proc is not read atomically:
