@@ -44,8 +44,9 @@ func TestAReapedRootIsNotAnOrphan(t *testing.T) {
 // reaped root is recognized by its pid and its start time together. The
 // orphan here is a double fork's; the record of reaped roots is given an
 // entry for its pid with another start time during the scan, as the
-// reaped root's would be. (With a cgroup the orphan is the tree's by its cgroup as well; the
-// nocgroup run is the one that tests the ancestry rule.)
+// reaped root's would be. (With a cgroup the orphan is the tree's by its
+// cgroup as well; the nocgroup run is the one that tests the ancestry
+// rule.)
 func TestAnOrphanOnAReapedRootsPidIsClaimed(t *testing.T) {
 	withSupervisor(t, func(t *testing.T, s *Supervisor) {
 		a, m := startSh(t, s, "(exec sleep 30 &); exec sleep 30")

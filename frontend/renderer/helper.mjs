@@ -79,8 +79,9 @@ function fail(msg) {
 let term = null;
 
 // newTerminal is the one way the helper makes a terminal: xterm.js's
-// headless Terminal with the proposed API the serialize addon needs, and
-// the bounds of bounds.mjs on its input handler.
+// headless Terminal with its proposed API on (headless guards
+// Terminal.buffer, which screen.mjs reads, behind it), and the bounds of
+// bounds.mjs on its input handler.
 function newTerminal(cols, rows, scrollback) {
   return bound(new Terminal({ cols, rows, scrollback, allowProposedApi: true }));
 }
